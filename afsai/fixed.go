@@ -1,0 +1,67 @@
+package afsai
+
+import (
+	"fmt"
+
+	"github.com/fsai-dist/fsai-dist/csr"
+)
+
+// FixedPattern computes the exact FSAI rows of A on given patterns: for
+// requested row k (local row i = rows[k]) with off-diagonal columns
+// P = patterns[k] it solves A[P,P] g = -A[P,i] and returns the row
+// (g, 1)/sqrt(psi), psi = a_ii + g'A[P,i], so that diag(G A G') = I.
+//
+// Each pattern lists distinct columns j <= i; the diagonal is implied and
+// may be listed. Columns are factored in the order given: if the Cholesky
+// of A[P,P] breaks down (possible in float32), the row keeps the columns
+// before the failing one and is counted in Stats.FallbackRows.
+func FixedPattern[T csr.Real](a *csr.Matrix[T], rows []int, patterns [][]int32) (*csr.Matrix[T], Stats, error) {
+	diag, err := checkInput(a, rows)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	if len(patterns) != len(rows) {
+		return nil, Stats{}, fmt.Errorf("afsai: %d patterns for %d rows", len(patterns), len(rows))
+	}
+	seen := make([]bool, a.Cols)
+	for k, p := range patterns {
+		i := rows[k]
+		for _, c := range p {
+			if c < 0 || int(c) > i {
+				return nil, Stats{}, fmt.Errorf("afsai: pattern of row %d: column %d not in [0,%d]", i, c, i)
+			}
+			if seen[c] {
+				return nil, Stats{}, fmt.Errorf("afsai: pattern of row %d: column %d repeated", i, c)
+			}
+			seen[c] = true
+		}
+		for _, c := range p {
+			seen[c] = false
+		}
+	}
+	return computeRows(rows, a.Cols, func() rowFunc[T] {
+		f := newFactor(a, diag)
+		return func(k int, out *rowOut[T]) {
+			f.reset(rows[k])
+			f.addAll(patterns[k], out)
+			out.add(f.row())
+		}
+	})
+}
+
+// addAll adds the columns of pattern other than the diagonal, in order,
+// stopping at the first breakdown, and then solves for g. It records the
+// pattern size and any fallback in out's statistics.
+func (f *factor[T]) addAll(pattern []int32, out *rowOut[T]) {
+	for _, c := range pattern {
+		if int(c) == f.i {
+			continue
+		}
+		if !f.add(c) {
+			out.stats.FallbackRows++
+			break
+		}
+	}
+	f.solve()
+	out.stats.MaxPattern = max(out.stats.MaxPattern, len(f.pat))
+}

@@ -1,0 +1,158 @@
+// Command fsai-dist solves a sparse symmetric positive definite system
+// A x = b with preconditioned conjugate gradients on one or many MPI ranks,
+// each rank on its own GPU or on CPU cores:
+//
+//	mpirun -np 4 fsai-dist -matrix A.mtx -prec jacobi -report r.json -out x.mtx
+//	mpirun -np 2 fsai-dist -problem poisson7:128 -backend cpu
+//
+// Exit status: 0 converged; 2 bad usage or bad input; 3 did not converge
+// (the report is still written); 1 any other failure. Every rank exits with
+// the same status, and only the rank that saw a problem prints it.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/fsai-dist/fsai-dist/comm"
+)
+
+// Exit statuses of the command-line contract.
+const (
+	exitConverged    = 0
+	exitFailure      = 1
+	exitBadInput     = 2
+	exitNotConverged = 3
+)
+
+// options are the command-line flags.
+type options struct {
+	matrix, problem string
+	rhs, x0         string
+	prec            string
+	tol             float64
+	maxit           int
+	backend         string
+	partition       string
+	threads         int
+	out, report     string
+	verbose         bool
+	shareGPU        bool
+	progressEvery   int
+}
+
+func parseFlags(args []string, usage io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("fsai-dist", flag.ContinueOnError)
+	fs.SetOutput(usage)
+	fs.StringVar(&o.matrix, "matrix", "", "matrix file: Matrix Market coordinate or PETSc binary (detected by content)")
+	fs.StringVar(&o.problem, "problem", "poisson7:64", "built-in problem when no -matrix: poisson7:N, poisson27:N, diffusion:N[:seed], aniso:N")
+	fs.StringVar(&o.rhs, "rhs", "", "right-hand side, Matrix Market array (default b = A*1)")
+	fs.StringVar(&o.x0, "x0", "", "initial guess, Matrix Market array (default 0)")
+	fs.StringVar(&o.prec, "prec", "jacobi", "preconditioner: "+strings.Join(precNames, ", "))
+	fs.Float64Var(&o.tol, "tol", 1e-8, "relative residual ||r||/||b|| to stop at")
+	fs.IntVar(&o.maxit, "maxit", 10000, "maximum PCG iterations")
+	fs.StringVar(&o.backend, "backend", "auto", "compute backend: auto (CUDA when a GPU is found, else CPU), cpu, cuda")
+	fs.StringVar(&o.partition, "partition", "rows", "row partition: rows (equal rows per rank) or nnz (equal nonzeros)")
+	fs.IntVar(&o.threads, "threads", 0, "CPU threads per rank (0: the node's cores shared among its ranks)")
+	fs.StringVar(&o.out, "out", "", "write the solution here, Matrix Market array (atomically)")
+	fs.StringVar(&o.report, "report", "", "write a JSON report here (atomically)")
+	fs.BoolVar(&o.shareGPU, "gpu.share", false, "allow more ranks than GPUs on a node (ranks share GPUs round-robin)")
+	fs.BoolVar(&o.verbose, "v", false, "log from every rank, not only rank 0")
+	fs.IntVar(&o.progressEvery, "progress", 50, "log the residual every this many iterations (0: never)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (flags start with -)", fs.Arg(0))
+	}
+	switch {
+	case !(o.tol > 0 && o.tol < 1):
+		return nil, fmt.Errorf("flag -tol: %g is not in (0,1)", o.tol)
+	case o.maxit < 0:
+		return nil, fmt.Errorf("flag -maxit: %d is negative", o.maxit)
+	case o.backend != "auto" && o.backend != "cpu" && o.backend != "cuda":
+		return nil, fmt.Errorf("flag -backend: %q is not auto, cpu or cuda", o.backend)
+	case o.partition != "rows" && o.partition != "nnz":
+		return nil, fmt.Errorf("flag -partition: %q is not rows or nnz", o.partition)
+	case !isPrec(o.prec):
+		return nil, fmt.Errorf("flag -prec: %q is not one of %s", o.prec, strings.Join(precNames, ", "))
+	}
+	return o, nil
+}
+
+func main() { os.Exit(run(os.Args[1:])) }
+
+func run(args []string) int {
+	start := time.Now()
+	if err := comm.Init(); err != nil {
+		fmt.Fprintf(os.Stderr, "fsai-dist: %v\n", err)
+		return exitFailure
+	}
+	defer comm.Finalize()
+	c := comm.World()
+
+	usage := io.Discard
+	if c.Rank() == 0 {
+		usage = os.Stderr
+	}
+	o, err := parseFlags(args, usage)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitConverged
+	}
+	if err != nil {
+		if c.Rank() == 0 {
+			fmt.Fprintf(os.Stderr, "fsai-dist: %v\n", err)
+		}
+		return exitBadInput
+	}
+	log := newLogger(c, o.verbose)
+	defer log.Sync()
+
+	code, err := solve(c, o, log, start)
+	return finish(c, code, err)
+}
+
+// stageError tags an error with the exit status it leads to.
+type stageError struct {
+	code int
+	err  error
+}
+
+func (e *stageError) Error() string { return e.err.Error() }
+func (e *stageError) Unwrap() error { return e.err }
+
+func badInput(err error) error  { return tag(exitBadInput, err) }
+func numerical(err error) error { return tag(exitNotConverged, err) }
+
+func tag(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &stageError{code: code, err: err}
+}
+
+// finish makes every rank leave with the same status: the highest any rank
+// has. Only a rank whose own error it is prints it, in one line.
+func finish(c *comm.Comm, code int, err error) int {
+	if err != nil {
+		code = exitFailure
+		var se *stageError
+		if errors.As(err, &se) {
+			code = se.code
+		}
+		if !errors.Is(err, comm.ErrPeer) {
+			fmt.Fprintf(os.Stderr, "fsai-dist: rank %d: %v\n", c.Rank(), err)
+		}
+	}
+	all, rerr := comm.AllreduceScalar(c, comm.Max, int32(code))
+	if rerr != nil {
+		return exitFailure
+	}
+	return int(all)
+}

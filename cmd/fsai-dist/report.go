@@ -1,0 +1,74 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/fsai-dist/fsai-dist/pcg"
+)
+
+// report is the JSON summary of a run (-report). Its fields are a contract
+// with scripts and users: extend it, never rename or drop a field.
+type report struct {
+	Converged  bool      `json:"converged"`
+	Reason     string    `json:"reason"`
+	Detail     string    `json:"detail,omitempty"`
+	Iterations int       `json:"iterations"`
+	RelRes     float64   `json:"relres"` // true ||b - A x||/||b||
+	N          int64     `json:"n"`
+	NNZ        int64     `json:"nnz"` // both triangles
+	Ranks      int       `json:"ranks"`
+	Backend    string    `json:"backend"`
+	Device     string    `json:"device"`
+	Prec       string    `json:"prec"`
+	Matrix     string    `json:"matrix,omitempty"`
+	Problem    string    `json:"problem,omitempty"`
+	Partition  string    `json:"partition"`
+	Tol        float64   `json:"tol"`
+	MaxIt      int       `json:"maxit"`
+	ReadS      float64   `json:"read_s"`
+	SetupS     float64   `json:"setup_s"`
+	SolveS     float64   `json:"solve_s"`
+	TotalS     float64   `json:"total_s"`
+	IterS      float64   `json:"iter_s"` // solve_s per iteration
+	History    []float64 `json:"history"`
+}
+
+func (r *report) fill(res pcg.Result) {
+	r.Converged, r.Reason, r.Detail = res.Converged, string(res.Reason), res.Detail
+	r.Iterations, r.RelRes, r.History = res.Iterations, res.RelRes, res.History
+	if res.Iterations > 0 {
+		r.IterS = r.SolveS / float64(res.Iterations)
+	}
+}
+
+// write stores the report atomically: a temporary file in the same
+// directory, renamed over path once complete.
+func (r *report) write(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return writeAtomic(path, append(data, '\n'))
+}
+
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/ddmat"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/pcg"
+	"github.com/fsai-dist/fsai-dist/problem"
+)
+
+// solve runs the job: load, distribute, set up, solve, write. Each stage
+// ends with every rank agreeing on success, so a failure anywhere before the
+// solve ends all ranks cleanly with one message; a failure inside the solve,
+// where ranks wait on each other's messages, aborts the job.
+func solve(c *comm.Comm, o *options, log *zap.Logger, start time.Time) (int, error) {
+	rep := &report{Ranks: c.Size(), Prec: o.prec, Tol: o.tol, MaxIt: o.maxit, Partition: o.partition}
+
+	rows, part, err := load(c, o, rep)
+	if err != nil {
+		return 0, badInput(err)
+	}
+	if o.partition == "nnz" {
+		if rows, part, err = dsmat.BalanceNNZ(c, rows); err != nil {
+			return 0, err
+		}
+	}
+	A, err := dsmat.New(c, part, rows)
+	if err != nil {
+		return 0, badInput(err)
+	}
+	rep.N, rep.NNZ = A.N(), A.NNZ()
+	rep.ReadS = time.Since(start).Seconds()
+	log.Info("matrix", zap.Int64("n", rep.N), zap.Int64("nnz", rep.NNZ), zap.Float64("read_s", rep.ReadS))
+
+	be, err := openBackend(c, o, log)
+	if err := c.Agree(err); err != nil {
+		return 0, tag(exitBadInput, err)
+	}
+	defer be.Close()
+	rep.Backend, rep.Device = be.Name(), be.Device()
+
+	setup := time.Now()
+	op, err := A.Bind(be, backend.Double)
+	if err := c.Agree(err); err != nil {
+		return 0, err
+	}
+	defer op.Free()
+	b, x, err := vectors(c, o, op)
+	if err != nil {
+		return 0, err
+	}
+	defer b.Free()
+	defer x.Free()
+	M, err := newPreconditioner(o, A, op, rep)
+	if err := c.Agree(err); err != nil {
+		return 0, numerical(err)
+	}
+	defer M.Free()
+	rep.SetupS = time.Since(setup).Seconds()
+	log.Info("setup", zap.String("prec", M.Name()), zap.Float64("setup_s", rep.SetupS))
+
+	solveStart := time.Now()
+	res, err := pcg.Solve(op, M, b, x, pcg.Options{Tol: o.tol, MaxIt: o.maxit, Progress: progress(log, o.progressEvery)})
+	if err != nil {
+		c.Abort(exitFailure, fmt.Sprintf("fsai-dist: rank %d: solve: %v", c.Rank(), err))
+	}
+	rep.SolveS = time.Since(solveStart).Seconds()
+	rep.fill(res)
+	log.Info("solved", zap.Bool("converged", res.Converged), zap.String("reason", string(res.Reason)),
+		zap.Int("iterations", res.Iterations), zap.Float64("relres", res.RelRes), zap.Float64("solve_s", rep.SolveS))
+
+	if o.out != "" {
+		host := make([]float64, x.Rows)
+		err := x.Get(host)
+		if err == nil {
+			err = dsmat.WriteVector(c, o.out, part, host)
+		}
+		if err := c.Agree(err); err != nil {
+			return 0, err
+		}
+	}
+	rep.TotalS = time.Since(start).Seconds()
+	if o.report != "" {
+		var err error
+		if c.Rank() == 0 {
+			err = rep.write(o.report)
+		}
+		if err := c.Agree(err); err != nil {
+			return 0, err
+		}
+	}
+	if !res.Converged {
+		if c.Rank() == 0 {
+			fmt.Fprintf(os.Stderr, "fsai-dist: did not converge: %s\n", rep.Reason)
+		}
+		return exitNotConverged, nil
+	}
+	return exitConverged, nil
+}
+
+// load reads the matrix file or generates the built-in problem; each rank
+// holds only its own stripe.
+func load(c *comm.Comm, o *options, rep *report) (*dsmat.Rows, dsmat.Partition, error) {
+	if o.matrix != "" {
+		rep.Matrix = o.matrix
+		return dsmat.ReadMatrix(c, o.matrix)
+	}
+	rep.Problem = o.problem
+	spec, err := problem.Parse(o.problem)
+	if err != nil {
+		return nil, dsmat.Partition{}, c.Agree(fmt.Errorf("flag -problem: %w", err))
+	}
+	var rows *dsmat.Rows
+	part := dsmat.NewPartition(spec.Rows(), c.Size())
+	if int64(c.Size()) > spec.Rows() {
+		err = fmt.Errorf("%d ranks for %d rows: use at most one rank per row", c.Size(), spec.Rows())
+	} else {
+		lo, hi := part.Range(c.Rank())
+		rows, err = spec.Generate(lo, hi)
+	}
+	return rows, part, c.Agree(err)
+}
+
+// vectors sets up b (read, or A*1 so that the exact solution is all ones)
+// and the initial guess x (read, or zero).
+func vectors(c *comm.Comm, o *options, op *dsmat.Operator) (b, x *ddmat.Dense, err error) {
+	A := op.Matrix()
+	be := op.Backend()
+	n := A.LocalRows()
+	b, err = ddmat.NewVector(c, be, n)
+	if err == nil {
+		x, err = ddmat.NewVector(c, be, n)
+	}
+	if err := c.Agree(err); err != nil {
+		return nil, nil, err
+	}
+	if o.rhs != "" {
+		err = setFromFile(c, o.rhs, A, b)
+	} else {
+		err = ones(c, op, b, x)
+	}
+	if err := c.Agree(err); err != nil {
+		return nil, nil, badInput(err)
+	}
+	if o.x0 != "" {
+		err = setFromFile(c, o.x0, A, x)
+	} else {
+		be.Fill(x.V, 0)
+	}
+	if err := c.Agree(err); err != nil {
+		return nil, nil, badInput(err)
+	}
+	return b, x, nil
+}
+
+func setFromFile(c *comm.Comm, path string, A *dsmat.Matrix, v *ddmat.Dense) error {
+	host, err := dsmat.ReadVector(c, path, A.Part)
+	if err != nil {
+		return err
+	}
+	return v.Set(host)
+}
+
+// ones sets b = A*1, using x as scratch.
+func ones(c *comm.Comm, op *dsmat.Operator, b, x *ddmat.Dense) error {
+	x.BE.Fill(x.V, 1)
+	return op.Apply(b.V, x.V)
+}
+
+func progress(log *zap.Logger, every int) func(int, float64) {
+	if every <= 0 {
+		return nil
+	}
+	return func(it int, relres float64) {
+		if it%every == 0 {
+			log.Info("pcg", zap.Int("iteration", it), zap.Float64("relres", relres))
+		}
+	}
+}

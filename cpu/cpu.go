@@ -1,0 +1,225 @@
+// Package cpu implements backend.Backend on the host with goroutines. It is
+// the reference that the GPU backend is tested against, and the backend CI
+// and laptops solve with.
+package cpu
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/csr"
+)
+
+// Backend computes on the host with a fixed number of goroutines.
+type Backend struct {
+	threads int
+}
+
+// New returns a CPU backend that splits each kernel over threads goroutines
+// (all cores when threads <= 0). With several ranks on one node, give each
+// rank its share of the cores.
+func New(threads int) *Backend {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	return &Backend{threads: threads}
+}
+
+// Vector is a host slice.
+type Vector []float64
+
+func (v Vector) Len() int                        { return len(v) }
+func (v Vector) Slice(off, n int) backend.Vector { return v[off : off+n] }
+func (v Vector) Free()                           {}
+
+// Matrix is a host CSR block in double or single precision.
+type Matrix struct {
+	rows, cols, nnz int
+	f64             *csr.Matrix[float64]
+	f32             *csr.Matrix[float32]
+}
+
+func (m *Matrix) Rows() int { return m.rows }
+func (m *Matrix) Cols() int { return m.cols }
+func (m *Matrix) NNZ() int  { return m.nnz }
+func (m *Matrix) Free()     {}
+
+// Precision reports how the values are stored.
+func (m *Matrix) Precision() backend.Precision {
+	if m.f32 != nil {
+		return backend.Single
+	}
+	return backend.Double
+}
+
+// Index is a host int32 slice.
+type Index []int32
+
+func (x Index) Len() int { return len(x) }
+func (x Index) Free()    {}
+
+func (b *Backend) Name() string   { return "cpu" }
+func (b *Backend) Device() string { return fmt.Sprintf("host, %d threads", b.threads) }
+
+func (b *Backend) NewVector(n int) (backend.Vector, error) { return make(Vector, n), nil }
+
+// NewMatrix keeps m itself for double precision (no copy) and a float32 copy
+// of its values for single.
+func (b *Backend) NewMatrix(m *csr.Matrix[float64], p backend.Precision) (backend.Matrix, error) {
+	out := &Matrix{rows: m.Rows, cols: m.Cols, nnz: m.NNZ()}
+	if p == backend.Single {
+		out.f32 = csr.Convert[float32](m)
+	} else {
+		out.f64 = m
+	}
+	return out, nil
+}
+
+func (b *Backend) NewIndex(idx []int32) (backend.Index, error) {
+	return append(Index(nil), idx...), nil
+}
+
+func (b *Backend) Upload(dst backend.Vector, src []float64) { copy(dst.(Vector), src) }
+
+func (b *Backend) Download(dst []float64, src backend.Vector) error {
+	copy(dst, src.(Vector))
+	return nil
+}
+
+func (b *Backend) Pin(host []float64) (func(), error) { return func() {}, nil }
+
+func (b *Backend) SpMV(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64) {
+	m, xv, yv := a.(*Matrix), x.(Vector), y.(Vector)
+	if m.f32 != nil {
+		b.parallel(m.f32.Rows, func(_, lo, hi int) { spmvRows(m.f32, xv, beta, yv, lo, hi) })
+		return
+	}
+	b.parallel(m.f64.Rows, func(_, lo, hi int) { spmvRows(m.f64, xv, beta, yv, lo, hi) })
+}
+
+func spmvRows[T csr.Real](m *csr.Matrix[T], x []float64, beta float64, y []float64, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		var s float64
+		for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
+			s += float64(m.Val[k]) * x[m.ColIdx[k]]
+		}
+		if beta != 0 {
+			s += beta * y[i]
+		}
+		y[i] = s
+	}
+}
+
+func (b *Backend) Gather(dst, src backend.Vector, idx backend.Index) {
+	d, s := dst.(Vector), src.(Vector)
+	for k, i := range idx.(Index) {
+		d[k] = s[i]
+	}
+}
+
+func (b *Backend) Fill(x backend.Vector, v float64) {
+	xv := x.(Vector)
+	b.parallel(len(xv), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			xv[i] = v
+		}
+	})
+}
+
+func (b *Backend) Copy(dst, src backend.Vector) { copy(dst.(Vector), src.(Vector)) }
+
+func (b *Backend) Axpby(y backend.Vector, a float64, x backend.Vector, c float64) {
+	yv, xv := y.(Vector), x.(Vector)
+	b.parallel(len(yv), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			yv[i] = a*xv[i] + c*yv[i]
+		}
+	})
+}
+
+func (b *Backend) Mul(z, d, r backend.Vector) {
+	zv, dv, rv := z.(Vector), d.(Vector), r.(Vector)
+	b.parallel(len(zv), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			zv[i] = dv[i] * rv[i]
+		}
+	})
+}
+
+func (b *Backend) Dot(x, y backend.Vector) float64 {
+	xv, yv := x.(Vector), y.(Vector)
+	return b.sum(len(xv), func(lo, hi int) float64 {
+		var s float64
+		for i := lo; i < hi; i++ {
+			s += xv[i] * yv[i]
+		}
+		return s
+	})
+}
+
+func (b *Backend) UpdateXR(x, r backend.Vector, a float64, p, q backend.Vector) float64 {
+	xv, rv, pv, qv := x.(Vector), r.(Vector), p.(Vector), q.(Vector)
+	return b.sum(len(xv), func(lo, hi int) float64 {
+		var s float64
+		for i := lo; i < hi; i++ {
+			xv[i] += a * pv[i]
+			rv[i] -= a * qv[i]
+			s += rv[i] * rv[i]
+		}
+		return s
+	})
+}
+
+func (b *Backend) Sync() error  { return nil }
+func (b *Backend) Err() error   { return nil }
+func (b *Backend) Close() error { return nil }
+
+// minChunk is the smallest number of entries worth a goroutine of its own.
+const minChunk = 1 << 14
+
+// chunks splits n entries into at most b.threads ranges of at least minChunk.
+func (b *Backend) chunks(n int) int {
+	c := n / minChunk
+	if c > b.threads {
+		c = b.threads
+	}
+	if c < 1 {
+		c = 1
+	}
+	return c
+}
+
+// parallel runs f over [0,n) split into contiguous ranges, chunk k on its
+// own goroutine.
+func (b *Backend) parallel(n int, f func(k, lo, hi int)) {
+	c := b.chunks(n)
+	if c == 1 {
+		f(0, 0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for k := 0; k < c; k++ {
+		wg.Add(1)
+		go func(k int) {
+			defer wg.Done()
+			f(k, k*n/c, (k+1)*n/c)
+		}(k)
+	}
+	wg.Wait()
+}
+
+// sum runs f over contiguous ranges of [0,n) and adds the partial results in
+// range order, so the result depends only on n and the thread count.
+func (b *Backend) sum(n int, f func(lo, hi int) float64) float64 {
+	part := make([]float64, b.chunks(n))
+	b.parallel(n, func(k, lo, hi int) { part[k] = f(lo, hi) })
+	var s float64
+	for _, p := range part {
+		s += p
+	}
+	return s
+}
+
+var _ backend.Backend = (*Backend)(nil)

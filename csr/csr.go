@@ -1,0 +1,155 @@
+// Package csr holds the compressed sparse row block that every other part of
+// fsai-dist stores matrices in, and the serial reference kernels on it.
+//
+// Indices are int32 and local to the block: a distributed matrix is cut into
+// blocks whose rows and columns are numbered from zero, so 4-byte indices hold
+// however many global rows the whole system has (blueprint, section 4.1).
+package csr
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Real is the element type of matrix values: the set-up of FSAI may run in
+// single precision while solves run in double.
+type Real interface{ ~float32 | ~float64 }
+
+// Matrix is a Rows x Cols sparse matrix in CSR form. Column indices within a
+// row are sorted ascending and unique.
+type Matrix[T Real] struct {
+	Rows, Cols int
+	RowPtr     []int32 // len Rows+1
+	ColIdx     []int32 // len NNZ
+	Val        []T     // len NNZ
+}
+
+// NNZ is the number of stored entries.
+func (m *Matrix[T]) NNZ() int { return len(m.ColIdx) }
+
+// Row returns the column indices and values of row i (views, not copies).
+func (m *Matrix[T]) Row(i int) ([]int32, []T) {
+	lo, hi := m.RowPtr[i], m.RowPtr[i+1]
+	return m.ColIdx[lo:hi], m.Val[lo:hi]
+}
+
+// At returns entry (i, j), zero when it is not stored.
+func (m *Matrix[T]) At(i, j int) T {
+	cols, vals := m.Row(i)
+	k := sort.Search(len(cols), func(k int) bool { return cols[k] >= int32(j) })
+	if k < len(cols) && cols[k] == int32(j) {
+		return vals[k]
+	}
+	return 0
+}
+
+// Check verifies the structural invariants: row pointers monotone and
+// consistent, column indices in range, sorted and unique within each row.
+func (m *Matrix[T]) Check() error {
+	if len(m.RowPtr) != m.Rows+1 {
+		return fmt.Errorf("csr: %d row pointers for %d rows", len(m.RowPtr), m.Rows)
+	}
+	if m.RowPtr[0] != 0 || int(m.RowPtr[m.Rows]) != len(m.ColIdx) || len(m.ColIdx) != len(m.Val) {
+		return fmt.Errorf("csr: row pointers [%d..%d] do not match %d indices and %d values",
+			m.RowPtr[0], m.RowPtr[m.Rows], len(m.ColIdx), len(m.Val))
+	}
+	for i := 0; i < m.Rows; i++ {
+		if m.RowPtr[i] > m.RowPtr[i+1] {
+			return fmt.Errorf("csr: row pointer decreases at row %d", i)
+		}
+		cols, _ := m.Row(i)
+		for k, c := range cols {
+			if c < 0 || int(c) >= m.Cols {
+				return fmt.Errorf("csr: row %d: column %d out of range [0,%d)", i, c, m.Cols)
+			}
+			if k > 0 && cols[k-1] >= c {
+				return fmt.Errorf("csr: row %d: columns not sorted and unique at %d", i, c)
+			}
+		}
+	}
+	return nil
+}
+
+// Entry is one coordinate-form entry, used to assemble a block.
+type Entry[T Real] struct {
+	Row, Col int32
+	Val      T
+}
+
+// FromEntries assembles a rows x cols matrix from coordinate entries in any
+// order. Duplicate entries are summed, as Matrix Market and finite-element
+// assembly expect. The entries slice is reordered.
+func FromEntries[T Real](rows, cols int, entries []Entry[T]) *Matrix[T] {
+	sort.Slice(entries, func(a, b int) bool {
+		if entries[a].Row != entries[b].Row {
+			return entries[a].Row < entries[b].Row
+		}
+		return entries[a].Col < entries[b].Col
+	})
+	m := &Matrix[T]{Rows: rows, Cols: cols, RowPtr: make([]int32, rows+1)}
+	m.ColIdx = make([]int32, 0, len(entries))
+	m.Val = make([]T, 0, len(entries))
+	for k, e := range entries {
+		if k > 0 && e.Row == entries[k-1].Row && e.Col == entries[k-1].Col {
+			m.Val[len(m.Val)-1] += e.Val
+			continue
+		}
+		m.ColIdx = append(m.ColIdx, e.Col)
+		m.Val = append(m.Val, e.Val)
+		m.RowPtr[e.Row+1]++
+	}
+	for i := 0; i < rows; i++ {
+		m.RowPtr[i+1] += m.RowPtr[i]
+	}
+	return m
+}
+
+// Convert returns a copy of m with values of another precision: the
+// single-precision FSAI set-up casts A down and G back up with it.
+func Convert[D, S Real](m *Matrix[S]) *Matrix[D] {
+	out := &Matrix[D]{Rows: m.Rows, Cols: m.Cols, RowPtr: m.RowPtr, ColIdx: m.ColIdx, Val: make([]D, len(m.Val))}
+	for k, v := range m.Val {
+		out.Val[k] = D(v)
+	}
+	return out
+}
+
+// Transpose returns m' in CSR form.
+func Transpose[T Real](m *Matrix[T]) *Matrix[T] {
+	t := &Matrix[T]{Rows: m.Cols, Cols: m.Rows, RowPtr: make([]int32, m.Cols+1),
+		ColIdx: make([]int32, m.NNZ()), Val: make([]T, m.NNZ())}
+	for _, c := range m.ColIdx {
+		t.RowPtr[c+1]++
+	}
+	for i := 0; i < t.Rows; i++ {
+		t.RowPtr[i+1] += t.RowPtr[i]
+	}
+	next := append([]int32(nil), t.RowPtr[:t.Rows]...)
+	for i := 0; i < m.Rows; i++ {
+		cols, vals := m.Row(i)
+		for k, c := range cols {
+			p := next[c]
+			t.ColIdx[p] = int32(i)
+			t.Val[p] = vals[k]
+			next[c]++
+		}
+	}
+	return t
+}
+
+// MulVec computes y = m*x + beta*y serially. It is the reference every other
+// SpMV kernel is tested against.
+func MulVec[T Real](m *Matrix[T], x []float64, beta float64, y []float64) {
+	for i := 0; i < m.Rows; i++ {
+		cols, vals := m.Row(i)
+		var s float64
+		for k, c := range cols {
+			s += float64(vals[k]) * x[c]
+		}
+		if beta == 0 {
+			y[i] = s
+		} else {
+			y[i] = s + beta*y[i]
+		}
+	}
+}

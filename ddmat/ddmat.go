@@ -1,0 +1,90 @@
+// Package ddmat is the distributed dense matrix (DDMat) of the blueprint,
+// section 4.1: a stripe of consecutive rows per rank, stored row-wise on the
+// rank's backend, with Cols columns. With one column it is a distributed
+// vector, which is what PCG works on.
+//
+// Reductions (dot products, norms) add the local results of every rank with
+// one Allreduce; a solver that needs several of them per step combines them
+// with Sum to pay one latency.
+package ddmat
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/comm"
+)
+
+// Dense is one rank's stripe of a distributed dense matrix.
+type Dense struct {
+	Comm *comm.Comm
+	BE   backend.Backend
+	Rows int // local rows
+	Cols int
+	V    backend.Vector // Rows*Cols values, row-major
+}
+
+// New allocates a zero stripe of rows x cols on be.
+func New(c *comm.Comm, be backend.Backend, rows, cols int) (*Dense, error) {
+	v, err := be.NewVector(rows * cols)
+	if err != nil {
+		return nil, fmt.Errorf("ddmat: allocate %d x %d: %w", rows, cols, err)
+	}
+	be.Fill(v, 0)
+	return &Dense{Comm: c, BE: be, Rows: rows, Cols: cols, V: v}, nil
+}
+
+// NewVector allocates a zero distributed vector with rows local entries.
+func NewVector(c *comm.Comm, be backend.Backend, rows int) (*Dense, error) {
+	return New(c, be, rows, 1)
+}
+
+// Free releases the device memory.
+func (d *Dense) Free() { d.V.Free() }
+
+// Set copies host values (row-major) into the stripe.
+func (d *Dense) Set(host []float64) error {
+	if len(host) != d.V.Len() {
+		return fmt.Errorf("ddmat: set %d values into a stripe of %d", len(host), d.V.Len())
+	}
+	d.BE.Upload(d.V, host)
+	return d.BE.Sync()
+}
+
+// Get copies the stripe into host memory.
+func (d *Dense) Get(host []float64) error { return d.BE.Download(host, d.V) }
+
+// Sum adds each local value over all ranks: the one Allreduce behind every
+// global dot product and norm.
+func Sum(c *comm.Comm, local ...float64) ([]float64, error) {
+	if err := comm.Allreduce(c, comm.Sum, local); err != nil {
+		return nil, fmt.Errorf("ddmat: allreduce: %w", err)
+	}
+	return local, nil
+}
+
+// Dot returns the global x'y of two vectors.
+func Dot(x, y *Dense) (float64, error) {
+	local := x.BE.Dot(x.V, y.V)
+	if err := x.BE.Err(); err != nil {
+		return 0, err
+	}
+	s, err := Sum(x.Comm, local)
+	if err != nil {
+		return 0, err
+	}
+	return s[0], nil
+}
+
+// Norm returns the global 2-norm of x.
+func Norm(x *Dense) (float64, error) {
+	s, err := Dot(x, x)
+	return math.Sqrt(s), err
+}
+
+// Axpby sets y = a*x + b*y.
+func Axpby(y *Dense, a float64, x *Dense, b float64) { y.BE.Axpby(y.V, a, x.V, b) }
+
+// Copy sets dst = src.
+func Copy(dst, src *Dense) { dst.BE.Copy(dst.V, src.V) }

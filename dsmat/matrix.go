@@ -1,0 +1,229 @@
+// Package dsmat is the distributed sparse matrix (DSMat) of the blueprint,
+// section 4.1: every rank owns a stripe of consecutive rows, split by column
+// owner into a diagonal block (columns it owns) and left and right blocks
+// (columns owned by lower and higher ranks). Off-diagonal blocks number their
+// columns compactly over the halo, the entries actually needed from that
+// neighbour, so only those travel in an SpMV.
+//
+// The package also reads matrices and vectors in parallel (each rank parses
+// or reads only its own part) and builds the halo plan once per matrix.
+package dsmat
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/csr"
+)
+
+// Block is an off-diagonal block of a stripe: the entries whose columns rank
+// Rank owns, with columns renumbered 0..len(Cols)-1.
+type Block struct {
+	Rank int
+	A    *csr.Matrix[float64]
+	Cols []int64 // global index of each compact column, ascending
+}
+
+// Matrix is one rank's part of a distributed square matrix.
+type Matrix struct {
+	Comm *comm.Comm
+	Part Partition
+	Diag *csr.Matrix[float64] // columns numbered from the stripe's first row
+	Off  []Block              // left blocks then right blocks, by rank
+	// Sends lists, per neighbour that needs entries of this rank's part of a
+	// vector, which local entries it needs (the halo plan).
+	Sends []Send
+	nnz   int64 // global, both triangles
+}
+
+// Send is what one neighbour receives from this rank in every SpMV.
+type Send struct {
+	Rank int
+	Idx  []int32 // local indices into this rank's stripe
+}
+
+// New splits the stripe rows (owned by this rank under part) into the
+// diagonal and off-diagonal blocks and builds the halo plan. It is
+// collective: every rank of c calls it.
+func New(c *comm.Comm, part Partition, rows *Rows) (*Matrix, error) {
+	lo, hi := part.Range(c.Rank())
+	err := rows.Check()
+	if err == nil && (part.Ranks() != c.Size() || rows.First != lo || int64(rows.Count()) != hi-lo || rows.N != part.N()) {
+		err = fmt.Errorf("dsmat: stripe of rows [%d,%d) of %d does not match the partition's [%d,%d) of %d",
+			rows.First, rows.First+int64(rows.Count()), rows.N, lo, hi, part.N())
+	}
+	if err := c.Agree(err); err != nil {
+		return nil, err
+	}
+	m := &Matrix{Comm: c, Part: part}
+	m.split(rows)
+	if err := m.prepare(); err != nil {
+		return nil, err
+	}
+	nnz, err := comm.AllreduceScalar(c, comm.Sum, rows.NNZ())
+	if err != nil {
+		return nil, fmt.Errorf("dsmat: count nonzeros: %w", err)
+	}
+	m.nnz = nnz
+	return m, nil
+}
+
+// split sorts the entries of the stripe into the diagonal block and one block
+// per column owner, with compact column numbering for the latter.
+func (m *Matrix) split(rows *Rows) {
+	rank := m.Comm.Rank()
+	lo, hi := m.Part.Range(rank)
+	nrows := rows.Count()
+
+	// the halo: the distinct columns needed from each other rank
+	needed := map[int][]int64{}
+	for _, col := range rows.Col {
+		if col < lo || col >= hi {
+			q := m.Part.Owner(col)
+			needed[q] = append(needed[q], col)
+		}
+	}
+	owners := make([]int, 0, len(needed))
+	for q, cols := range needed {
+		owners = append(owners, q)
+		needed[q] = sortUnique(cols)
+	}
+	sort.Ints(owners)
+
+	diag := newBuilder(nrows, len(rows.Col))
+	blocks := make([]*builder, len(owners))
+	slot := make(map[int]int, len(owners))
+	for k, q := range owners {
+		blocks[k] = newBuilder(nrows, 0)
+		slot[q] = k
+	}
+	for i := 0; i < nrows; i++ {
+		for k := rows.RowPtr[i]; k < rows.RowPtr[i+1]; k++ {
+			col, val := rows.Col[k], rows.Val[k]
+			if col >= lo && col < hi {
+				diag.add(int32(col-lo), val)
+				continue
+			}
+			q := m.Part.Owner(col)
+			cols := needed[q]
+			j := sort.Search(len(cols), func(j int) bool { return cols[j] >= col })
+			blocks[slot[q]].add(int32(j), val)
+		}
+		diag.endRow()
+		for _, b := range blocks {
+			b.endRow()
+		}
+	}
+	m.Diag = diag.matrix(int(hi - lo))
+	m.Off = make([]Block, len(owners))
+	for k, q := range owners {
+		m.Off[k] = Block{Rank: q, A: blocks[k].matrix(len(needed[q])), Cols: needed[q]}
+	}
+}
+
+// prepare tells every owner which of its entries this rank needs, and learns
+// in turn what to send to whom: the halo plan, built once per matrix.
+func (m *Matrix) prepare() error {
+	c := m.Comm
+	np := c.Size()
+	sendCounts := make([]int, np)
+	var want []int64
+	for _, b := range m.Off {
+		sendCounts[b.Rank] = len(b.Cols)
+		want = append(want, b.Cols...)
+	}
+	counts := make([]int32, np)
+	for q, n := range sendCounts {
+		counts[q] = int32(n)
+	}
+	recvCounts32 := make([]int32, np)
+	if err := comm.Alltoall(c, counts, recvCounts32); err != nil {
+		return fmt.Errorf("dsmat: prepare halo counts: %w", err)
+	}
+	recvCounts := make([]int, np)
+	total := 0
+	for q, n := range recvCounts32 {
+		recvCounts[q] = int(n)
+		total += int(n)
+	}
+	asked := make([]int64, total)
+	if err := comm.Alltoallv(c, want, sendCounts, asked, recvCounts); err != nil {
+		return fmt.Errorf("dsmat: prepare halo lists: %w", err)
+	}
+	first, _ := m.Part.Range(c.Rank())
+	m.Sends = nil
+	off := 0
+	for q, n := range recvCounts {
+		if n == 0 {
+			continue
+		}
+		idx := make([]int32, n)
+		for k, g := range asked[off : off+n] {
+			idx[k] = int32(g - first)
+		}
+		m.Sends = append(m.Sends, Send{Rank: q, Idx: idx})
+		off += n
+	}
+	return nil
+}
+
+// N is the global dimension.
+func (m *Matrix) N() int64 { return m.Part.N() }
+
+// NNZ is the global number of stored entries (both triangles).
+func (m *Matrix) NNZ() int64 { return m.nnz }
+
+// LocalRows is the number of rows this rank owns.
+func (m *Matrix) LocalRows() int { return m.Diag.Rows }
+
+// First is the global index of this rank's first row.
+func (m *Matrix) First() int64 { return m.Part.Offsets[m.Comm.Rank()] }
+
+// Diagonal returns this rank's entries of the matrix diagonal.
+func (m *Matrix) Diagonal() []float64 {
+	d := make([]float64, m.Diag.Rows)
+	for i := range d {
+		d[i] = m.Diag.At(i, i)
+	}
+	return d
+}
+
+// builder assembles a CSR block row by row from entries that arrive in
+// ascending column order (Rows keeps columns sorted, and the compact
+// numbering of a block preserves their order).
+type builder struct {
+	m *csr.Matrix[float64]
+}
+
+func newBuilder(rows, capacity int) *builder {
+	m := &csr.Matrix[float64]{Rows: rows, RowPtr: make([]int32, 1, rows+1),
+		ColIdx: make([]int32, 0, capacity), Val: make([]float64, 0, capacity)}
+	return &builder{m: m}
+}
+
+func (b *builder) add(col int32, val float64) {
+	b.m.ColIdx = append(b.m.ColIdx, col)
+	b.m.Val = append(b.m.Val, val)
+}
+
+func (b *builder) endRow() {
+	b.m.RowPtr = append(b.m.RowPtr, int32(len(b.m.ColIdx)))
+}
+
+func (b *builder) matrix(cols int) *csr.Matrix[float64] {
+	b.m.Cols = cols
+	return b.m
+}
+
+// sortUnique sorts xs and removes repeated values, in place.
+func sortUnique(xs []int64) []int64 {
+	sort.Slice(xs, func(a, b int) bool { return xs[a] < xs[b] })
+	out := xs[:0]
+	for k, x := range xs {
+		if k == 0 || x != xs[k-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}

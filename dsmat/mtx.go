@@ -1,0 +1,440 @@
+package dsmat
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/fsai-dist/fsai-dist/comm"
+)
+
+// Matrix Market files are read in parallel: every rank reads the short
+// header itself, then parses only the lines that begin in its equal share of
+// the bytes of the data section, so no rank reads the whole file.
+
+// ReadMTX reads a square sparse matrix from a Matrix Market coordinate file
+// (field real, integer or pattern; symmetry general or symmetric). Collective:
+// each rank parses its share of the file, sends the entries to the owners of
+// their rows under NewPartition(n, np) and returns its stripe with that
+// partition. Duplicate entries are summed; pattern entries are 1. A symmetric
+// file must store the lower triangle only, and each off-diagonal entry (i,j)
+// also gives (j,i). On any error every rank returns an error: the rank that
+// found it its own, naming the file and line, the others comm.ErrPeer.
+func ReadMTX(c *comm.Comm, path string) (*Rows, Partition, error) {
+	f, h, size, err := openMM(c, path, func(h *mmHeader) error {
+		if h.format != "coordinate" {
+			return mmLineError(path, 1, errors.New("array format holds a dense matrix; want a coordinate (sparse) matrix"))
+		}
+		if h.size[0] != h.size[1] {
+			return mmLineError(path, h.sizeLine, fmt.Errorf("matrix is %d x %d, not square", h.size[0], h.size[1]))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, Partition{}, err
+	}
+	defer f.Close()
+
+	n, declared := h.size[0], h.size[2]
+	pattern, symmetric := h.field == "pattern", h.symmetry == "symmetric"
+	lo, hi := mmShare(h.dataStart, size, c.Rank(), c.Size())
+	ts := make([]Triplet, 0, mmEntryEstimate(declared, lo, hi, h.dataStart, size, symmetric))
+	var entries int64
+	lines, failed, err := scanLines(f, h.dataStart, lo, hi, size, func(line []byte) error {
+		t, ok, err := parseMMEntry(line, n, pattern)
+		if err != nil || !ok {
+			return err
+		}
+		if symmetric && t.Col > t.Row {
+			return fmt.Errorf("entry (%d,%d) above the diagonal in a symmetric file (store the lower triangle)", t.Row+1, t.Col+1)
+		}
+		entries++
+		ts = append(ts, t)
+		if symmetric && t.Row != t.Col {
+			ts = append(ts, Triplet{Row: t.Col, Col: t.Row, Val: t.Val})
+		}
+		return nil
+	})
+	if err := agreeScan(c, path, h, lines, failed, err); err != nil {
+		return nil, Partition{}, err
+	}
+	total, err := comm.AllreduceScalar(c, comm.Sum, entries)
+	if err == nil && total != declared {
+		err = mmLineError(path, h.sizeLine, fmt.Errorf("size line declares %d entries, the file holds %d", declared, total))
+	}
+	if err != nil {
+		return nil, Partition{}, err
+	}
+
+	part := NewPartition(n, c.Size())
+	ts, err = routeTriplets(c, part, ts)
+	var r *Rows
+	if err == nil {
+		first, _ := part.Range(c.Rank())
+		r, _, err = AssembleRows(n, first, part.Size(c.Rank()), ts)
+	}
+	if err = c.Agree(err); err != nil {
+		return nil, Partition{}, err
+	}
+	return r, part, nil
+}
+
+// mmEntryEstimate guesses how many triplets the bytes [lo, hi) of the data
+// section [start, end) give, so that the triplet slice is allocated once. A
+// data line takes at least 4 bytes, which bounds a wrong declared count.
+func mmEntryEstimate(declared, lo, hi, start, end int64, symmetric bool) int64 {
+	if end <= start {
+		return 0
+	}
+	est := min(declared, (end-start)/4+1) * (hi - lo) / (end - start)
+	if symmetric {
+		est *= 2
+	}
+	return est + 16
+}
+
+// parseMMEntry parses a coordinate data line "i j v" ("i j" for pattern) of
+// an n x n matrix into a triplet with 0-based indices. ok is false for a blank
+// or comment line. It does not allocate unless it fails.
+func parseMMEntry(line []byte, n int64, pattern bool) (t Triplet, ok bool, err error) {
+	f, rest := mmField(line)
+	if f == nil || f[0] == '%' {
+		return t, false, nil
+	}
+	if t.Row, err = mmIndex(f, "row", n); err != nil {
+		return t, false, err
+	}
+	f, rest = mmField(rest)
+	if t.Col, err = mmIndex(f, "column", n); err != nil {
+		return t, false, err
+	}
+	t.Val = 1
+	if !pattern {
+		f, rest = mmField(rest)
+		if t.Val, err = mmValue(f); err != nil {
+			return t, false, err
+		}
+	}
+	return t, true, mmEnd(rest)
+}
+
+// mmField splits the first whitespace-separated field off b; field is nil
+// when b holds only white space.
+func mmField(b []byte) (field, rest []byte) {
+	i := 0
+	for i < len(b) && isMMSpace(b[i]) {
+		i++
+	}
+	j := i
+	for j < len(b) && !isMMSpace(b[j]) {
+		j++
+	}
+	if i == j {
+		return nil, nil
+	}
+	return b[i:j], b[j:]
+}
+
+func isMMSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// mmEnd reports an error if anything but white space follows the fields of a line.
+func mmEnd(rest []byte) error {
+	if f, _ := mmField(rest); f != nil {
+		return fmt.Errorf("unexpected extra field %q", f)
+	}
+	return nil
+}
+
+// mmIndex parses a 1-based index in [1, n] and returns it 0-based; what names
+// the index in errors.
+func mmIndex(f []byte, what string, n int64) (int64, error) {
+	if f == nil {
+		return 0, fmt.Errorf("missing %s index", what)
+	}
+	v, ok := parseCount(f)
+	if !ok {
+		return 0, fmt.Errorf("malformed %s index %q", what, f)
+	}
+	if v < 1 || v > n {
+		return 0, fmt.Errorf("%s index %d out of range [1,%d]", what, v, n)
+	}
+	return v - 1, nil
+}
+
+// parseCount parses a non-negative decimal integer that fits in an int64.
+func parseCount(f []byte) (int64, bool) {
+	if len(f) > 0 && f[0] == '+' {
+		f = f[1:]
+	}
+	if len(f) == 0 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range f {
+		if c < '0' || c > '9' || v > (math.MaxInt64-int64(c-'0'))/10 {
+			return 0, false
+		}
+		v = 10*v + int64(c-'0')
+	}
+	return v, true
+}
+
+// mmValue parses a finite floating-point value.
+func mmValue(f []byte) (float64, error) {
+	if f == nil {
+		return 0, errors.New("missing value")
+	}
+	v, err := strconv.ParseFloat(string(f), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Errorf("malformed value %q", f)
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("value %q is not finite", f)
+	}
+	return v, nil
+}
+
+// mmHeader is what the banner and the size line of a Matrix Market file say.
+type mmHeader struct {
+	format    string  // "coordinate" or "array"
+	field     string  // "real", "integer" or "pattern"
+	symmetry  string  // "general" or "symmetric"
+	size      []int64 // rows, columns and, for coordinate, stored entries
+	sizeLine  int64   // line number of the size line: the data section follows it
+	dataStart int64   // byte offset of the data section
+}
+
+// openMM opens a Matrix Market file on every rank, reads its header and
+// applies check to it. Collective: it fails on all ranks if it fails on one.
+func openMM(c *comm.Comm, path string, check func(h *mmHeader) error) (*os.File, *mmHeader, int64, error) {
+	f, h, size, err := openMMLocal(path, check)
+	if err = c.Agree(err); err != nil {
+		if f != nil {
+			f.Close()
+		}
+		return nil, nil, 0, err
+	}
+	return f, h, size, nil
+}
+
+func openMMLocal(path string, check func(h *mmHeader) error) (*os.File, *mmHeader, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("dsmat: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, 0, fmt.Errorf("dsmat: %w", err)
+	}
+	h, err := readMMHeader(path, f)
+	if err == nil {
+		err = check(h)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, 0, err
+	}
+	return f, h, fi.Size(), nil
+}
+
+// readMMHeader reads the banner, comments and size line from the start of r.
+func readMMHeader(path string, r io.Reader) (*mmHeader, error) {
+	lr := lineReader{br: bufio.NewReader(r)}
+	line, err := lr.next()
+	if err == io.EOF {
+		return nil, fmt.Errorf("dsmat: read %s: empty file, want a %%%%MatrixMarket banner", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dsmat: read %s: %w", path, err)
+	}
+	h := &mmHeader{sizeLine: 1, dataStart: int64(len(line))}
+	if err := h.parseBanner(line); err != nil {
+		return nil, mmLineError(path, 1, err)
+	}
+	for {
+		line, err := lr.next()
+		h.sizeLine++
+		if err == io.EOF {
+			return nil, mmLineError(path, h.sizeLine, errors.New("end of file before the size line"))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("dsmat: read %s: %w", path, err)
+		}
+		h.dataStart += int64(len(line))
+		if f, _ := mmField(line); f == nil || f[0] == '%' {
+			continue
+		}
+		if err := h.parseSize(line); err != nil {
+			return nil, mmLineError(path, h.sizeLine, err)
+		}
+		return h, nil
+	}
+}
+
+const mmBannerHelp = "%%MatrixMarket matrix coordinate|array real|integer|pattern general|symmetric"
+
+// parseBanner parses the first line of the file. Keywords are case-insensitive.
+func (h *mmHeader) parseBanner(line []byte) error {
+	w := strings.Fields(strings.ToLower(string(line)))
+	if len(w) != 5 || w[0] != "%%matrixmarket" {
+		return fmt.Errorf("bad banner %q, want %q", strings.TrimSpace(string(line)), mmBannerHelp)
+	}
+	if w[1] != "matrix" {
+		return fmt.Errorf("object %q not supported, want matrix", w[1])
+	}
+	h.format, h.field, h.symmetry = w[2], w[3], w[4]
+	switch h.format {
+	case "coordinate", "array":
+	default:
+		return fmt.Errorf("unknown format %q, want coordinate or array", h.format)
+	}
+	switch h.field {
+	case "real", "integer", "pattern":
+	case "complex":
+		return errors.New("complex field not supported, want real, integer or pattern")
+	default:
+		return fmt.Errorf("unknown field %q, want real, integer or pattern", h.field)
+	}
+	switch h.symmetry {
+	case "general", "symmetric":
+	case "skew-symmetric", "hermitian":
+		return fmt.Errorf("%s symmetry not supported, want general or symmetric", h.symmetry)
+	default:
+		return fmt.Errorf("unknown symmetry %q, want general or symmetric", h.symmetry)
+	}
+	if h.field == "pattern" && h.format == "array" {
+		return errors.New("pattern field is only valid in coordinate format")
+	}
+	return nil
+}
+
+// parseSize parses "rows columns entries" (coordinate) or "rows columns" (array).
+func (h *mmHeader) parseSize(line []byte) error {
+	want := "rows columns entries"
+	if h.format == "array" {
+		want = "rows columns"
+	}
+	rest := line
+	for range strings.Fields(want) {
+		var f []byte
+		f, rest = mmField(rest)
+		v, ok := parseCount(f)
+		if !ok {
+			return fmt.Errorf("bad size line %q, want %q", strings.TrimSpace(string(line)), want)
+		}
+		h.size = append(h.size, v)
+	}
+	if mmEnd(rest) != nil {
+		return fmt.Errorf("bad size line %q, want %q", strings.TrimSpace(string(line)), want)
+	}
+	return nil
+}
+
+// mmLineError is the error for a problem at a line of a file.
+func mmLineError(path string, line int64, err error) error {
+	return fmt.Errorf("dsmat: read %s line %d: %w", path, line, err)
+}
+
+// mmShare returns the bytes [lo, hi) of the data section [start, end) that
+// rank parses: the lines whose first byte lies there.
+func mmShare(start, end int64, rank, np int) (lo, hi int64) {
+	l := end - start
+	return start + l*int64(rank)/int64(np), start + l*int64(rank+1)/int64(np)
+}
+
+// scanLines calls fn on each line of f[:end] that begins in [lo, hi), without
+// its line end; start is the offset of a line start at or before lo (the data
+// section). It returns how many lines begin in [lo, hi). When fn fails it is
+// not called again, failed is the 0-based index of the failing line among
+// those lines and err its error; lines are still counted to the end of the
+// range, because the line numbers of later ranks depend on them. A read
+// error returns failed = -1.
+func scanLines(f io.ReaderAt, start, lo, hi, end int64, fn func(line []byte) error) (lines, failed int64, err error) {
+	pos := lo
+	if lo > start {
+		pos = lo - 1 // a line that ends at lo-1 leaves lo as a line start
+	}
+	lr := lineReader{br: bufio.NewReaderSize(io.NewSectionReader(f, pos, end-pos), 1<<16)}
+	if lo > start {
+		line, err := lr.next()
+		if err == io.EOF {
+			return 0, -1, nil
+		}
+		if err != nil {
+			return 0, -1, err
+		}
+		pos += int64(len(line)) // the rest of a line an earlier rank owns
+	}
+	failed = -1
+	for pos < hi {
+		line, rerr := lr.next()
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return lines, -1, rerr
+		}
+		pos += int64(len(line))
+		if failed < 0 {
+			if ferr := fn(trimEOL(line)); ferr != nil {
+				failed, err = lines, ferr
+			}
+		}
+		lines++
+	}
+	return lines, failed, err
+}
+
+// agreeScan turns the outcome of this rank's scanLines into a collective
+// result: the failing line's number in the file needs the line counts of
+// the lower ranks (an Exscan).
+func agreeScan(c *comm.Comm, path string, h *mmHeader, lines, failed int64, err error) error {
+	before, xerr := comm.Exscan(c, lines)
+	switch {
+	case xerr != nil:
+		err = xerr
+	case err != nil && failed >= 0:
+		err = mmLineError(path, h.sizeLine+before+failed+1, err)
+	case err != nil:
+		err = fmt.Errorf("dsmat: read %s: %w", path, err)
+	}
+	return c.Agree(err)
+}
+
+func trimEOL(line []byte) []byte {
+	for len(line) > 0 && (line[len(line)-1] == '\n' || line[len(line)-1] == '\r') {
+		line = line[:len(line)-1]
+	}
+	return line
+}
+
+// lineReader returns the lines of a bufio.Reader without allocating per
+// line; only a line longer than the buffer is copied, into a reused slice.
+type lineReader struct {
+	br   *bufio.Reader
+	long []byte
+}
+
+// next returns the next line with its '\n' (none on a last unterminated
+// line), valid until the following call, or io.EOF after the last line.
+func (lr *lineReader) next() ([]byte, error) {
+	line, err := lr.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		lr.long = append(lr.long[:0], line...)
+		for err == bufio.ErrBufferFull {
+			line, err = lr.br.ReadSlice('\n')
+			lr.long = append(lr.long, line...)
+		}
+		line = lr.long
+	}
+	if err == io.EOF && len(line) > 0 {
+		err = nil
+	}
+	return line, err
+}

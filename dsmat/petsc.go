@@ -1,0 +1,231 @@
+package dsmat
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+
+	"github.com/fsai-dist/fsai-dist/comm"
+)
+
+// PETSc binary matrix files (MatView with PETSC_VIEWER_BINARY, 32-bit
+// PetscInt) are big-endian:
+//
+//	int32   class id 1211216 (MAT_FILE_CLASSID)
+//	int32   rows M, columns N, total entries nz
+//	int32   row lengths [M]
+//	int32   column indices [nz], 0-based, row by row
+//	float64 values [nz]
+//
+// Further objects (a right-hand side vector, say) may follow; they are
+// ignored. PETSc writes nz = 2^31-1 when the true count does not fit.
+const (
+	petscMatClassID = 1211216
+	petscHeaderSize = 16
+)
+
+// ReadPETSc reads a square sparse matrix from a PETSc binary file.
+// Collective: each rank reads, by offset, only the row lengths, column
+// indices and values of its own stripe under NewPartition(M, np), and
+// returns that stripe with the partition. On any error every rank returns
+// an error: the rank that found it its own, the others comm.ErrPeer.
+func ReadPETSc(c *comm.Comm, path string) (*Rows, Partition, error) {
+	f, n, nz, size, err := openPETSc(path)
+	if err = c.Agree(err); err != nil {
+		if f != nil {
+			f.Close()
+		}
+		return nil, Partition{}, err
+	}
+	defer f.Close()
+
+	part := NewPartition(n, c.Size())
+	first, last := part.Range(c.Rank())
+	r := &Rows{N: n, First: first, RowPtr: make([]int64, last-first+1)}
+	err = readBE(f, petscHeaderSize+4*first, r.RowPtr[1:], 4, beInt32)
+	for i := range r.Count() {
+		if err == nil && (r.RowPtr[i+1] < 0 || r.RowPtr[i+1] > n) {
+			err = fmt.Errorf("row %d has length %d, want 0..%d", first+int64(i), r.RowPtr[i+1], n)
+		}
+		r.RowPtr[i+1] += r.RowPtr[i]
+	}
+	if err = c.Agree(petscError(path, err)); err != nil {
+		return nil, Partition{}, err
+	}
+
+	local := r.NNZ()
+	before, err := comm.Exscan(c, local)
+	if err != nil {
+		return nil, Partition{}, err
+	}
+	total, err := comm.AllreduceScalar(c, comm.Sum, local)
+	if err != nil {
+		return nil, Partition{}, err
+	}
+	colOff := petscHeaderSize + 4*n
+	valOff := colOff + 4*total
+	switch {
+	case nz != total && nz != math.MaxInt32:
+		err = fmt.Errorf("row lengths add up to %d entries, the header says %d", total, nz)
+	case size < valOff+8*total:
+		err = fmt.Errorf("truncated: %d bytes, a %d x %d matrix with %d entries needs %d", size, n, n, total, valOff+8*total)
+	default:
+		r.Col, r.Val = make([]int64, local), make([]float64, local)
+		err = readBE(f, colOff+4*before, r.Col, 4, beInt32)
+		if err == nil {
+			err = readBE(f, valOff+8*before, r.Val, 8, beFloat64)
+		}
+		if err == nil {
+			err = checkPETScRows(r)
+		}
+	}
+	if err == nil {
+		sortRows(r)
+	}
+	if err = c.Agree(petscError(path, err)); err != nil {
+		return nil, Partition{}, err
+	}
+	return r, part, nil
+}
+
+// openPETSc opens a PETSc binary matrix file and checks its header.
+func openPETSc(path string) (f *os.File, n, nz, size int64, err error) {
+	if f, err = os.Open(path); err != nil {
+		return nil, 0, 0, 0, fmt.Errorf("dsmat: %w", err)
+	}
+	n, nz, size, err = readPETScHeader(f)
+	if err != nil {
+		f.Close()
+		return nil, 0, 0, 0, petscError(path, err)
+	}
+	return f, n, nz, size, nil
+}
+
+// readPETScHeader checks the header of a PETSc binary matrix and returns its
+// dimension, its declared entry count and the file size.
+func readPETScHeader(f *os.File) (n, nz, size int64, err error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	size = fi.Size()
+	var h [4]int64
+	if err = readBE(f, 0, h[:], 4, beInt32); err != nil {
+		return 0, 0, 0, err
+	}
+	switch {
+	case h[0] != petscMatClassID:
+		return 0, 0, 0, fmt.Errorf("class id %d is not a PETSc matrix (%d)", h[0], petscMatClassID)
+	case h[1] < 0 || h[2] < 0 || h[3] < 0:
+		return 0, 0, 0, fmt.Errorf("negative size in header: %d x %d with %d entries", h[1], h[2], h[3])
+	case h[1] != h[2]:
+		return 0, 0, 0, fmt.Errorf("matrix is %d x %d, not square", h[1], h[2])
+	case size < petscHeaderSize+4*h[1]:
+		return 0, 0, 0, fmt.Errorf("truncated: %d bytes, %d row lengths need %d", size, h[1], petscHeaderSize+4*h[1])
+	}
+	return h[1], h[3], size, nil
+}
+
+// checkPETScRows checks the columns and values read into a stripe.
+func checkPETScRows(r *Rows) error {
+	for i := range r.Count() {
+		for k := r.RowPtr[i]; k < r.RowPtr[i+1]; k++ {
+			if c := r.Col[k]; c < 0 || c >= r.N {
+				return fmt.Errorf("row %d: column %d out of range [0,%d)", r.First+int64(i), c, r.N)
+			}
+			if v := r.Val[k]; math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("row %d column %d: value %v is not finite", r.First+int64(i), r.Col[k], v)
+			}
+		}
+	}
+	return nil
+}
+
+// petscError puts the file name on a local error of the PETSc reader.
+func petscError(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("dsmat: read %s: %w", path, err)
+}
+
+// readBE fills dst with items of width bytes read from f at off, converted
+// by decode. It reads in large chunks; a short file is an error.
+func readBE[T int64 | float64](f io.ReaderAt, off int64, dst []T, width int, decode func([]byte) T) error {
+	buf := make([]byte, min(len(dst)*width, atChunk))
+	for done := 0; done < len(dst); {
+		k := min(len(dst)-done, len(buf)/width)
+		if _, err := f.ReadAt(buf[:k*width], off); err != nil {
+			if errors.Is(err, io.EOF) {
+				return fmt.Errorf("truncated: no data at byte %d", off)
+			}
+			return err
+		}
+		for i := range k {
+			dst[done+i] = decode(buf[i*width:])
+		}
+		done += k
+		off += int64(k * width)
+	}
+	return nil
+}
+
+func beInt32(b []byte) int64     { return int64(int32(binary.BigEndian.Uint32(b))) }
+func beFloat64(b []byte) float64 { return math.Float64frombits(binary.BigEndian.Uint64(b)) }
+
+// WritePETSc writes a distributed matrix, whose stripe on this rank is r, as
+// a PETSc binary file (32-bit indices) that ReadPETSc and PETSc's MatLoad
+// read. Collective: the stripes must follow each other in rank order and
+// cover all rows; every rank writes its own part of a temporary file, which
+// becomes path only when all ranks succeeded (see WriteVector).
+func WritePETSc(c *comm.Comm, path string, r *Rows) error {
+	count, local := int64(r.Count()), r.NNZ()
+	first, err := comm.Exscan(c, count)
+	if err != nil {
+		return err
+	}
+	before, err := comm.Exscan(c, local)
+	if err != nil {
+		return err
+	}
+	totals := []int64{count, local}
+	if err := comm.Allreduce(c, comm.Sum, totals); err != nil {
+		return err
+	}
+	rows, total := totals[0], totals[1]
+	switch {
+	case r.First != first || rows != r.N:
+		err = fmt.Errorf("dsmat: write %s: rank %d holds rows from %d of %d, but the stripes in rank order give %d of %d", path, c.Rank(), r.First, r.N, first, rows)
+	case r.N > math.MaxInt32:
+		err = fmt.Errorf("dsmat: write %s: %d rows do not fit PETSc's 32-bit indices", path, r.N)
+	}
+	colOff := petscHeaderSize + 4*r.N
+	valOff := colOff + 4*total
+	return writeShared(c, path, valOff+8*total, err, func(f *os.File) error {
+		w := atWriter{f: f}
+		if c.Rank() == 0 {
+			for _, v := range []int64{petscMatClassID, r.N, r.N, min(total, math.MaxInt32)} {
+				w.buf = binary.BigEndian.AppendUint32(w.buf, uint32(v))
+			}
+		}
+		w.seek(petscHeaderSize + 4*first)
+		for i := range r.Count() {
+			w.buf = binary.BigEndian.AppendUint32(w.buf, uint32(r.RowPtr[i+1]-r.RowPtr[i]))
+			w.grew()
+		}
+		w.seek(colOff + 4*before)
+		for _, col := range r.Col[:local] {
+			w.buf = binary.BigEndian.AppendUint32(w.buf, uint32(col))
+			w.grew()
+		}
+		w.seek(valOff + 8*before)
+		for _, v := range r.Val[:local] {
+			w.buf = binary.BigEndian.AppendUint64(w.buf, math.Float64bits(v))
+			w.grew()
+		}
+		return w.flush()
+	})
+}

@@ -1,0 +1,206 @@
+package dsmat_test
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/cpu"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/mpitest"
+	"github.com/fsai-dist/fsai-dist/problem"
+)
+
+// stripe cuts rows [lo,hi) out of a whole matrix held as one stripe.
+func stripe(full *dsmat.Rows, lo, hi int64) *dsmat.Rows {
+	a, b := full.RowPtr[lo], full.RowPtr[hi]
+	r := &dsmat.Rows{N: full.N, First: lo, Col: full.Col[a:b], Val: full.Val[a:b]}
+	for _, p := range full.RowPtr[lo : hi+1] {
+		r.RowPtr = append(r.RowPtr, p-a)
+	}
+	return r
+}
+
+// blockDiagonal is k disconnected copies of poisson7:3 (27 rows each), so a
+// partition along the copies gives ranks with no off-diagonal blocks.
+func blockDiagonal(t *testing.T, k int) *dsmat.Rows {
+	one, err := problem.Spec{Kind: "poisson7", N: 3}.Generate(0, 27)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := &dsmat.Rows{N: int64(27 * k), RowPtr: []int64{0}}
+	for c := 0; c < k; c++ {
+		base := int64(27 * c)
+		for i := 0; i < one.Count(); i++ {
+			for p := one.RowPtr[i]; p < one.RowPtr[i+1]; p++ {
+				full.Col = append(full.Col, base+one.Col[p])
+				full.Val = append(full.Val, one.Val[p])
+			}
+			full.RowPtr = append(full.RowPtr, int64(len(full.Col)))
+		}
+	}
+	return full
+}
+
+func generate(t *testing.T, spec string) *dsmat.Rows {
+	s, err := problem.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := s.Generate(0, s.Rows())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return full
+}
+
+// probe is the vector the products are checked on: no two entries equal, so
+// a wrong halo index cannot go unnoticed.
+func probe(i int64) float64 { return math.Sin(float64(i)*0.7) + 0.001*float64(i) }
+
+// checkSpMV distributes full over part and checks the product.
+func checkSpMV(t *testing.T, c *comm.Comm, full *dsmat.Rows, part dsmat.Partition, p backend.Precision) {
+	t.Helper()
+	lo, hi := part.Range(c.Rank())
+	checkStripeSpMV(t, c, stripe(full, lo, hi), part, p)
+}
+
+// checkStripeSpMV builds the distributed matrix from this rank's stripe,
+// multiplies by probe on the CPU backend (values in precision p) and compares
+// each row with the serial product of the stripe's own entries, which hold
+// global column indices.
+func checkStripeSpMV(t *testing.T, c *comm.Comm, rows *dsmat.Rows, part dsmat.Partition, p backend.Precision) {
+	t.Helper()
+	lo, hi := part.Range(c.Rank())
+	A, err := dsmat.New(c, part, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := cpu.New(1)
+	op, err := A.Bind(be, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Free()
+	x, _ := be.NewVector(int(hi - lo))
+	y, _ := be.NewVector(int(hi - lo))
+	xs := make([]float64, hi-lo)
+	for i := range xs {
+		xs[i] = probe(lo + int64(i))
+	}
+	be.Upload(x, xs)
+	be.Fill(y, math.NaN()) // beta = 0 must overwrite, not scale
+	if err := op.Apply(y, x); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float64, hi-lo)
+	if err := be.Download(got, y); err != nil {
+		t.Fatal(err)
+	}
+	tol := 1e-13
+	if p == backend.Single {
+		tol = 1e-6
+	}
+	for i := 0; i < rows.Count(); i++ {
+		var want, scale float64
+		for k := rows.RowPtr[i]; k < rows.RowPtr[i+1]; k++ {
+			want += rows.Val[k] * probe(rows.Col[k])
+			scale += math.Abs(rows.Val[k] * probe(rows.Col[k]))
+		}
+		if d := math.Abs(got[i] - want); d > tol*scale {
+			t.Fatalf("rank %d row %d: got %.17g want %.17g", c.Rank(), lo+int64(i), got[i], want)
+		}
+	}
+}
+
+func TestSpMVGenerated(t *testing.T) {
+	for np := 1; np <= 4; np++ {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			for _, spec := range []string{"poisson7:6", "poisson27:5", "diffusion:5", "aniso:5"} {
+				full := generate(t, spec)
+				checkSpMV(t, c, full, dsmat.NewPartition(full.N, np), backend.Double)
+				checkSpMV(t, c, full, dsmat.NewPartition(full.N, np), backend.Single)
+			}
+		})
+	}
+}
+
+func TestSpMVSharedMatrices(t *testing.T) {
+	files, err := filepath.Glob("../../shared/matrices/*.mtx")
+	if err != nil || len(files) == 0 {
+		t.Skip("no ../shared/matrices beside the checkout")
+	}
+	for np := 1; np <= 4; np++ {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			for _, f := range files {
+				rows, part, err := dsmat.ReadMatrix(c, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkStripeSpMV(t, c, rows, part, backend.Double)
+			}
+		})
+	}
+}
+
+func TestSpMVUnevenStripes(t *testing.T) {
+	mpitest.Run(t, 3, func(t *testing.T, c *comm.Comm) {
+		full := generate(t, "poisson7:6") // 216 rows
+		for _, off := range [][]int64{
+			{0, 1, 2, 216},     // two one-row stripes
+			{0, 200, 216, 216}, // an empty last rank
+			{0, 0, 100, 216},   // an empty first rank
+		} {
+			t.Run(fmt.Sprint(off), func(t *testing.T) {
+				checkSpMV(t, c, full, dsmat.Partition{Offsets: off}, backend.Double)
+			})
+		}
+		// rank 2 owns a whole copy of a block-diagonal matrix: no
+		// off-diagonal blocks at all, while ranks 0 and 1 share one copy
+		blocks := blockDiagonal(t, 3)
+		part := dsmat.Partition{Offsets: []int64{0, 20, 54, 81}}
+		checkSpMV(t, c, blocks, part, backend.Double)
+		if c.Rank() == 2 {
+			lo, hi := part.Range(2)
+			A, err := dsmat.New(c, part, stripe(blocks, lo, hi))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(A.Off) != 0 || len(A.Sends) != 0 {
+				t.Fatalf("rank 2 has %d off-diagonal blocks and %d sends, want none", len(A.Off), len(A.Sends))
+			}
+		} else {
+			lo, hi := part.Range(c.Rank())
+			if _, err := dsmat.New(c, part, stripe(blocks, lo, hi)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+func TestSpMVBalanceNNZ(t *testing.T) {
+	for _, np := range []int{2, 3} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			full := generate(t, "poisson27:6")
+			part := dsmat.NewPartition(full.N, np)
+			lo, hi := part.Range(c.Rank())
+			rows, newPart, err := dsmat.BalanceNNZ(c, stripe(full, lo, hi))
+			if err != nil {
+				t.Fatal(err)
+			}
+			nlo, nhi := newPart.Range(c.Rank())
+			if rows.First != nlo || int64(rows.Count()) != nhi-nlo {
+				t.Fatalf("stripe [%d,+%d) does not match partition [%d,%d)", rows.First, rows.Count(), nlo, nhi)
+			}
+			// every rank within 10% of the mean, the mean being large
+			mean := float64(full.NNZ()) / float64(np)
+			if d := math.Abs(float64(rows.NNZ()) - mean); d > 0.1*mean {
+				t.Fatalf("rank %d holds %d nonzeros, mean %.0f", c.Rank(), rows.NNZ(), mean)
+			}
+			checkSpMV(t, c, full, newPart, backend.Double)
+		})
+	}
+}

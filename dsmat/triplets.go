@@ -1,0 +1,130 @@
+package dsmat
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/fsai-dist/fsai-dist/comm"
+)
+
+// Triplet is one matrix entry with 0-based global row and column: the form
+// in which readers and generators collect entries before AssembleRows.
+type Triplet struct {
+	Row, Col int64
+	Val      float64
+}
+
+// AssembleRows builds the stripe of rows [first, first+count) of an n x n
+// matrix from triplets in any order. Entries with equal row and column are
+// summed; dups is the number of triplets merged that way. Every triplet must
+// have its row in the stripe and its column in [0, n).
+func AssembleRows(n, first int64, count int, ts []Triplet) (r *Rows, dups int, err error) {
+	last := first + int64(count)
+	ptr := make([]int64, count+1)
+	for _, t := range ts {
+		if t.Row < first || t.Row >= last || t.Col < 0 || t.Col >= n {
+			return nil, 0, fmt.Errorf("dsmat: entry (%d,%d) outside rows [%d,%d) and columns [0,%d)", t.Row, t.Col, first, last, n)
+		}
+		ptr[t.Row-first+1]++
+	}
+	for i := 0; i < count; i++ {
+		ptr[i+1] += ptr[i]
+	}
+	r = &Rows{N: n, First: first, RowPtr: ptr, Col: make([]int64, len(ts)), Val: make([]float64, len(ts))}
+	next := slices.Clone(ptr[:count])
+	for _, t := range ts {
+		k := next[t.Row-first]
+		next[t.Row-first]++
+		r.Col[k], r.Val[k] = t.Col, t.Val
+	}
+	return r, sortRows(r), nil
+}
+
+// sortRows sorts the columns of every row of r and sums entries with equal
+// columns, compacting r in place. It returns the number of entries merged.
+func sortRows(r *Rows) int {
+	s := new(colVals)
+	w, lo := int64(0), int64(0)
+	for i := 0; i < r.Count(); i++ {
+		hi := r.RowPtr[i+1]
+		s.col, s.val = r.Col[lo:hi], r.Val[lo:hi]
+		if !sort.IsSorted(s) {
+			sort.Sort(s)
+		}
+		start := w
+		for k := lo; k < hi; k++ {
+			if w > start && r.Col[w-1] == r.Col[k] {
+				r.Val[w-1] += r.Val[k]
+				continue
+			}
+			r.Col[w], r.Val[w] = r.Col[k], r.Val[k]
+			w++
+		}
+		r.RowPtr[i+1] = w
+		lo = hi
+	}
+	dups := len(r.Col) - int(w)
+	r.Col, r.Val = r.Col[:w], r.Val[:w]
+	return dups
+}
+
+// colVals sorts one row's columns together with its values.
+type colVals struct {
+	col []int64
+	val []float64
+}
+
+func (s *colVals) Len() int           { return len(s.col) }
+func (s *colVals) Less(a, b int) bool { return s.col[a] < s.col[b] }
+func (s *colVals) Swap(a, b int) {
+	s.col[a], s.col[b] = s.col[b], s.col[a]
+	s.val[a], s.val[b] = s.val[b], s.val[a]
+}
+
+// routeTriplets sends every triplet to the rank that owns its row under part
+// and returns the triplets whose rows this rank owns, in source-rank order.
+// Collective. Every row must lie in [0, part.N()). A triplet travels as three
+// int64 words (row, column, value bits) in a single Alltoallv.
+func routeTriplets(c *comm.Comm, part Partition, ts []Triplet) ([]Triplet, error) {
+	np := c.Size()
+	sendN := make([]int64, np)
+	owner := make([]int32, len(ts))
+	for k, t := range ts {
+		p := part.Owner(t.Row)
+		owner[k] = int32(p)
+		sendN[p]++
+	}
+	recvN := make([]int64, np)
+	if err := comm.Alltoall(c, sendN, recvN); err != nil {
+		return nil, fmt.Errorf("dsmat: route entries: %w", err)
+	}
+	sendCounts, recvCounts := make([]int, np), make([]int, np)
+	next := make([]int, np)
+	total := 0
+	for p := 0; p < np; p++ {
+		sendCounts[p], recvCounts[p] = 3*int(sendN[p]), 3*int(recvN[p])
+		next[p] = total
+		total += sendCounts[p]
+	}
+	send := make([]int64, total)
+	for k, t := range ts {
+		i := next[owner[k]]
+		next[owner[k]] += 3
+		send[i], send[i+1], send[i+2] = t.Row, t.Col, int64(math.Float64bits(t.Val))
+	}
+	recvTotal := 0
+	for _, n := range recvCounts {
+		recvTotal += n
+	}
+	recv := make([]int64, recvTotal)
+	if err := comm.Alltoallv(c, send, sendCounts, recv, recvCounts); err != nil {
+		return nil, fmt.Errorf("dsmat: route entries: %w", err)
+	}
+	out := make([]Triplet, recvTotal/3)
+	for k := range out {
+		out[k] = Triplet{Row: recv[3*k], Col: recv[3*k+1], Val: math.Float64frombits(uint64(recv[3*k+2]))}
+	}
+	return out, nil
+}

@@ -1,0 +1,279 @@
+package dsmat
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/fsai-dist/fsai-dist/comm"
+)
+
+// ReadVector reads a vector from a Matrix Market array file ("%%MatrixMarket
+// matrix array real general", size line "n 1", one value per line) and
+// returns this rank's part under part, whose N must equal n. Collective: each
+// rank parses its share of the file's bytes and the values travel to their
+// owners. Only single-column files are accepted. On any error every rank
+// returns an error (the others comm.ErrPeer).
+func ReadVector(c *comm.Comm, path string, part Partition) ([]float64, error) {
+	f, h, size, err := openMM(c, path, func(h *mmHeader) error {
+		if h.format != "array" || h.symmetry != "general" {
+			return mmLineError(path, 1, fmt.Errorf("%s %s file is not a vector, want \"array real general\"", h.format, h.symmetry))
+		}
+		if h.size[1] != 1 {
+			return mmLineError(path, h.sizeLine, fmt.Errorf("array has %d columns; only single-column vectors (n x 1) are supported", h.size[1]))
+		}
+		if h.size[0] != part.N() {
+			return mmLineError(path, h.sizeLine, fmt.Errorf("vector has %d rows, the matrix has %d", h.size[0], part.N()))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+
+	lo, hi := mmShare(h.dataStart, size, c.Rank(), c.Size())
+	var vals []float64
+	lines, failed, err := scanLines(f, h.dataStart, lo, hi, size, func(line []byte) error {
+		fld, rest := mmField(line)
+		if fld == nil || fld[0] == '%' {
+			return nil
+		}
+		v, err := mmValue(fld)
+		if err == nil {
+			err = mmEnd(rest)
+		}
+		vals = append(vals, v)
+		return err
+	})
+	if err := agreeScan(c, path, h, lines, failed, err); err != nil {
+		return nil, err
+	}
+	n := int64(len(vals))
+	first, err := comm.Exscan(c, n)
+	if err != nil {
+		return nil, err
+	}
+	total, err := comm.AllreduceScalar(c, comm.Sum, n)
+	if err == nil && total != part.N() {
+		err = mmLineError(path, h.sizeLine, fmt.Errorf("size line declares %d values, the file holds %d", part.N(), total))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return routeRun(c, part, first, vals)
+}
+
+// routeRun sends the values with global indices [first, first+len(vals)) to
+// the ranks that own them under part and returns this rank's part. The runs
+// of all ranks must tile [0, part.N()) in rank order. Collective.
+func routeRun(c *comm.Comm, part Partition, first int64, vals []float64) ([]float64, error) {
+	np := c.Size()
+	last := first + int64(len(vals))
+	sendN, recvN := make([]int64, np), make([]int64, np)
+	for p := 0; p < np; p++ {
+		lo, hi := part.Range(p)
+		sendN[p] = max(0, min(hi, last)-max(lo, first))
+	}
+	if err := comm.Alltoall(c, sendN, recvN); err != nil {
+		return nil, fmt.Errorf("dsmat: route vector: %w", err)
+	}
+	sendCounts, recvCounts := make([]int, np), make([]int, np)
+	for p := range np {
+		sendCounts[p], recvCounts[p] = int(sendN[p]), int(recvN[p])
+	}
+	local := make([]float64, part.Size(c.Rank()))
+	if err := comm.Alltoallv(c, vals, sendCounts, local, recvCounts); err != nil {
+		return nil, fmt.Errorf("dsmat: route vector: %w", err)
+	}
+	return local, nil
+}
+
+// vecLineWidth is the width of a value line that WriteVector writes: the
+// longest shortest-round-trip float64 ("-2.2250738585072014e-308", 24
+// bytes) and the newline. Fixed-width lines let every rank compute where its
+// values go in the file.
+const vecLineWidth = 25
+
+// WriteVector writes a distributed vector, whose part on this rank is local,
+// as a Matrix Market array file that ReadVector reads back exactly. Collective:
+// every rank writes its own lines into a temporary file beside path, and
+// path appears (by rename) only when all ranks have succeeded, so a failed or
+// killed job never leaves a truncated file. Values are written in the
+// shortest form that reads back exactly, padded with spaces to fixed-width
+// lines. NaN and infinite values are an error. path must lie on a file
+// system that all ranks share.
+func WriteVector(c *comm.Comm, path string, part Partition, local []float64) error {
+	rank := c.Rank()
+	var err error
+	if len(local) != part.Size(rank) {
+		err = fmt.Errorf("dsmat: write %s: rank %d holds %d values, the partition gives it %d", path, rank, len(local), part.Size(rank))
+	}
+	first, _ := part.Range(rank)
+	for i, v := range local {
+		if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+			err = fmt.Errorf("dsmat: write %s: entry %d is %v", path, first+int64(i), v)
+		}
+	}
+	header := fmt.Sprintf("%%%%MatrixMarket matrix array real general\n%d 1\n", part.N())
+	size := int64(len(header)) + vecLineWidth*part.N()
+	return writeShared(c, path, size, err, func(f *os.File) error {
+		w := atWriter{f: f}
+		if rank == 0 {
+			w.buf = append(w.buf, header...)
+		}
+		w.seek(int64(len(header)) + vecLineWidth*first)
+		for _, v := range local {
+			n := len(w.buf)
+			w.buf = strconv.AppendFloat(w.buf, v, 'g', -1, 64)
+			for len(w.buf) < n+vecLineWidth-1 {
+				w.buf = append(w.buf, ' ')
+			}
+			w.buf = append(w.buf, '\n')
+			w.grew()
+		}
+		return w.flush()
+	})
+}
+
+// writeShared writes a file of size bytes whose parts the ranks fill in
+// concurrently, atomically: rank 0 creates a temporary file beside path, every
+// rank calls write on it (writing at offsets), and rank 0 renames it to path
+// only when all ranks succeeded; otherwise it removes it. A rank passes a
+// non-nil err to fail the write before anything is written. Collective; all
+// ranks return an error if one fails.
+func writeShared(c *comm.Comm, path string, size int64, err error, write func(f *os.File) error) error {
+	var tmp *os.File
+	if c.Rank() == 0 && err == nil {
+		tmp, err = createTemp(path, size)
+	}
+	if err = c.Agree(err); err != nil {
+		discardTemp(tmp)
+		return err
+	}
+	var name []byte
+	if tmp != nil {
+		name = []byte(tmp.Name())
+	}
+	if name, err = bcastBytes(c, name); err == nil {
+		err = writeInto(string(name), tmp, write)
+		if err != nil {
+			err = fmt.Errorf("dsmat: write %s: %w", path, err)
+		}
+	}
+	if err = c.Agree(err); err != nil {
+		discardTemp(tmp)
+		return err
+	}
+	if tmp != nil {
+		err = commitTemp(tmp, path)
+	}
+	return c.Agree(err)
+}
+
+// createTemp creates a temporary file of size bytes in the directory of path.
+func createTemp(path string, size int64) (*os.File, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err == nil {
+		if err = tmp.Truncate(size); err != nil {
+			discardTemp(tmp)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dsmat: write %s: %w", path, err)
+	}
+	return tmp, nil
+}
+
+// writeInto calls write on the temporary file: rank 0's own handle tmp, or
+// on other ranks (tmp nil) the file name opened for writing. It syncs the
+// data so that the renamed file is complete.
+func writeInto(name string, tmp *os.File, write func(f *os.File) error) error {
+	f := tmp
+	if f == nil {
+		var err error
+		if f, err = os.OpenFile(name, os.O_WRONLY, 0); err != nil {
+			return err
+		}
+		defer f.Close()
+	}
+	if err := write(f); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// commitTemp gives rank 0's finished temporary file its final mode and name.
+func commitTemp(tmp *os.File, path string) error {
+	err := tmp.Chmod(0o644)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("dsmat: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// discardTemp closes and removes rank 0's temporary file, if any.
+func discardTemp(tmp *os.File) {
+	if tmp != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+	}
+}
+
+// bcastBytes broadcasts rank 0's b to all ranks.
+func bcastBytes(c *comm.Comm, b []byte) ([]byte, error) {
+	n := []int64{int64(len(b))}
+	if err := comm.Bcast(c, n, 0); err != nil {
+		return nil, err
+	}
+	if c.Rank() != 0 {
+		b = make([]byte, n[0])
+	}
+	if err := comm.Bcast(c, b, 0); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// atWriter buffers bytes that callers append to buf and writes them at
+// increasing offsets of a file, in large chunks.
+type atWriter struct {
+	f   *os.File
+	off int64
+	buf []byte
+	err error
+}
+
+const atChunk = 1 << 20
+
+// grew flushes buf once it holds a chunk.
+func (w *atWriter) grew() {
+	if len(w.buf) >= atChunk {
+		w.flush()
+	}
+}
+
+// seek flushes buf and moves to offset off.
+func (w *atWriter) seek(off int64) {
+	w.flush()
+	w.off = off
+}
+
+// flush writes buf and returns the first error of any write so far.
+func (w *atWriter) flush() error {
+	if w.err == nil && len(w.buf) > 0 {
+		_, w.err = w.f.WriteAt(w.buf, w.off)
+		w.off += int64(len(w.buf))
+	}
+	w.buf = w.buf[:0]
+	return w.err
+}

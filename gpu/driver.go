@@ -1,0 +1,164 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// ErrNoDriver is returned (wrapped) by Available and Open when the CUDA
+// driver library cannot be loaded: the machine has no NVIDIA driver.
+var ErrNoDriver = errors.New("no CUDA driver: libcuda.so.1 not found")
+
+// Error is a failed CUDA driver call.
+type Error struct {
+	Call   string // the call and its main argument, e.g. "cuMemAlloc(1024 bytes)"
+	Code   int    // the CUresult
+	Name   string // e.g. "CUDA_ERROR_OUT_OF_MEMORY"
+	Detail string // the driver's description, or free memory for allocations
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("gpu: %s: %s (%s)", e.Call, e.Name, e.Detail)
+}
+
+// CUresult codes the package looks at.
+const (
+	cuSuccess     = 0
+	cuOutOfMemory = 2
+)
+
+// driver holds the entry points of libcuda.so.1. They are called through
+// purego.SyscallN with uintptr arguments rather than through functions made
+// by purego.RegisterLibFunc: a SyscallN call costs about 0.13 us against
+// 0.8 us for the reflection-based wrappers, and a PCG iteration makes a
+// dozen driver calls.
+type driver struct {
+	init, driverGetVersion                               uintptr
+	deviceGet, deviceGetCount, deviceGetName             uintptr
+	deviceGetAttribute, deviceTotalMem                   uintptr
+	primaryCtxRetain, primaryCtxRelease, ctxSetCurrent   uintptr
+	memAlloc, memFree, memAllocHost, memFreeHost         uintptr
+	memGetInfo, memHostRegister, memHostUnregister       uintptr
+	memcpyHtoDAsync, memcpyDtoHAsync, memcpyDtoDAsync    uintptr
+	memsetD32                                            uintptr
+	moduleLoadData, moduleUnload, moduleGetFunction      uintptr
+	launchKernel                                         uintptr
+	streamCreate, streamDestroy, streamSynchronize       uintptr
+	eventCreate, eventDestroy, eventRecord               uintptr
+	eventSynchronize, eventElapsedTime                   uintptr
+	getErrorName, getErrorString                         uintptr
+}
+
+var (
+	cudaOnce sync.Once
+	cuda     *driver
+	cudaErr  error
+)
+
+// loadDriver opens libcuda.so.1, resolves its symbols and calls cuInit,
+// once per process.
+func loadDriver() (*driver, error) {
+	cudaOnce.Do(func() {
+		lib, err := purego.Dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		if err != nil {
+			cudaErr = fmt.Errorf("gpu: %w (%v)", ErrNoDriver, err)
+			return
+		}
+		d := new(driver)
+		syms := []struct {
+			p    *uintptr
+			name string
+		}{
+			{&d.init, "cuInit"}, {&d.driverGetVersion, "cuDriverGetVersion"},
+			{&d.deviceGet, "cuDeviceGet"}, {&d.deviceGetCount, "cuDeviceGetCount"},
+			{&d.deviceGetName, "cuDeviceGetName"}, {&d.deviceGetAttribute, "cuDeviceGetAttribute"},
+			{&d.deviceTotalMem, "cuDeviceTotalMem_v2"},
+			{&d.primaryCtxRetain, "cuDevicePrimaryCtxRetain"},
+			{&d.primaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"},
+			{&d.ctxSetCurrent, "cuCtxSetCurrent"},
+			{&d.memAlloc, "cuMemAlloc_v2"}, {&d.memFree, "cuMemFree_v2"},
+			{&d.memAllocHost, "cuMemAllocHost_v2"}, {&d.memFreeHost, "cuMemFreeHost"},
+			{&d.memGetInfo, "cuMemGetInfo_v2"},
+			{&d.memHostRegister, "cuMemHostRegister_v2"}, {&d.memHostUnregister, "cuMemHostUnregister"},
+			{&d.memcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"}, {&d.memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"},
+			{&d.memcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"}, {&d.memsetD32, "cuMemsetD32_v2"},
+			{&d.moduleLoadData, "cuModuleLoadData"}, {&d.moduleUnload, "cuModuleUnload"},
+			{&d.moduleGetFunction, "cuModuleGetFunction"}, {&d.launchKernel, "cuLaunchKernel"},
+			{&d.streamCreate, "cuStreamCreate"}, {&d.streamDestroy, "cuStreamDestroy_v2"},
+			{&d.streamSynchronize, "cuStreamSynchronize"},
+			{&d.eventCreate, "cuEventCreate"}, {&d.eventDestroy, "cuEventDestroy_v2"},
+			{&d.eventRecord, "cuEventRecord"}, {&d.eventSynchronize, "cuEventSynchronize"},
+			{&d.eventElapsedTime, "cuEventElapsedTime"},
+			{&d.getErrorName, "cuGetErrorName"}, {&d.getErrorString, "cuGetErrorString"},
+		}
+		for _, s := range syms {
+			if *s.p, err = purego.Dlsym(lib, s.name); err != nil {
+				cudaErr = fmt.Errorf("gpu: libcuda.so.1 lacks %s (driver too old?): %v", s.name, err)
+				return
+			}
+		}
+		if err := d.check(d.call(d.init, 0), "cuInit"); err != nil {
+			cudaErr = err
+			return
+		}
+		cuda = d
+	})
+	return cuda, cudaErr
+}
+
+// call invokes a driver entry point and returns its CUresult. Pointers to Go
+// memory converted to uintptr in the argument list stay valid for the call.
+//
+//go:uintptrescapes
+func (d *driver) call(fn uintptr, args ...uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, args...)
+	return r
+}
+
+// check turns a CUresult into an *Error naming the call, or nil.
+func (d *driver) check(res uintptr, call string) error {
+	if res == cuSuccess {
+		return nil
+	}
+	return &Error{Call: call, Code: int(res), Name: d.errorText(d.getErrorName, res),
+		Detail: d.errorText(d.getErrorString, res)}
+}
+
+// errorText asks cuGetErrorName or cuGetErrorString about a CUresult.
+func (d *driver) errorText(fn, res uintptr) string {
+	var p unsafe.Pointer
+	if d.call(fn, res, uintptr(unsafe.Pointer(&p))) != cuSuccess || p == nil {
+		return fmt.Sprintf("CUresult %d", res)
+	}
+	return goString(p)
+}
+
+// goString copies a NUL-terminated C string.
+func goString(p unsafe.Pointer) string {
+	n := 0
+	for *(*byte)(unsafe.Add(p, n)) != 0 {
+		n++
+	}
+	return string(unsafe.Slice((*byte)(p), n))
+}
+
+// cString returns s as a NUL-terminated byte slice for C.
+func cString(s string) []byte {
+	return append([]byte(s), 0)
+}
+
+// memInfo describes free and total device memory for messages, e.g.
+// "free 12.3 GiB of 80.0 GiB". The current context must be set.
+func (d *driver) memInfo() string {
+	var free, total uint64
+	if d.call(d.memGetInfo, uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total))) != cuSuccess {
+		return "free memory unknown"
+	}
+	return fmt.Sprintf("free %.1f GiB of %.1f GiB", gib(free), gib(total))
+}
+
+func gib(b uint64) float64 { return float64(b) / (1 << 30) }

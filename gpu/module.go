@@ -1,0 +1,114 @@
+package gpu
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/fsai-dist/fsai-dist/kernels"
+)
+
+// spmvWidths are the group sizes of the miniwarp SpMV kernels, in the order
+// of functions.spmv's second index.
+var spmvWidths = [...]int{1, 2, 4, 8, 16, 32}
+
+// functions are the kernels of the loaded module.
+type functions struct {
+	spmv                                   [2][len(spmvWidths)]uintptr // [Precision][width index]
+	gather, fill, axpby, mul, dot, updateXR uintptr
+}
+
+// kernelFunc pairs a function slot with its name in kernels/*.cu.
+type kernelFunc struct {
+	fn   *uintptr
+	name string
+}
+
+// table lists every kernel the backend uses and where its handle goes.
+func (f *functions) table() []kernelFunc {
+	t := []kernelFunc{
+		{&f.gather, "gather"}, {&f.fill, "fill"}, {&f.axpby, "axpby"}, {&f.mul, "mul"},
+		{&f.dot, "dot"}, {&f.updateXR, "update_xr"},
+	}
+	for p, prefix := range []string{"spmv_d", "spmv_s"} {
+		for i, w := range spmvWidths {
+			t = append(t, kernelFunc{&f.spmv[p][i], fmt.Sprintf("%s_w%d", prefix, w)})
+		}
+	}
+	return t
+}
+
+// images memoizes compiled kernels by cache key within the process.
+var images struct {
+	sync.Mutex
+	m map[string][]byte
+}
+
+// kernelImage returns the kernels compiled for compute capability cc (times
+// ten): from memory, from the disk cache in dir, or from NVRTC; fresh skips
+// both caches and replaces their entries. cached reports that the image was
+// not compiled by this call.
+func kernelImage(cc int, dir string, fresh bool) (image []byte, t target, cached bool, err error) {
+	nv, err := loadNVRTC()
+	if err != nil {
+		return nil, t, false, err
+	}
+	if t, err = nv.targetFor(cc); err != nil {
+		return nil, t, false, err
+	}
+	src := kernels.Source()
+	key := cacheKey(src, t, nv.Version())
+	images.Lock()
+	defer images.Unlock()
+	if !fresh {
+		if image = images.m[key]; image == nil {
+			image = readCache(dir, key)
+		}
+	}
+	if image != nil {
+		cached = true
+	} else {
+		if image, err = nv.compile(src, "fsai-kernels.cu", t); err != nil {
+			return nil, t, false, err
+		}
+		writeCache(dir, key, image)
+	}
+	if images.m == nil {
+		images.m = make(map[string][]byte)
+	}
+	images.m[key] = image
+	return image, t, cached, nil
+}
+
+// loadModule compiles (or finds in the cache) the kernels for the device and
+// loads them into the current context. A cached image that the driver
+// refuses (a damaged file) is compiled afresh.
+func (b *Backend) loadModule() error {
+	dir := cacheDir()
+	image, t, cached, err := kernelImage(b.cc, dir, false)
+	if err != nil {
+		return err
+	}
+	if err = b.loadImage(image, t); err != nil && cached {
+		if image, t, _, err = kernelImage(b.cc, dir, true); err == nil {
+			err = b.loadImage(image, t)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	b.target = t
+	for _, k := range b.fn.table() {
+		name := cString(k.name)
+		if err := b.drv.check(b.drv.call(b.drv.moduleGetFunction, uintptr(unsafe.Pointer(k.fn)),
+			b.module, uintptr(unsafe.Pointer(&name[0]))), "cuModuleGetFunction("+k.name+")"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *Backend) loadImage(image []byte, t target) error {
+	return b.drv.check(b.drv.call(b.drv.moduleLoadData, uintptr(unsafe.Pointer(&b.module)),
+		uintptr(unsafe.Pointer(&image[0]))), "cuModuleLoadData(kernels for "+t.String()+")")
+}

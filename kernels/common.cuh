@@ -1,0 +1,66 @@
+// Shared device helpers: launch geometry and deterministic reductions.
+// Every kernel runs with blocks of FSAI_BLOCK threads (package gpu launches
+// them so).
+
+#define FSAI_BLOCK 256
+
+// Index of this thread in the grid and the grid's stride, as 64-bit integers
+// so that vectors longer than 2^31 entries index correctly.
+__device__ __forceinline__ long long fsai_tid()
+{
+    return (long long)blockIdx.x * blockDim.x + threadIdx.x;
+}
+
+__device__ __forceinline__ long long fsai_stride()
+{
+    return (long long)gridDim.x * blockDim.x;
+}
+
+// fsai_block_sum returns the sum of v over the block in thread 0 (other
+// threads get partial sums). The order of additions is fixed, so the result
+// is the same on every run. It starts with a barrier so that it can be called
+// twice in one kernel.
+__device__ double fsai_block_sum(double v)
+{
+    __shared__ double warp_sums[FSAI_BLOCK / 32];
+    __syncthreads();
+    for (int off = 16; off > 0; off >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, off);
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0)
+        warp_sums[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < FSAI_BLOCK / 32 ? warp_sums[lane] : 0.0;
+        for (int off = 16; off > 0; off >>= 1)
+            v += __shfl_down_sync(0xffffffffu, v, off);
+    }
+    return v;
+}
+
+// fsai_grid_sum finishes a reduction in the same launch: each block stores
+// its sum in partials[blockIdx.x]; the last block to finish adds the partials
+// in index order and writes *result. Deterministic for a given grid size
+// (unlike atomicAdd on doubles). *counter must be 0 before the launch; the
+// last block's atomicInc wraps it back to 0 for the next one.
+__device__ void fsai_grid_sum(double v, double *partials, unsigned *counter, double *result)
+{
+    __shared__ bool last;
+    v = fsai_block_sum(v);
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = v;
+        __threadfence();
+        last = atomicInc(counter, gridDim.x - 1) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last)
+        return;
+    __threadfence();
+    const volatile double *p = partials;
+    double s = 0.0;
+    for (unsigned i = threadIdx.x; i < gridDim.x; i += blockDim.x)
+        s += p[i];
+    s = fsai_block_sum(s);
+    if (threadIdx.x == 0)
+        *result = s;
+}

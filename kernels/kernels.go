@@ -1,0 +1,36 @@
+// Package kernels holds the CUDA C sources of fsai-dist, embedded in the
+// binary so that package gpu can compile them with NVRTC at run time for the
+// GPU it finds (no CUDA toolkit is needed to build).
+//
+// The sources form one translation unit: common.cuh (shared device helpers)
+// first, then every *.cu file in name order. Each file is one concern and
+// every kernel is extern "C" so that its name in the compiled module is the
+// name written here. Sources must compile with NVRTC 11.2 and later: no
+// language or library features newer than CUDA 11.2.
+package kernels
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+//go:embed common.cuh *.cu
+var files embed.FS
+
+// Source returns the translation unit that package gpu compiles: the shared
+// header followed by every .cu file. #line directives keep the file names and
+// line numbers in compiler messages those of the files here.
+func Source() string {
+	// Both calls read the embedded tree, fixed at build time: they cannot fail.
+	names, _ := fs.Glob(files, "*.cu")
+	sort.Strings(names)
+	var b strings.Builder
+	for _, name := range append([]string{"common.cuh"}, names...) {
+		data, _ := files.ReadFile(name)
+		fmt.Fprintf(&b, "#line 1 \"%s\"\n%s\n", name, data)
+	}
+	return b.String()
+}

@@ -1,0 +1,48 @@
+// Reductions that return one number to the host: dot and the fused PCG
+// update. One launch each: every block sums its share, the last block adds
+// the block sums in a fixed order (fsai_grid_sum), so results are
+// deterministic. Loops are unrolled by four with independent partial sums to
+// keep enough loads in flight on a grid of a few blocks per multiprocessor.
+
+extern "C" __global__ void dot(long long n, const double *__restrict__ x,
+                               const double *__restrict__ y, double *partials,
+                               unsigned *counter, double *result)
+{
+    long long i = fsai_tid(), s = fsai_stride();
+    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+    for (; i + 3 * s < n; i += 4 * s) {
+        a0 += x[i] * y[i];
+        a1 += x[i + s] * y[i + s];
+        a2 += x[i + 2 * s] * y[i + 2 * s];
+        a3 += x[i + 3 * s] * y[i + 3 * s];
+    }
+    for (; i < n; i += s)
+        a0 += x[i] * y[i];
+    fsai_grid_sum((a0 + a1) + (a2 + a3), partials, counter, result);
+}
+
+// x += a*p; r -= a*q; *result = r'r after the update.
+extern "C" __global__ void update_xr(long long n, double a, double *__restrict__ x,
+                                     double *__restrict__ r, const double *__restrict__ p,
+                                     const double *__restrict__ q, double *partials,
+                                     unsigned *counter, double *result)
+{
+    long long i = fsai_tid(), s = fsai_stride();
+    double a0 = 0.0, a1 = 0.0;
+    for (; i + s < n; i += 2 * s) {
+        double r0 = r[i] - a * q[i], r1 = r[i + s] - a * q[i + s];
+        x[i] += a * p[i];
+        x[i + s] += a * p[i + s];
+        r[i] = r0;
+        r[i + s] = r1;
+        a0 += r0 * r0;
+        a1 += r1 * r1;
+    }
+    for (; i < n; i += s) {
+        double r0 = r[i] - a * q[i];
+        x[i] += a * p[i];
+        r[i] = r0;
+        a0 += r0 * r0;
+    }
+    fsai_grid_sum(a0 + a1, partials, counter, result);
+}

@@ -1,0 +1,61 @@
+// CSR sparse matrix-vector product y = A*x (+ y), float64 vectors, values
+// float64 or float32 (accumulated in float64).
+//
+// Miniwarp scheme: a group of W consecutive threads (W in 1,2,4,8,16,32, a
+// divisor of the warp) owns one row; its lanes stride over the row's entries
+// and the group sums them with shuffles limited to its own lanes. W = 1 is
+// the plain one-thread-per-row kernel. Package gpu picks W from the mean
+// number of entries per row.
+
+template <int W>
+__device__ __forceinline__ unsigned fsai_group_mask()
+{
+    // The W lanes of this thread's group within its warp.
+    return W == 32 ? 0xffffffffu
+                   : ((1u << W) - 1u) << ((threadIdx.x & 31) & ~(W - 1));
+}
+
+template <typename T, int W>
+__device__ __forceinline__ void fsai_spmv(int nrows, const int *__restrict__ rowptr,
+                                          const int *__restrict__ col,
+                                          const T *__restrict__ val,
+                                          const double *__restrict__ x,
+                                          double *__restrict__ y, int accumulate)
+{
+    long long row = fsai_tid() / W;
+    if (row >= nrows)
+        return; // the whole group leaves together: row is the same on its lanes
+    int lane = threadIdx.x & (W - 1);
+    int lo = rowptr[row], hi = rowptr[row + 1];
+    double s = 0.0;
+    for (int k = lo + lane; k < hi; k += W)
+        s += (double)val[k] * __ldg(x + col[k]);
+    if (W > 1) {
+        unsigned mask = fsai_group_mask<W>();
+        for (int off = W / 2; off > 0; off >>= 1)
+            s += __shfl_down_sync(mask, s, off, W);
+    }
+    if (lane == 0)
+        y[row] = accumulate ? y[row] + s : s;
+}
+
+#define FSAI_SPMV(name, T, W)                                                        \
+    extern "C" __global__ void name(int nrows, const int *rowptr, const int *col,   \
+                                    const T *val, const double *x, double *y,       \
+                                    int accumulate)                                 \
+    {                                                                                \
+        fsai_spmv<T, W>(nrows, rowptr, col, val, x, y, accumulate);                  \
+    }
+
+FSAI_SPMV(spmv_d_w1, double, 1)
+FSAI_SPMV(spmv_d_w2, double, 2)
+FSAI_SPMV(spmv_d_w4, double, 4)
+FSAI_SPMV(spmv_d_w8, double, 8)
+FSAI_SPMV(spmv_d_w16, double, 16)
+FSAI_SPMV(spmv_d_w32, double, 32)
+FSAI_SPMV(spmv_s_w1, float, 1)
+FSAI_SPMV(spmv_s_w2, float, 2)
+FSAI_SPMV(spmv_s_w4, float, 4)
+FSAI_SPMV(spmv_s_w8, float, 8)
+FSAI_SPMV(spmv_s_w16, float, 16)
+FSAI_SPMV(spmv_s_w32, float, 32)

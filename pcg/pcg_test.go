@@ -1,0 +1,211 @@
+package pcg_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/cpu"
+	"github.com/fsai-dist/fsai-dist/ddmat"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/mpitest"
+	"github.com/fsai-dist/fsai-dist/pcg"
+	"github.com/fsai-dist/fsai-dist/problem"
+)
+
+func TestMain(m *testing.M) { mpitest.Main(m) }
+
+// system is a distributed problem ready to solve on the CPU backend.
+type system struct {
+	A    *dsmat.Matrix
+	op   *dsmat.Operator
+	b, x *ddmat.Dense
+	full *dsmat.Rows
+}
+
+// setup generates spec (scaled by sign), distributes it and sets b = A*1.
+func setup(t *testing.T, c *comm.Comm, spec string, sign float64) *system {
+	t.Helper()
+	s, err := problem.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := s.Generate(0, s.Rows())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range full.Val {
+		full.Val[k] *= sign
+	}
+	part := dsmat.NewPartition(full.N, c.Size())
+	lo, hi := part.Range(c.Rank())
+	rows, err := s.Generate(lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range rows.Val {
+		rows.Val[k] *= sign
+	}
+	A, err := dsmat.New(c, part, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := cpu.New(1)
+	op, err := A.Bind(be, backend.Double)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := &system{A: A, op: op, full: full}
+	sys.b, _ = ddmat.NewVector(c, be, A.LocalRows())
+	sys.x, _ = ddmat.NewVector(c, be, A.LocalRows())
+	be.Fill(sys.x.V, 1)
+	if err := op.Apply(sys.b.V, sys.x.V); err != nil {
+		t.Fatal(err)
+	}
+	be.Fill(sys.x.V, 0)
+	return sys
+}
+
+// serialJacobiPCG is an independent textbook PCG on the whole matrix, with
+// b = A*1 and x0 = 0; it returns the iteration count at tolerance tol.
+func serialJacobiPCG(a *dsmat.Rows, tol float64) int {
+	n := int(a.N)
+	mul := func(y, x []float64) {
+		for i := 0; i < n; i++ {
+			y[i] = 0
+			for k := a.RowPtr[i]; k < a.RowPtr[i+1]; k++ {
+				y[i] += a.Val[k] * x[a.Col[k]]
+			}
+		}
+	}
+	dot := func(x, y []float64) (s float64) {
+		for i := range x {
+			s += x[i] * y[i]
+		}
+		return s
+	}
+	diag := make([]float64, n)
+	for i := 0; i < n; i++ {
+		for k := a.RowPtr[i]; k < a.RowPtr[i+1]; k++ {
+			if a.Col[k] == int64(i) {
+				diag[i] = a.Val[k]
+			}
+		}
+	}
+	ones, b := make([]float64, n), make([]float64, n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	mul(b, ones)
+	x, r, z, p, q := make([]float64, n), append([]float64(nil), b...), make([]float64, n), make([]float64, n), make([]float64, n)
+	bnorm := math.Sqrt(dot(b, b))
+	for i := range z {
+		z[i] = r[i] / diag[i]
+	}
+	copy(p, z)
+	rz := dot(r, z)
+	for it := 1; it < 10000; it++ {
+		mul(q, p)
+		alpha := rz / dot(p, q)
+		for i := range x {
+			x[i] += alpha * p[i]
+			r[i] -= alpha * q[i]
+			z[i] = r[i] / diag[i]
+		}
+		if math.Sqrt(dot(r, r))/bnorm <= tol {
+			return it
+		}
+		rzNew := dot(r, z)
+		for i := range p {
+			p[i] = z[i] + rzNew/rz*p[i]
+		}
+		rz = rzNew
+	}
+	return -1
+}
+
+func TestJacobiPCGMatchesSerial(t *testing.T) {
+	for np := 1; np <= 4; np++ {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			for _, spec := range []string{"poisson7:10", "diffusion:8", "aniso:8", "poisson27:7"} {
+				sys := setup(t, c, spec, 1)
+				M, err := pcg.NewJacobi(sys.A, sys.op.Backend())
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := pcg.Solve(sys.op, M, sys.b, sys.x, pcg.Options{Tol: 1e-8, MaxIt: 5000})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := serialJacobiPCG(sys.full, 1e-8)
+				if !res.Converged || res.RelRes > 1e-8*1.01 {
+					t.Fatalf("%s: converged %v, reason %s, true relres %.3g", spec, res.Converged, res.Reason, res.RelRes)
+				}
+				if d := res.Iterations - want; d < -1 || d > 1 {
+					t.Fatalf("%s on %d ranks: %d iterations, serial PCG %d", spec, np, res.Iterations, want)
+				}
+				if len(res.History) != res.Iterations+1 {
+					t.Fatalf("%s: history has %d entries for %d iterations", spec, len(res.History), res.Iterations)
+				}
+				// the solution is all ones
+				host := make([]float64, sys.x.Rows)
+				if err := sys.x.Get(host); err != nil {
+					t.Fatal(err)
+				}
+				for i, v := range host {
+					if math.Abs(v-1) > 1e-5 {
+						t.Fatalf("%s: x[%d] = %g, want 1", spec, sys.A.First()+int64(i), v)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestPCGStops(t *testing.T) {
+	mpitest.Run(t, 2, func(t *testing.T, c *comm.Comm) {
+		// negative definite: plain CG breaks down at the first p'Ap
+		sys := setup(t, c, "poisson7:6", -1)
+		res, err := pcg.Solve(sys.op, pcg.None{}, sys.b, sys.x, pcg.Options{Tol: 1e-8, MaxIt: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Converged || res.Reason != pcg.Breakdown || res.Detail == "" {
+			t.Fatalf("negative definite: reason %q detail %q", res.Reason, res.Detail)
+		}
+		if _, err := pcg.NewJacobi(sys.A, sys.op.Backend()); err == nil {
+			t.Fatal("jacobi accepted a negative diagonal")
+		}
+
+		// too few iterations
+		sys = setup(t, c, "poisson7:8", 1)
+		res, err = pcg.Solve(sys.op, pcg.None{}, sys.b, sys.x, pcg.Options{Tol: 1e-8, MaxIt: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Converged || res.Reason != pcg.MaxIterations || res.Iterations != 3 {
+			t.Fatalf("maxit 3: converged %v reason %q after %d", res.Converged, res.Reason, res.Iterations)
+		}
+
+		// the exact solution as initial guess: done before the first iteration
+		sys.op.Backend().Fill(sys.x.V, 1)
+		res, err = pcg.Solve(sys.op, pcg.None{}, sys.b, sys.x, pcg.Options{Tol: 1e-8, MaxIt: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Converged || res.Iterations != 0 || res.RelRes > 1e-14 {
+			t.Fatalf("exact x0: converged %v after %d, relres %g", res.Converged, res.Iterations, res.RelRes)
+		}
+
+		// b = 0 gives x = 0 at once
+		sys.op.Backend().Fill(sys.b.V, 0)
+		res, err = pcg.Solve(sys.op, pcg.None{}, sys.b, sys.x, pcg.Options{Tol: 1e-8, MaxIt: 3})
+		if err != nil || !res.Converged {
+			t.Fatalf("b = 0: converged %v, err %v", res.Converged, err)
+		}
+		if n, _ := ddmat.Norm(sys.x); n != 0 {
+			t.Fatalf("b = 0: ||x|| = %g", n)
+		}
+	})
+}

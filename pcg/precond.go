@@ -1,0 +1,58 @@
+package pcg
+
+import (
+	"fmt"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/ddmat"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+)
+
+// None is the identity preconditioner: plain CG.
+type None struct{}
+
+func (None) Name() string                  { return "none" }
+func (None) Apply(z, r *ddmat.Dense) error { ddmat.Copy(z, r); return nil }
+func (None) Free()                         {}
+
+// Jacobi scales by the inverse of the matrix diagonal.
+type Jacobi struct {
+	inv backend.Vector
+	be  backend.Backend
+}
+
+// NewJacobi sets up the Jacobi preconditioner of A on be. A diagonal entry
+// that is not positive cannot belong to an SPD matrix and is an error.
+func NewJacobi(A *dsmat.Matrix, be backend.Backend) (*Jacobi, error) {
+	d := A.Diagonal()
+	var bad error
+	for i, v := range d {
+		if !(v > 0) {
+			bad = fmt.Errorf("jacobi: diagonal entry %g at row %d is not positive: the matrix is not SPD", v, A.First()+int64(i)+1)
+			break
+		}
+		d[i] = 1 / v
+	}
+	if err := A.Comm.Agree(bad); err != nil {
+		return nil, err
+	}
+	inv, err := be.NewVector(len(d))
+	if err != nil {
+		return nil, fmt.Errorf("jacobi: %w", err)
+	}
+	be.Upload(inv, d)
+	if err := be.Sync(); err != nil {
+		inv.Free()
+		return nil, fmt.Errorf("jacobi: %w", err)
+	}
+	return &Jacobi{inv: inv, be: be}, nil
+}
+
+func (j *Jacobi) Name() string { return "jacobi" }
+
+func (j *Jacobi) Apply(z, r *ddmat.Dense) error {
+	j.be.Mul(z.V, j.inv, r.V)
+	return nil
+}
+
+func (j *Jacobi) Free() { j.inv.Free() }

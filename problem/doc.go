@@ -1,0 +1,74 @@
+// Package problem generates the built-in test matrices of fsai-dist and
+// parses the specs that name them ("poisson7:64", "diffusion:100:7").
+//
+// Every problem lives on the unit cube discretised by an N x N x N grid of
+// unknowns, numbered in natural ordering
+//
+//	idx = x + N*(y + N*z),   0 <= x, y, z < N,
+//
+// so the matrix has N^3 rows. Dirichlet boundary values are eliminated, which
+// leaves every matrix symmetric positive definite: each is weakly diagonally
+// dominant with strictly dominant rows at the boundary, and irreducible.
+// Columns are sorted ascending in every row. Spec.Generate(lo, hi) builds the
+// rows [lo, hi) only, touching nothing outside what those rows need, so each
+// MPI rank generates its own stripe of a matrix no single node could hold.
+//
+// # Problems
+//
+// poisson7:N — 7-point Laplacian, not scaled by h^2:
+//
+//	a_ii = 6,  a_ij = -1 for each of the (up to 6) face neighbours j inside the grid.
+//
+// A point on the boundary keeps 6 on its diagonal (the eliminated neighbour is
+// a zero boundary value one grid step away). nnz = 7N^3 - 6N^2. A PETSc peer
+// driver generates exactly this matrix for comparisons, so it must not change.
+//
+// poisson27:N — 27-point stencil:
+//
+//	a_ii = 26,  a_ij = -1 for each of the (up to 26) neighbours j with
+//	|dx|, |dy|, |dz| <= 1 inside the grid.
+//
+// nnz = (3N-2)^3.
+//
+// aniso:N — grid-aligned anisotropic diffusion -(u_xx + u_yy + eps u_zz),
+// eps = 1e-3, 7-point, not scaled by h^2:
+//
+//	a_ij = -1 for x and y neighbours, -1e-3 for z neighbours,  a_ii = 2(1 + 1 + 1e-3) = 4.002,
+//
+// the diagonal being the sum of the off-diagonal magnitudes plus the
+// coefficients of eliminated boundary neighbours, as in poisson7. The strong
+// x-y coupling and weak z coupling make the planes z = const nearly
+// decoupled: hard for preconditioners that ignore the anisotropy.
+// nnz = 7N^3 - 6N^2.
+//
+// diffusion:N[:seed] — 3D heterogeneous diffusion -div(k grad u) with a
+// layered, log-normal coefficient like reservoir permeability, discretised
+// by cell-centred two-point-flux finite volumes (cells of width h = 1/N,
+// the matrix scaled by 1/h). The seed is any int64, default 1. Per cell:
+//
+//	log10 k = m(z) + 0.5 g,   g standard normal, independent per cell;
+//	m(z): layers z = 8q..8q+7 take, in a seeded random order, the 8 levels
+//	      -3, -3+6/7, ..., +3 (each group of 8 layers is one shuffle),
+//
+// so layers differ by up to 6 decades and cells scatter half a decade about
+// their layer. The matrix is
+//
+//	a_ij = -T_ij,  T_ij = 2 k_i k_j / (k_i + k_j)   (harmonic mean) for face neighbours i, j,
+//	a_ii = sum_j T_ij + 2 k_i per boundary face of cell i
+//
+// (the boundary term is the half-cell transmissibility to a zero Dirichlet
+// value on the face). With k = 1 the interior rows would equal poisson7.
+// The contrast max(k)/min(k) is at least 1e6 for every N >= 8: the first 8
+// layers hold both levels -3 and +3, so the contrast is 10^(6 + M - m) with M
+// the largest noise term 0.5 g of the top-level layer and m the smallest of
+// the bottom-level one, and M < m only if all N^2 draws of one layer fall
+// below all N^2 of another (probability 1/C(2N^2, N^2) < 1e-37 at N = 8).
+// Observed contrasts: about 2e8 at N = 8, 1e9 at N = 16, 1e10 at N = 64,
+// 3e10 at N = 128. For N < 8 the missing levels may lower it.
+//
+// Each g is computed from (seed, idx) alone by a counter-based generator
+// (splitmix64 of a seed-derived key and the cell index, then Box-Muller), so
+// every rank evaluates k on exactly the cells its rows couple to and all
+// ranks agree on every value: the stripes of any partition concatenate to
+// the same global matrix, bit for bit, and a_ij == a_ji exactly.
+package problem

@@ -1,0 +1,150 @@
+package problem
+
+import "github.com/fsai-dist/fsai-dist/dsmat"
+
+// grid is the N x N x N grid of unknowns in natural ordering
+// idx = x + N*(y + N*z). Walking a row range cell by cell and visiting the
+// neighbours in (dz, dy, dx) order yields ascending column indices, because
+// idx is lexicographic in (z, y, x).
+type grid struct{ n int64 }
+
+// cell holds the coordinates x, y, z of a grid point.
+type cell [3]int64
+
+// at returns the coordinates of index i.
+func (g grid) at(i int64) cell {
+	return cell{i % g.n, i / g.n % g.n, i / (g.n * g.n)}
+}
+
+// next advances c to the following index without dividing.
+func (g grid) next(c *cell) {
+	for a := 0; a < 3; a++ {
+		c[a]++
+		if c[a] < g.n {
+			return
+		}
+		c[a] = 0
+	}
+}
+
+// strides are the index offsets of a unit step along x, y and z.
+func (g grid) strides() [3]int64 { return [3]int64{1, g.n, g.n * g.n} }
+
+// span is how many of c-1, c, c+1 lie inside [0, N).
+func (g grid) span(c int64) int64 {
+	s := int64(1)
+	if c > 0 {
+		s++
+	}
+	if c < g.n-1 {
+		s++
+	}
+	return s
+}
+
+// count7 and count27 are the nonzeros of the row of a point for the 7- and
+// 27-point stencils.
+func (g grid) count7(c cell) int64  { return g.span(c[0]) + g.span(c[1]) + g.span(c[2]) - 2 }
+func (g grid) count27(c cell) int64 { return g.span(c[0]) * g.span(c[1]) * g.span(c[2]) }
+
+// newRows allocates the stripe [lo, hi) with exact row pointers from count,
+// so that the values are written once into storage of the final size.
+func (g grid) newRows(lo, hi int64, count func(cell) int64) *dsmat.Rows {
+	ptr := make([]int64, hi-lo+1)
+	c := g.at(lo)
+	for i := range hi - lo {
+		ptr[i+1] = ptr[i] + count(c)
+		g.next(&c)
+	}
+	nnz := ptr[hi-lo]
+	return &dsmat.Rows{N: g.n * g.n * g.n, First: lo, RowPtr: ptr, Col: make([]int64, nnz), Val: make([]float64, nnz)}
+}
+
+// faces gives the couplings of a 7-point finite-volume (or finite-difference)
+// operator. Both are positive; the matrix holds -face off the diagonal and
+// the sum of all six couplings of a point (boundary ones included) on it.
+type faces interface {
+	// face couples point i with its neighbour j along axis (0 x, 1 y, 2 z).
+	// It must be symmetric in i and j bit for bit.
+	face(i, j int64, axis int) float64
+	// boundary couples point i with the zero Dirichlet value across the
+	// boundary face normal to axis.
+	boundary(i int64, axis int) float64
+}
+
+// constFaces is a constant coefficient per axis; the eliminated Dirichlet
+// neighbour keeps its coefficient on the diagonal (a boundary value at one
+// grid step), so the diagonal is 2*(cx+cy+cz) everywhere.
+type constFaces [3]float64
+
+func (c constFaces) face(_, _ int64, axis int) float64  { return c[axis] }
+func (c constFaces) boundary(_ int64, axis int) float64 { return c[axis] }
+
+// assemble7 builds the rows [lo, hi) of the 7-point operator with couplings f.
+func (g grid) assemble7(lo, hi int64, f faces) *dsmat.Rows {
+	r := g.newRows(lo, hi, g.count7)
+	st := g.strides()
+	k := 0
+	c := g.at(lo)
+	for i := lo; i < hi; i++ {
+		diag := 0.0
+		for a := 2; a >= 0; a-- { // z-1, y-1, x-1: ascending columns
+			if c[a] == 0 {
+				diag += f.boundary(i, a)
+				continue
+			}
+			j := i - st[a]
+			t := f.face(i, j, a)
+			r.Col[k], r.Val[k] = j, -t
+			diag += t
+			k++
+		}
+		d := k
+		r.Col[d] = i
+		k++
+		for a := 0; a < 3; a++ { // x+1, y+1, z+1
+			if c[a] == g.n-1 {
+				diag += f.boundary(i, a)
+				continue
+			}
+			j := i + st[a]
+			t := f.face(i, j, a)
+			r.Col[k], r.Val[k] = j, -t
+			diag += t
+			k++
+		}
+		r.Val[d] = diag
+		g.next(&c)
+	}
+	return r
+}
+
+// assemble27 builds the rows [lo, hi) of the 27-point operator: 26 on the
+// diagonal, -1 for each neighbour inside the grid.
+func (g grid) assemble27(lo, hi int64) *dsmat.Rows {
+	r := g.newRows(lo, hi, g.count27)
+	st := g.strides()
+	k := 0
+	c := g.at(lo)
+	for i := lo; i < hi; i++ {
+		for dz := int64(-1); dz <= 1; dz++ {
+			for dy := int64(-1); dy <= 1; dy++ {
+				for dx := int64(-1); dx <= 1; dx++ {
+					if !g.inside(c[0]+dx) || !g.inside(c[1]+dy) || !g.inside(c[2]+dz) {
+						continue
+					}
+					r.Col[k], r.Val[k] = i+dx*st[0]+dy*st[1]+dz*st[2], -1
+					if dx == 0 && dy == 0 && dz == 0 {
+						r.Val[k] = 26
+					}
+					k++
+				}
+			}
+		}
+		g.next(&c)
+	}
+	return r
+}
+
+// inside reports whether coordinate c lies in [0, N).
+func (g grid) inside(c int64) bool { return c >= 0 && c < g.n }

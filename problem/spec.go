@@ -1,0 +1,155 @@
+package problem
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/fsai-dist/fsai-dist/dsmat"
+)
+
+// MaxN is the largest grid size a Spec accepts: N^3 = 1e15 rows still fits
+// an int64 with room to spare, far beyond any machine.
+const MaxN = 100000
+
+// anisoZ is the z coefficient of aniso (x and y have 1).
+const anisoZ = 1e-3
+
+// DefaultSeed is the seed of "diffusion:N" when the spec gives none.
+const DefaultSeed = 1
+
+// Spec is a parsed problem description such as "poisson7:64" or
+// "diffusion:100:7". Seed is used by diffusion only; Parse sets it to
+// DefaultSeed when the spec omits it.
+type Spec struct {
+	Kind string // poisson7, poisson27, diffusion or aniso
+	N    int    // grid points per direction
+	Seed int64  // diffusion only
+}
+
+// kind describes one problem family for parsing and error messages.
+type kind struct {
+	name   string
+	seeded bool // takes an optional :seed
+}
+
+var kinds = []kind{
+	{"poisson7", false},
+	{"poisson27", false},
+	{"diffusion", true},
+	{"aniso", false},
+}
+
+func (k kind) form() string {
+	if k.seeded {
+		return k.name + ":N[:seed]"
+	}
+	return k.name + ":N"
+}
+
+// validForms lists every accepted spec form, for error messages.
+func validForms() string {
+	forms := make([]string, len(kinds))
+	for i, k := range kinds {
+		forms[i] = k.form()
+	}
+	return "valid forms: " + strings.Join(forms, ", ") + fmt.Sprintf(" (1 <= N <= %d)", MaxN)
+}
+
+func lookup(name string) (kind, bool) {
+	for _, k := range kinds {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return kind{}, false
+}
+
+// Parse reads a spec of the form kind:N, or diffusion:N:seed. Errors say what
+// is wrong and list the valid forms.
+func Parse(s string) (Spec, error) {
+	fail := func(format string, args ...any) (Spec, error) {
+		return Spec{}, fmt.Errorf("problem: parse %q: %s; %s", s, fmt.Sprintf(format, args...), validForms())
+	}
+	fields := strings.Split(s, ":")
+	k, ok := lookup(fields[0])
+	if !ok {
+		return fail("unknown problem %q", fields[0])
+	}
+	if len(fields) < 2 || fields[1] == "" {
+		return fail("missing grid size N")
+	}
+	maxFields := 2
+	if k.seeded {
+		maxFields = 3
+	}
+	if len(fields) > maxFields {
+		return fail("too many fields for %s (form %s)", k.name, k.form())
+	}
+	n, err := strconv.Atoi(fields[1])
+	if err != nil {
+		return fail("grid size %q is not an integer", fields[1])
+	}
+	spec := Spec{Kind: k.name, N: n}
+	if k.seeded {
+		spec.Seed = DefaultSeed
+		if len(fields) == 3 {
+			if spec.Seed, err = strconv.ParseInt(fields[2], 10, 64); err != nil {
+				return fail("seed %q is not an integer", fields[2])
+			}
+		}
+	}
+	if err := spec.check(); err != nil {
+		return fail("%v", err)
+	}
+	return spec, nil
+}
+
+// check validates a Spec, which may also have been built without Parse.
+func (s Spec) check() error {
+	if _, ok := lookup(s.Kind); !ok {
+		return fmt.Errorf("unknown problem %q", s.Kind)
+	}
+	if s.N < 1 || s.N > MaxN {
+		return fmt.Errorf("grid size %d out of range [1, %d]", s.N, MaxN)
+	}
+	return nil
+}
+
+// String returns the spec in the form Parse reads; diffusion always shows
+// its seed.
+func (s Spec) String() string {
+	if k, ok := lookup(s.Kind); ok && k.seeded {
+		return fmt.Sprintf("%s:%d:%d", s.Kind, s.N, s.Seed)
+	}
+	return fmt.Sprintf("%s:%d", s.Kind, s.N)
+}
+
+// Rows is the global dimension of the matrix, N^3.
+func (s Spec) Rows() int64 {
+	n := int64(s.N)
+	return n * n * n
+}
+
+// Generate returns the rows [lo, hi) of the global matrix, with columns
+// sorted ascending in each row. It touches only what those rows need, so
+// each rank can generate its own stripe of a matrix too large for one node.
+func (s Spec) Generate(lo, hi int64) (*dsmat.Rows, error) {
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("problem: generate %v: %w", s, err)
+	}
+	if lo < 0 || lo > hi || hi > s.Rows() {
+		return nil, fmt.Errorf("problem: generate %v: rows [%d,%d) not within [0,%d)", s, lo, hi, s.Rows())
+	}
+	g := grid{n: int64(s.N)}
+	switch s.Kind {
+	case "poisson7":
+		return g.assemble7(lo, hi, constFaces{1, 1, 1}), nil
+	case "poisson27":
+		return g.assemble27(lo, hi), nil
+	case "aniso":
+		return g.assemble7(lo, hi, constFaces{1, 1, anisoZ}), nil
+	default: // diffusion
+		return g.assemble7(lo, hi, newPermeability(g, uint64(s.Seed), lo, hi)), nil
+	}
+}

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: unit tests, multi-rank tests under mpirun (1 to
+# 4 ranks, launched by the tests themselves), the CLI end to end, and the
+# NVRTC compilation of every CUDA kernel. GPU tests skip without a GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+. scripts/env.sh
+go vet ./...
+go test -count=1 -timeout 20m ./...
