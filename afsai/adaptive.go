@@ -19,9 +19,13 @@ type Params struct {
 	Eps float64
 }
 
-// DefaultParams are the parameters the solver uses unless told otherwise:
-// on the test matrices of the project they cut PCG iterations by 2.5 to 4
-// times against Jacobi with nnz(G) about 1.5 to 2 times nnz(Low(A)).
+// DefaultParams are the parameters the solver uses unless told otherwise: up
+// to 20 off-diagonal entries per row, added two at a time. On the shared
+// test matrices they cut PCG iterations 2 to 16 times against Jacobi with
+// nnz(G) about 2 to 4 times nnz(A) (0.35 for the 3D elasticity one), and
+// gave the least PCG work (SpMVs with A, G and G' plus vector updates) of a
+// sweep over Steps 3..15 and StepSize 1..3. Eps rarely stops a row before
+// Steps at this size; it saves work on rows that are easy.
 func DefaultParams() Params { return Params{Steps: 10, StepSize: 2, Eps: 1e-3} }
 
 func (p Params) check() error {

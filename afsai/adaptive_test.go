@@ -145,7 +145,7 @@ func TestAdaptiveRowsSubset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rows := range [][]int{allRows(a.Rows)[500:], allRows(a.Rows)[100:140], {674, 3, 300, 3}} {
+	for _, rows := range [][]int{allRows(a.Rows)[500:], allRows(a.Rows)[100:140], {674, 3, 300, 3}, {}} {
 		sub, _, err := Adaptive(a, rows, p)
 		if err != nil {
 			t.Fatal(err)

@@ -114,9 +114,7 @@ func computeRows[T csr.Real](rows []int, cols int, newWorker func() rowFunc[T]) 
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			row := newWorker()
 			for {
 				c := int(next.Add(1) - 1)
@@ -127,7 +125,7 @@ func computeRows[T csr.Real](rows []int, cols int, newWorker func() rowFunc[T]) 
 					row(k, &outs[c])
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 

@@ -31,8 +31,8 @@ type factor[T csr.Real] struct {
 	g         []T     // solution of A[pat,pat] g = -A[pat,i], after solve
 	col       []T     // scratch for the new row of L
 
-	perm []int32 // scratch for emit: pattern indices sorted by column
-	outC []int32 // scratch for emit: the row of G
+	perm []int32 // scratch for row: pattern indices sorted by column
+	outC []int32 // scratch for row: the scaled row of G
 	outV []T
 }
 

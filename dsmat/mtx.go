@@ -84,18 +84,19 @@ func ReadMTX(c *comm.Comm, path string) (*Rows, Partition, error) {
 	return r, part, nil
 }
 
-// mmEntryEstimate guesses how many triplets the bytes [lo, hi) of the data
-// section [start, end) give, so that the triplet slice is allocated once. A
-// data line takes at least 4 bytes, which bounds a wrong declared count.
+// mmEntryEstimate guesses how many of the declared entries (doubled for a
+// symmetric file) lie in the bytes [lo, hi) of the data section [start, end),
+// so that the slice holding them is allocated once. Counting at least 4 bytes
+// a line bounds the guess when the declared count is wrong.
 func mmEntryEstimate(declared, lo, hi, start, end int64, symmetric bool) int64 {
 	if end <= start {
 		return 0
 	}
-	est := min(declared, (end-start)/4+1) * (hi - lo) / (end - start)
+	est := float64(min(declared, (end-start)/4+1)) * float64(hi-lo) / float64(end-start)
 	if symmetric {
 		est *= 2
 	}
-	return est + 16
+	return int64(est) + 16
 }
 
 // parseMMEntry parses a coordinate data line "i j v" ("i j" for pattern) of

@@ -30,8 +30,10 @@ const (
 // ReadPETSc reads a square sparse matrix from a PETSc binary file.
 // Collective: each rank reads, by offset, only the row lengths, column
 // indices and values of its own stripe under NewPartition(M, np), and
-// returns that stripe with the partition. On any error every rank returns
-// an error: the rank that found it its own, the others comm.ErrPeer.
+// returns that stripe with the partition. Columns come sorted from PETSc;
+// rows that are not are sorted, with duplicates summed. On any error every
+// rank returns an error: the rank that found it its own, the others
+// comm.ErrPeer.
 func ReadPETSc(c *comm.Comm, path string) (*Rows, Partition, error) {
 	f, n, nz, size, err := openPETSc(path)
 	if err = c.Agree(err); err != nil {
@@ -68,7 +70,7 @@ func ReadPETSc(c *comm.Comm, path string) (*Rows, Partition, error) {
 	colOff := petscHeaderSize + 4*n
 	valOff := colOff + 4*total
 	switch {
-	case nz != total && nz != math.MaxInt32:
+	case nz != total && (nz != math.MaxInt32 || total < math.MaxInt32):
 		err = fmt.Errorf("row lengths add up to %d entries, the header says %d", total, nz)
 	case size < valOff+8*total:
 		err = fmt.Errorf("truncated: %d bytes, a %d x %d matrix with %d entries needs %d", size, n, n, total, valOff+8*total)
@@ -117,6 +119,8 @@ func readPETScHeader(f *os.File) (n, nz, size int64, err error) {
 		return 0, 0, 0, err
 	}
 	switch {
+	case h[0] == 0 && h[1] == petscMatClassID:
+		return 0, 0, 0, errors.New("PETSc file with 64-bit indices not supported; write it with 32-bit PetscInt")
 	case h[0] != petscMatClassID:
 		return 0, 0, 0, fmt.Errorf("class id %d is not a PETSc matrix (%d)", h[0], petscMatClassID)
 	case h[1] < 0 || h[2] < 0 || h[3] < 0:
@@ -160,7 +164,7 @@ func readBE[T int64 | float64](f io.ReaderAt, off int64, dst []T, width int, dec
 		k := min(len(dst)-done, len(buf)/width)
 		if _, err := f.ReadAt(buf[:k*width], off); err != nil {
 			if errors.Is(err, io.EOF) {
-				return fmt.Errorf("truncated: no data at byte %d", off)
+				return fmt.Errorf("truncated: the file ends before byte %d", off+int64(k*width))
 			}
 			return err
 		}
@@ -217,12 +221,12 @@ func WritePETSc(c *comm.Comm, path string, r *Rows) error {
 			w.grew()
 		}
 		w.seek(colOff + 4*before)
-		for _, col := range r.Col[:local] {
+		for _, col := range r.Col {
 			w.buf = binary.BigEndian.AppendUint32(w.buf, uint32(col))
 			w.grew()
 		}
 		w.seek(valOff + 8*before)
-		for _, v := range r.Val[:local] {
+		for _, v := range r.Val {
 			w.buf = binary.BigEndian.AppendUint64(w.buf, math.Float64bits(v))
 			w.grew()
 		}

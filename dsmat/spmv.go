@@ -93,6 +93,9 @@ func (op *Operator) alloc(p backend.Precision) error {
 		off += len(s.Idx)
 	}
 	for _, host := range [][]float64{op.sendBuf.Data, op.recvBuf.Data} {
+		if len(host) == 0 {
+			continue
+		}
 		unpin, err := be.Pin(host)
 		if err != nil {
 			return err

@@ -84,17 +84,19 @@ func (s *colVals) Swap(a, b int) {
 }
 
 // routeTriplets sends every triplet to the rank that owns its row under part
-// and returns the triplets whose rows this rank owns, in source-rank order.
-// Collective. Every row must lie in [0, part.N()). A triplet travels as three
-// int64 words (row, column, value bits) in a single Alltoallv.
+// and returns the triplets whose rows this rank owns. Collective. Every row
+// must lie in [0, part.N()). The triplets this rank keeps stay in place (ts
+// is reused); the others travel as three int64 words each (row, column,
+// value bits) in a single Alltoallv.
 func routeTriplets(c *comm.Comm, part Partition, ts []Triplet) ([]Triplet, error) {
 	np := c.Size()
+	lo, hi := part.Range(c.Rank())
+	mine := func(t Triplet) bool { return t.Row >= lo && t.Row < hi }
 	sendN := make([]int64, np)
-	owner := make([]int32, len(ts))
-	for k, t := range ts {
-		p := part.Owner(t.Row)
-		owner[k] = int32(p)
-		sendN[p]++
+	for _, t := range ts {
+		if !mine(t) {
+			sendN[part.Owner(t.Row)]++
+		}
 	}
 	recvN := make([]int64, np)
 	if err := comm.Alltoall(c, sendN, recvN); err != nil {
@@ -102,29 +104,31 @@ func routeTriplets(c *comm.Comm, part Partition, ts []Triplet) ([]Triplet, error
 	}
 	sendCounts, recvCounts := make([]int, np), make([]int, np)
 	next := make([]int, np)
-	total := 0
-	for p := 0; p < np; p++ {
+	sendTotal, recvTotal := 0, 0
+	for p := range np {
 		sendCounts[p], recvCounts[p] = 3*int(sendN[p]), 3*int(recvN[p])
-		next[p] = total
-		total += sendCounts[p]
+		next[p] = sendTotal
+		sendTotal += sendCounts[p]
+		recvTotal += recvCounts[p]
 	}
-	send := make([]int64, total)
-	for k, t := range ts {
-		i := next[owner[k]]
-		next[owner[k]] += 3
+	send := make([]int64, sendTotal)
+	keep := ts[:0]
+	for _, t := range ts {
+		if mine(t) {
+			keep = append(keep, t)
+			continue
+		}
+		p := part.Owner(t.Row)
+		i := next[p]
+		next[p] += 3
 		send[i], send[i+1], send[i+2] = t.Row, t.Col, int64(math.Float64bits(t.Val))
-	}
-	recvTotal := 0
-	for _, n := range recvCounts {
-		recvTotal += n
 	}
 	recv := make([]int64, recvTotal)
 	if err := comm.Alltoallv(c, send, sendCounts, recv, recvCounts); err != nil {
 		return nil, fmt.Errorf("dsmat: route entries: %w", err)
 	}
-	out := make([]Triplet, recvTotal/3)
-	for k := range out {
-		out[k] = Triplet{Row: recv[3*k], Col: recv[3*k+1], Val: math.Float64frombits(uint64(recv[3*k+2]))}
+	for k := 0; k < len(recv); k += 3 {
+		keep = append(keep, Triplet{Row: recv[k], Col: recv[k+1], Val: math.Float64frombits(uint64(recv[k+2]))})
 	}
-	return out, nil
+	return keep, nil
 }

@@ -35,18 +35,18 @@ func ReadVector(c *comm.Comm, path string, part Partition) ([]float64, error) {
 	defer f.Close()
 
 	lo, hi := mmShare(h.dataStart, size, c.Rank(), c.Size())
-	var vals []float64
+	vals := make([]float64, 0, mmEntryEstimate(part.N(), lo, hi, h.dataStart, size, false))
 	lines, failed, err := scanLines(f, h.dataStart, lo, hi, size, func(line []byte) error {
 		fld, rest := mmField(line)
 		if fld == nil || fld[0] == '%' {
 			return nil
 		}
 		v, err := mmValue(fld)
-		if err == nil {
-			err = mmEnd(rest)
+		if err != nil {
+			return err
 		}
 		vals = append(vals, v)
-		return err
+		return mmEnd(rest)
 	})
 	if err := agreeScan(c, path, h, lines, failed, err); err != nil {
 		return nil, err
@@ -101,7 +101,8 @@ const vecLineWidth = 25
 // as a Matrix Market array file that ReadVector reads back exactly. Collective:
 // every rank writes its own lines into a temporary file beside path, and
 // path appears (by rename) only when all ranks have succeeded, so a failed or
-// killed job never leaves a truncated file. Values are written in the
+// killed job never leaves a truncated file at path (a killed one may leave
+// the hidden temporary file). Values are written in the
 // shortest form that reads back exactly, padded with spaces to fixed-width
 // lines. NaN and infinite values are an error. path must lie on a file
 // system that all ranks share.

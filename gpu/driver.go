@@ -37,20 +37,20 @@ const (
 // 0.8 us for the reflection-based wrappers, and a PCG iteration makes a
 // dozen driver calls.
 type driver struct {
-	init, driverGetVersion                               uintptr
-	deviceGet, deviceGetCount, deviceGetName             uintptr
-	deviceGetAttribute, deviceTotalMem                   uintptr
-	primaryCtxRetain, primaryCtxRelease, ctxSetCurrent   uintptr
-	memAlloc, memFree, memAllocHost, memFreeHost         uintptr
-	memGetInfo, memHostRegister, memHostUnregister       uintptr
-	memcpyHtoDAsync, memcpyDtoHAsync, memcpyDtoDAsync    uintptr
-	memsetD32                                            uintptr
-	moduleLoadData, moduleUnload, moduleGetFunction      uintptr
-	launchKernel                                         uintptr
-	streamCreate, streamDestroy, streamSynchronize       uintptr
-	eventCreate, eventDestroy, eventRecord               uintptr
-	eventSynchronize, eventElapsedTime                   uintptr
-	getErrorName, getErrorString                         uintptr
+	init, driverGetVersion                             uintptr
+	deviceGet, deviceGetCount, deviceGetName           uintptr
+	deviceGetAttribute, deviceTotalMem                 uintptr
+	primaryCtxRetain, primaryCtxRelease, ctxSetCurrent uintptr
+	memAlloc, memFree, memAllocHost, memFreeHost       uintptr
+	memGetInfo, memHostRegister, memHostUnregister     uintptr
+	memcpyHtoDAsync, memcpyDtoHAsync, memcpyDtoDAsync  uintptr
+	memsetD32Async                                     uintptr
+	moduleLoadData, moduleUnload, moduleGetFunction    uintptr
+	launchKernel                                       uintptr
+	streamCreate, streamDestroy, streamSynchronize     uintptr
+	eventCreate, eventDestroy, eventRecord             uintptr
+	eventSynchronize, eventElapsedTime                 uintptr
+	getErrorName, getErrorString                       uintptr
 }
 
 var (
@@ -85,7 +85,7 @@ func loadDriver() (*driver, error) {
 			{&d.memGetInfo, "cuMemGetInfo_v2"},
 			{&d.memHostRegister, "cuMemHostRegister_v2"}, {&d.memHostUnregister, "cuMemHostUnregister"},
 			{&d.memcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"}, {&d.memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"},
-			{&d.memcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"}, {&d.memsetD32, "cuMemsetD32_v2"},
+			{&d.memcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"}, {&d.memsetD32Async, "cuMemsetD32Async"},
 			{&d.moduleLoadData, "cuModuleLoadData"}, {&d.moduleUnload, "cuModuleUnload"},
 			{&d.moduleGetFunction, "cuModuleGetFunction"}, {&d.launchKernel, "cuLaunchKernel"},
 			{&d.streamCreate, "cuStreamCreate"}, {&d.streamDestroy, "cuStreamDestroy_v2"},

@@ -12,27 +12,27 @@ import (
 // of functions.spmv's second index.
 var spmvWidths = [...]int{1, 2, 4, 8, 16, 32}
 
-// functions are the kernels of the loaded module.
-type functions struct {
-	spmv                                   [2][len(spmvWidths)]uintptr // [Precision][width index]
-	gather, fill, axpby, mul, dot, updateXR uintptr
-}
-
-// kernelFunc pairs a function slot with its name in kernels/*.cu.
-type kernelFunc struct {
-	fn   *uintptr
+// kernel is a function of the loaded module and its name in kernels/*.cu.
+type kernel struct {
+	h    uintptr // CUfunction
 	name string
 }
 
-// table lists every kernel the backend uses and where its handle goes.
-func (f *functions) table() []kernelFunc {
-	t := []kernelFunc{
-		{&f.gather, "gather"}, {&f.fill, "fill"}, {&f.axpby, "axpby"}, {&f.mul, "mul"},
-		{&f.dot, "dot"}, {&f.updateXR, "update_xr"},
-	}
+// functions are the kernels the backend launches.
+type functions struct {
+	spmv                                    [2][len(spmvWidths)]kernel // [Precision][width index]
+	gather, fill, axpby, mul, dot, updateXR kernel
+}
+
+// table lists every kernel slot, with its name filled in.
+func (f *functions) table() []*kernel {
+	f.gather.name, f.fill.name, f.axpby.name, f.mul.name = "gather", "fill", "axpby", "mul"
+	f.dot.name, f.updateXR.name = "dot", "update_xr"
+	t := []*kernel{&f.gather, &f.fill, &f.axpby, &f.mul, &f.dot, &f.updateXR}
 	for p, prefix := range []string{"spmv_d", "spmv_s"} {
 		for i, w := range spmvWidths {
-			t = append(t, kernelFunc{&f.spmv[p][i], fmt.Sprintf("%s_w%d", prefix, w)})
+			f.spmv[p][i].name = fmt.Sprintf("%s_w%d", prefix, w)
+			t = append(t, &f.spmv[p][i])
 		}
 	}
 	return t
@@ -100,7 +100,7 @@ func (b *Backend) loadModule() error {
 	b.target = t
 	for _, k := range b.fn.table() {
 		name := cString(k.name)
-		if err := b.drv.check(b.drv.call(b.drv.moduleGetFunction, uintptr(unsafe.Pointer(k.fn)),
+		if err := b.drv.check(b.drv.call(b.drv.moduleGetFunction, uintptr(unsafe.Pointer(&k.h)),
 			b.module, uintptr(unsafe.Pointer(&name[0]))), "cuModuleGetFunction("+k.name+")"); err != nil {
 			return err
 		}

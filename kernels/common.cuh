@@ -41,7 +41,8 @@ __device__ double fsai_block_sum(double v)
 // fsai_grid_sum finishes a reduction in the same launch: each block stores
 // its sum in partials[blockIdx.x]; the last block to finish adds the partials
 // in index order and writes *result. Deterministic for a given grid size
-// (unlike atomicAdd on doubles). *counter must be 0 before the launch; the
+// (unlike atomicAdd on doubles). result may be page-locked host memory,
+// which the device writes directly. *counter must be 0 before the launch; the
 // last block's atomicInc wraps it back to 0 for the next one.
 __device__ void fsai_grid_sum(double v, double *partials, unsigned *counter, double *result)
 {

@@ -43,18 +43,21 @@ type options struct {
 	out, report     string
 	verbose         bool
 	shareGPU        bool
+	fsai            fsaiFlags
 	progressEvery   int
+	benchSpMV       int
 }
 
 func parseFlags(args []string, usage io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("fsai-dist", flag.ContinueOnError)
-	fs.SetOutput(usage)
+	fs.SetOutput(io.Discard) // errors are reported in one line by the caller
+	fs.Usage = func() {}
 	fs.StringVar(&o.matrix, "matrix", "", "matrix file: Matrix Market coordinate or PETSc binary (detected by content)")
 	fs.StringVar(&o.problem, "problem", "poisson7:64", "built-in problem when no -matrix: poisson7:N, poisson27:N, diffusion:N[:seed], aniso:N")
 	fs.StringVar(&o.rhs, "rhs", "", "right-hand side, Matrix Market array (default b = A*1)")
 	fs.StringVar(&o.x0, "x0", "", "initial guess, Matrix Market array (default 0)")
-	fs.StringVar(&o.prec, "prec", "jacobi", "preconditioner: "+strings.Join(precNames, ", "))
+	fs.StringVar(&o.prec, "prec", "afsai", "preconditioner: "+strings.Join(precNames, ", "))
 	fs.Float64Var(&o.tol, "tol", 1e-8, "relative residual ||r||/||b|| to stop at")
 	fs.IntVar(&o.maxit, "maxit", 10000, "maximum PCG iterations")
 	fs.StringVar(&o.backend, "backend", "auto", "compute backend: auto (CUDA when a GPU is found, else CPU), cpu, cuda")
@@ -63,9 +66,16 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.StringVar(&o.out, "out", "", "write the solution here, Matrix Market array (atomically)")
 	fs.StringVar(&o.report, "report", "", "write a JSON report here (atomically)")
 	fs.BoolVar(&o.shareGPU, "gpu.share", false, "allow more ranks than GPUs on a node (ranks share GPUs round-robin)")
+	fs.IntVar(&o.benchSpMV, "bench-spmv", 0, "time this many SpMVs with A before solving; report spmv_s and spmv_gbs")
 	fs.BoolVar(&o.verbose, "v", false, "log from every rank, not only rank 0")
 	fs.IntVar(&o.progressEvery, "progress", 50, "log the residual every this many iterations (0: never)")
+	o.fsai.register(fs)
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(usage, "usage: mpirun -np N fsai-dist [flags]\n")
+			fs.SetOutput(usage)
+			fs.PrintDefaults()
+		}
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -74,6 +84,8 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	switch {
 	case !(o.tol > 0 && o.tol < 1):
 		return nil, fmt.Errorf("flag -tol: %g is not in (0,1)", o.tol)
+	case o.benchSpMV < 0:
+		return nil, fmt.Errorf("flag -bench-spmv: %d is negative", o.benchSpMV)
 	case o.maxit < 0:
 		return nil, fmt.Errorf("flag -maxit: %d is negative", o.maxit)
 	case o.backend != "auto" && o.backend != "cpu" && o.backend != "cuda":
@@ -83,7 +95,7 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	case !isPrec(o.prec):
 		return nil, fmt.Errorf("flag -prec: %q is not one of %s", o.prec, strings.Join(precNames, ", "))
 	}
-	return o, nil
+	return o, o.fsai.check()
 }
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -99,7 +111,7 @@ func run(args []string) int {
 
 	usage := io.Discard
 	if c.Rank() == 0 {
-		usage = os.Stderr
+		usage = os.Stdout
 	}
 	o, err := parseFlags(args, usage)
 	if errors.Is(err, flag.ErrHelp) {
@@ -138,8 +150,11 @@ func tag(code int, err error) error {
 }
 
 // finish makes every rank leave with the same status: the highest any rank
-// has. Only a rank whose own error it is prints it, in one line.
+// has. Of the ranks that saw an error themselves (not comm.ErrPeer), the
+// lowest prints it, in one line: when every rank finds the same bad input,
+// the user reads it once.
 func finish(c *comm.Comm, code int, err error) int {
+	speaker := int32(c.Size())
 	if err != nil {
 		code = exitFailure
 		var se *stageError
@@ -147,12 +162,19 @@ func finish(c *comm.Comm, code int, err error) int {
 			code = se.code
 		}
 		if !errors.Is(err, comm.ErrPeer) {
-			fmt.Fprintf(os.Stderr, "fsai-dist: rank %d: %v\n", c.Rank(), err)
+			speaker = int32(c.Rank())
 		}
 	}
 	all, rerr := comm.AllreduceScalar(c, comm.Max, int32(code))
+	if rerr == nil {
+		speaker, rerr = comm.AllreduceScalar(c, comm.Min, speaker)
+	}
 	if rerr != nil {
+		fmt.Fprintf(os.Stderr, "fsai-dist: rank %d: %v\n", c.Rank(), rerr)
 		return exitFailure
+	}
+	if err != nil && int(speaker) == c.Rank() {
+		fmt.Fprintf(os.Stderr, "fsai-dist: rank %d: %v\n", c.Rank(), err)
 	}
 	return int(all)
 }

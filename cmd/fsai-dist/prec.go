@@ -1,21 +1,84 @@
 package main
 
 import (
+	"flag"
+	"fmt"
 	"slices"
 
+	"github.com/fsai-dist/fsai-dist/afsai"
+	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/pcg"
 )
 
 // precNames lists the values -prec accepts.
-var precNames = []string{"none", "jacobi"}
+var precNames = []string{"afsai", "fsai", "jacobi", "none"}
 
 func isPrec(name string) bool { return slices.Contains(precNames, name) }
+
+// fsaiFlags are the tuning flags of the FSAI preconditioners.
+type fsaiFlags struct {
+	cfg       afsai.Config
+	precision string
+}
+
+func (f *fsaiFlags) register(fs *flag.FlagSet) {
+	f.cfg = afsai.DefaultConfig()
+	p, s := &f.cfg.Params, &f.cfg.StaticParams
+	fs.IntVar(&p.Steps, "afsai.steps", p.Steps, "aFSAI: most pattern-growing steps per row (kmax)")
+	fs.IntVar(&p.StepSize, "afsai.step-size", p.StepSize, "aFSAI: entries added to a row per step (s)")
+	fs.Float64Var(&p.Eps, "afsai.eps", p.Eps, "aFSAI: stop a row when its Kaporin number falls by this factor")
+	fs.IntVar(&f.cfg.Power, "afsai.power", f.cfg.Power, "aFSAI and FSAI: G reaches ranks within this power of the block graph (1-3)")
+	fs.StringVar(&f.precision, "afsai.precision", "single", "precision of the FSAI set-up: single or double")
+	fs.Float64Var(&s.Tau, "fsai.tau", s.Tau, "static FSAI: drop |a_ij| <= tau*sqrt(a_ii a_jj) before building the pattern")
+	fs.IntVar(&s.K, "fsai.k", s.K, "static FSAI: pattern of Low(A~^k)")
+	fs.Float64Var(&s.Delta, "fsai.delta", s.Delta, "static FSAI: post-filter entries below delta times the row norm")
+}
+
+func (f *fsaiFlags) check() error {
+	switch f.precision {
+	case "single":
+		f.cfg.Setup = backend.Single
+	case "double":
+		f.cfg.Setup = backend.Double
+	default:
+		return fmt.Errorf("flag -afsai.precision: %q is not single or double", f.precision)
+	}
+	if f.cfg.Power < 1 || f.cfg.Power > 3 {
+		return fmt.Errorf("flag -afsai.power: %d is not 1, 2 or 3", f.cfg.Power)
+	}
+	p, s := f.cfg.Params, f.cfg.StaticParams
+	switch {
+	case p.Steps < 0:
+		return fmt.Errorf("flag -afsai.steps: %d is negative", p.Steps)
+	case p.StepSize < 1:
+		return fmt.Errorf("flag -afsai.step-size: %d is below 1", p.StepSize)
+	case !(p.Eps >= 0 && p.Eps < 1):
+		return fmt.Errorf("flag -afsai.eps: %g is not in [0,1)", p.Eps)
+	case !(s.Tau >= 0):
+		return fmt.Errorf("flag -fsai.tau: %g is negative", s.Tau)
+	case s.K < 1 || s.K > 3:
+		return fmt.Errorf("flag -fsai.k: %d is not 1, 2 or 3", s.K)
+	case !(s.Delta >= 0):
+		return fmt.Errorf("flag -fsai.delta: %g is negative", s.Delta)
+	}
+	return nil
+}
 
 // newPreconditioner sets up the preconditioner that -prec names and records
 // its figures in the report.
 func newPreconditioner(o *options, A *dsmat.Matrix, op *dsmat.Operator, rep *report) (pcg.Preconditioner, error) {
 	switch o.prec {
+	case "afsai", "fsai":
+		cfg := o.fsai.cfg
+		cfg.Static = o.prec == "fsai"
+		p, err := afsai.New(A, op.Backend(), cfg)
+		if err != nil {
+			return nil, err
+		}
+		rep.PrecNNZ, rep.PrecDensity = p.Info.NNZ, p.Info.Density
+		rep.PrecInfo = &p.Info
+		return p, nil
 	case "jacobi":
 		return pcg.NewJacobi(A, op.Backend())
 	default:

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/pcg"
 )
 
@@ -34,6 +35,14 @@ type report struct {
 	TotalS     float64   `json:"total_s"`
 	IterS      float64   `json:"iter_s"` // solve_s per iteration
 	History    []float64 `json:"history"`
+	// -bench-spmv only: seconds per SpMV with A (slowest rank) and the
+	// bandwidth of the bytes a CSR SpMV must move
+	SpMVS   float64 `json:"spmv_s,omitempty"`
+	SpMVGBs float64 `json:"spmv_gbs,omitempty"`
+	// FSAI preconditioners only
+	PrecNNZ     int64       `json:"prec_nnz,omitempty"`     // nonzeros of G
+	PrecDensity float64     `json:"prec_density,omitempty"` // nnz(G)/nnz(A)
+	PrecInfo    *afsai.Info `json:"prec_info,omitempty"`
 }
 
 func (r *report) fill(res pcg.Result) {

@@ -66,6 +66,13 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, start time.Time) (int, err
 	rep.SetupS = time.Since(setup).Seconds()
 	log.Info("setup", zap.String("prec", M.Name()), zap.Float64("setup_s", rep.SetupS))
 
+	if o.benchSpMV > 0 {
+		if err := benchSpMV(c, op, b, o.benchSpMV, rep); err != nil {
+			c.Abort(exitFailure, fmt.Sprintf("fsai-dist: rank %d: spmv benchmark: %v", c.Rank(), err))
+		}
+		log.Info("spmv", zap.Float64("spmv_s", rep.SpMVS), zap.Float64("spmv_gbs", rep.SpMVGBs))
+	}
+
 	solveStart := time.Now()
 	res, err := pcg.Solve(op, M, b, x, pcg.Options{Tol: o.tol, MaxIt: o.maxit, Progress: progress(log, o.progressEvery)})
 	if err != nil {
@@ -183,4 +190,38 @@ func progress(log *zap.Logger, every int) func(int, float64) {
 			log.Info("pcg", zap.Int("iteration", it), zap.Float64("relres", relres))
 		}
 	}
+}
+
+// benchSpMV times k products y = A x (after one untimed product), the
+// slowest rank's time counting, and reports the bandwidth of the bytes a CSR
+// SpMV must move: 12 bytes per nonzero (value and column index), the row
+// pointers, x read and y written once.
+func benchSpMV(c *comm.Comm, op *dsmat.Operator, x *ddmat.Dense, k int, rep *report) error {
+	y, err := ddmat.NewVector(c, x.BE, x.Rows)
+	if err != nil {
+		return err
+	}
+	defer y.Free()
+	if err := op.Apply(y.V, x.V); err != nil {
+		return err
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	t := time.Now()
+	for i := 0; i < k; i++ {
+		if err := op.Apply(y.V, x.V); err != nil {
+			return err
+		}
+	}
+	if err := op.Backend().Sync(); err != nil {
+		return err
+	}
+	sec, err := comm.AllreduceScalar(c, comm.Max, time.Since(t).Seconds()/float64(k))
+	if err != nil {
+		return err
+	}
+	bytes := 12*float64(rep.NNZ) + 4*float64(rep.N+1) + 16*float64(rep.N)
+	rep.SpMVS, rep.SpMVGBs = sec, bytes/sec/1e9
+	return nil
 }

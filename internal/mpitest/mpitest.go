@@ -90,15 +90,17 @@ func launch(t *testing.T, np int) {
 	if err != nil {
 		t.Fatalf("mpitest: %v", err)
 	}
-	args := []string{"-np", strconv.Itoa(np), "--oversubscribe", "--bind-to", "none",
+	args := []string{"-np", strconv.Itoa(np), "--oversubscribe", "--bind-to", "none", "--tag-output",
 		self, "-test.run", runPattern(t.Name()), "-test.v", "-test.count=1"}
 	if f := flag.Lookup("test.timeout"); f != nil && f.Value.String() != "0s" {
 		args = append(args, "-test.timeout="+f.Value.String())
 	}
 
 	limit := timeout
-	if d, ok := t.Deadline(); ok && time.Until(d) < limit {
-		limit = time.Until(d) * 9 / 10 // fail here with the output, not in the test binary's panic
+	if d, ok := t.Deadline(); ok {
+		// Leave time to end mpirun and fail with the ranks' output before
+		// the test binary's own timeout panics.
+		limit = min(limit, time.Until(d)*3/4)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()

@@ -60,10 +60,11 @@ static PetscErrorCode GetOptions(Options *o) {
   PetscFunctionReturn(0);
 }
 
-/* CheckPeer turns a failure of the peers_common helpers into a PETSc error. */
-static PetscErrorCode CheckPeer(int rc, const char *err) {
+/* CheckPeer turns a failure (rc != 0) of the peers_common helpers into the
+ * PETSc error code with message err. */
+static PetscErrorCode CheckPeer(int rc, PetscErrorCode code, const char *err) {
   PetscFunctionBeginUser;
-  PetscCheck(rc == 0, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "%s", err);
+  PetscCheck(rc == 0, PETSC_COMM_SELF, code, "%s", err);
   PetscFunctionReturn(0);
 }
 
@@ -126,11 +127,11 @@ static PetscErrorCode LoadMatrix(const Options *o, Mat *A) {
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   if (o->problem[0]) {
     int64_t N, lo, hi;
-    PetscCall(CheckPeer(peer_parse_poisson7(o->problem, &N, err, sizeof err), err));
+    PetscCall(CheckPeer(peer_parse_poisson7(o->problem, &N, err, sizeof err), PETSC_ERR_ARG_WRONG, err));
     peer_split(N * N * N, size, rank, &lo, &hi);
-    PetscCall(CheckPeer(peer_poisson7(N, lo, hi, &rows, err, sizeof err), err));
+    PetscCall(CheckPeer(peer_poisson7(N, lo, hi, &rows, err, sizeof err), PETSC_ERR_MEM, err));
   } else if (HasSuffix(o->matrix, ".mtx")) {
-    PetscCall(CheckPeer(peer_read_mm(o->matrix, size, rank, &rows, err, sizeof err), err));
+    PetscCall(CheckPeer(peer_read_mm(o->matrix, size, rank, &rows, err, sizeof err), PETSC_ERR_FILE_READ, err));
   } else {
     PetscViewer viewer;
     PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, o->matrix, FILE_MODE_READ, &viewer));
@@ -273,7 +274,7 @@ int main(int argc, char **argv) {
     peer_json_num(&j, "time_per_iter_s", its > 0 ? solve_s / its : NAN);
     peer_json_num(&j, "spmv_s", spmv_s);
     peer_json_num(&j, "spmv_gbs", bytes / spmv_s / 1e9);
-    PetscCall(CheckPeer(peer_json_finish(&j, o.json, err, sizeof err), err));
+    PetscCall(CheckPeer(peer_json_finish(&j, o.json, err, sizeof err), PETSC_ERR_FILE_WRITE, err));
   }
 
   PetscCall(KSPDestroy(&ksp));

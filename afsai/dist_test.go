@@ -1,0 +1,263 @@
+package afsai
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/cpu"
+	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/ddmat"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/mpitest"
+	krylov "github.com/fsai-dist/fsai-dist/pcg"
+	"github.com/fsai-dist/fsai-dist/problem"
+)
+
+func TestMain(m *testing.M) { mpitest.Main(m) }
+
+// distCase is a matrix distributed over the ranks, with its whole stripe
+// list kept on every rank as the serial reference.
+type distCase struct {
+	name string
+	A    *dsmat.Matrix
+	full *dsmat.Rows // the whole matrix, on every rank
+}
+
+// distCases distributes a generated problem and a few shared matrices.
+func distCases(t *testing.T, c *comm.Comm) []distCase {
+	t.Helper()
+	var cases []distCase
+	for _, spec := range []string{"poisson7:7", "diffusion:6"} {
+		s, err := problem.Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := s.Generate(0, s.Rows())
+		if err != nil {
+			t.Fatal(err)
+		}
+		part := dsmat.NewPartition(full.N, c.Size())
+		lo, hi := part.Range(c.Rank())
+		rows, err := s.Generate(lo, hi)
+		if err != nil {
+			t.Fatal(err)
+		}
+		A, err := dsmat.New(c, part, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, distCase{spec, A, full})
+	}
+	for _, name := range []string{"nos6", "494_bus", "bcsstk15"} {
+		full := readMM(t, name)
+		rows, part, err := dsmat.ReadMatrix(c, filepath.Join(matrixDir(), name+".mtx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		A, err := dsmat.New(c, part, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, distCase{name, A, toRows(full)})
+	}
+	return cases
+}
+
+// toRows holds a whole CSR matrix as one stripe.
+func toRows(a *csr.Matrix[float64]) *dsmat.Rows {
+	r := &dsmat.Rows{N: int64(a.Rows), RowPtr: make([]int64, a.Rows+1), Col: make([]int64, a.NNZ()), Val: a.Val}
+	for i, p := range a.RowPtr {
+		r.RowPtr[i] = int64(p)
+	}
+	for k, c := range a.ColIdx {
+		r.Col[k] = int64(c)
+	}
+	return r
+}
+
+// entry returns a_ij of a whole matrix.
+func entry(full *dsmat.Rows, i, j int64) float64 {
+	for k := full.RowPtr[i]; k < full.RowPtr[i+1]; k++ {
+		if full.Col[k] == j {
+			return full.Val[k]
+		}
+	}
+	return 0
+}
+
+// TestGatherLocal: the assembled local system is exactly the submatrix of A
+// on the rows and columns of the ranks in the set.
+func TestGatherLocal(t *testing.T) {
+	for _, np := range []int{1, 2, 3, 4} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			for _, dc := range distCases(t, c) {
+				for power := 1; power <= 3; power++ {
+					ls, err := gatherLocal(dc.A, power)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ls.A.Check() != nil {
+						t.Fatal(ls.A.Check())
+					}
+					m := len(ls.global)
+					for i := 0; i < m; i++ {
+						for j := 0; j < m; j++ {
+							if got, want := ls.A.At(i, j), entry(dc.full, ls.global[i], ls.global[j]); got != want {
+								t.Fatalf("%s power %d: local (%d,%d) = global (%d,%d): %g, want %g",
+									dc.name, power, i, j, ls.global[i], ls.global[j], got, want)
+							}
+						}
+					}
+					if len(ls.own) != dc.A.LocalRows() || (len(ls.own) > 0 && ls.own[len(ls.own)-1] != m-1) {
+						t.Fatalf("%s: own rows %v are not the last of %d", dc.name, ls.own, m)
+					}
+					if power == 1 && c.Rank() > 0 && dc.A.LocalRows() > 0 && m == dc.A.LocalRows() && len(dc.A.Off) > 0 && dc.A.Off[0].Rank < c.Rank() {
+						t.Fatalf("%s: rank has a left neighbour but gathered nothing", dc.name)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestDistributedFactor: G lower triangular with diag(G A G') = 1 on every
+// rank count, and G' its exact transpose.
+func TestDistributedFactor(t *testing.T) {
+	for _, np := range []int{1, 2, 3, 4} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			for _, dc := range distCases(t, c) {
+				for _, setup := range []backend.Precision{backend.Double, backend.Single} {
+					cfg := DefaultConfig()
+					cfg.Setup = setup
+					ls, err := gatherLocal(dc.A, cfg.Power)
+					if err != nil {
+						t.Fatal(err)
+					}
+					g, _, err := computeFactor(ls, cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rows := globalRows(dc.A, ls, g)
+					tol := 1e-10
+					if setup == backend.Single {
+						tol = 1e-3
+					}
+					for i := 0; i < rows.Count(); i++ {
+						gi := rows.First + int64(i)
+						var q float64
+						for a := rows.RowPtr[i]; a < rows.RowPtr[i+1]; a++ {
+							if rows.Col[a] > gi {
+								t.Fatalf("%s: G(%d,%d) is above the diagonal", dc.name, gi, rows.Col[a])
+							}
+							for b := rows.RowPtr[i]; b < rows.RowPtr[i+1]; b++ {
+								q += rows.Val[a] * entry(dc.full, rows.Col[a], rows.Col[b]) * rows.Val[b]
+							}
+						}
+						if math.Abs(q-1) > tol {
+							t.Fatalf("%s %v set-up: (G A G')(%d,%d) = %.8g", dc.name, setup, gi, gi, q)
+						}
+					}
+				}
+				checkAdjoint(t, c, dc)
+			}
+		})
+	}
+}
+
+// checkAdjoint verifies y'(G x) = (G'y)'x for the bound G and G'.
+func checkAdjoint(t *testing.T, c *comm.Comm, dc distCase) {
+	t.Helper()
+	be := cpu.New(1)
+	p, err := New(dc.A, be, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	n := dc.A.LocalRows()
+	x, _ := ddmat.NewVector(c, be, n)
+	y, _ := ddmat.NewVector(c, be, n)
+	gx, _ := ddmat.NewVector(c, be, n)
+	gty, _ := ddmat.NewVector(c, be, n)
+	xs, ys := make([]float64, n), make([]float64, n)
+	for i := range xs {
+		gi := float64(dc.A.First() + int64(i))
+		xs[i], ys[i] = math.Sin(gi), math.Cos(3*gi)
+	}
+	x.Set(xs)
+	y.Set(ys)
+	if err := p.G.Apply(gx.V, x.V); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Gt.Apply(gty.V, y.V); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := ddmat.Dot(y, gx)
+	b, _ := ddmat.Dot(gty, x)
+	if math.Abs(a-b) > 1e-10*math.Max(1, math.Abs(a)) {
+		t.Fatalf("%s: y'(Gx) = %.15g but (G'y)'x = %.15g", dc.name, a, b)
+	}
+}
+
+// TestPCGWithFSAI: PCG with aFSAI and static FSAI converges on every rank
+// count with fewer iterations than Jacobi.
+func TestPCGWithFSAI(t *testing.T) {
+	for _, np := range []int{1, 2, 3, 4} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			for _, dc := range distCases(t, c) {
+				jacobi := solveWith(t, c, dc, "jacobi")
+				for _, prec := range []string{"afsai", "fsai"} {
+					its := solveWith(t, c, dc, prec)
+					if its >= jacobi {
+						t.Fatalf("%s: %s took %d iterations, Jacobi %d", dc.name, prec, its, jacobi)
+					}
+				}
+			}
+		})
+	}
+}
+
+func solveWith(t *testing.T, c *comm.Comm, dc distCase, prec string) int {
+	t.Helper()
+	be := cpu.New(1)
+	op, err := dc.A.Bind(be, backend.Double)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Free()
+	var M krylov.Preconditioner
+	switch prec {
+	case "jacobi":
+		M, err = krylov.NewJacobi(dc.A, be)
+	default:
+		cfg := DefaultConfig()
+		cfg.Static = prec == "fsai"
+		M, err = New(dc.A, be, cfg)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer M.Free()
+	n := dc.A.LocalRows()
+	b, _ := ddmat.NewVector(c, be, n)
+	x, _ := ddmat.NewVector(c, be, n)
+	be.Fill(x.V, 1)
+	if err := op.Apply(b.V, x.V); err != nil {
+		t.Fatal(err)
+	}
+	be.Fill(x.V, 0)
+	res, err := krylov.Solve(op, M, b, x, krylov.Options{Tol: 1e-8, MaxIt: 20000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Converged || res.RelRes > 1.01e-8 {
+		t.Fatalf("%s with %s on %d ranks: %s after %d iterations, relres %g", dc.name, prec, c.Size(), res.Reason, res.Iterations, res.RelRes)
+	}
+	if testing.Verbose() && c.Rank() == 0 {
+		fmt.Printf("%s %s np=%d: %d iterations\n", dc.name, prec, c.Size(), res.Iterations)
+	}
+	return res.Iterations
+}

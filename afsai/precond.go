@@ -1,0 +1,215 @@
+package afsai
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/ddmat"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+)
+
+// Config selects the FSAI preconditioner and how it is computed and applied.
+type Config struct {
+	// Static selects static FSAI (StaticParams) instead of the adaptive one
+	// (Params).
+	Static       bool
+	Params       Params
+	StaticParams StaticParams
+	// Power is k in Low(Â^k), the block graph G may reach (1 to 3). The
+	// static FSAI with power K needs K too; the larger of the two is used.
+	Power int
+	// Setup is the precision of the set-up: Single casts A to float32 (the
+	// blueprint's default), Double keeps float64.
+	Setup backend.Precision
+	// Apply is how G and G' are stored for PCG: Single halves their memory
+	// traffic (float32 values, float64 vectors).
+	Apply backend.Precision
+}
+
+// DefaultConfig is the adaptive FSAI with DefaultParams, power 2, single
+// precision set-up and double precision application.
+func DefaultConfig() Config {
+	return Config{Params: DefaultParams(), StaticParams: StaticParams{Tau: 0.01, K: 2, Delta: 0.01},
+		Power: 2, Setup: backend.Single, Apply: backend.Double}
+}
+
+// Info describes a computed preconditioner, summed or maximized over ranks.
+// It is part of fsai-dist's JSON report (prec_info).
+type Info struct {
+	NNZ          int64   `json:"nnz"`           // nonzeros of G
+	Density      float64 `json:"density"`       // nnz(G)/nnz(A)
+	FallbackRows int64   `json:"fallback_rows"` // rows whose dense solve broke down and were shortened
+	MaxPattern   int     `json:"max_pattern"`   // largest dense system solved
+	// PeakRatio is the largest, over ranks, ratio of the memory the block
+	// collection held at once to the assembled local matrix.
+	PeakRatio  float64 `json:"peak_memory_ratio"`
+	GatherS    float64 `json:"gather_s"` // slowest rank's seconds per stage
+	ComputeS   float64 `json:"compute_s"`
+	TransposeS float64 `json:"transpose_s"`
+	UploadS    float64 `json:"upload_s"`
+	// this rank's (rank 0's in the report) local system
+	LocalRows int `json:"local_rows"`
+	LocalNNZ  int `json:"local_nnz"`
+}
+
+// Preconditioner is M^{-1} = G'G with G the distributed FSAI factor; Apply
+// computes z = G'(G r) with two distributed SpMVs.
+type Preconditioner struct {
+	name  string
+	G, Gt *dsmat.Operator
+	tmp   *ddmat.Dense
+	Info  Info
+}
+
+// New computes the FSAI factor of the distributed SPD matrix A and binds G
+// and G' to be. Collective: ranks gather the blocks they need from their
+// left neighbours, then compute their stripes of G independently.
+func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, error) {
+	c := A.Comm
+	var info Info
+	power := cfg.Power
+	if cfg.Static {
+		power = max(power, cfg.StaticParams.K)
+	}
+	if power < 1 || power > 3 {
+		return nil, fmt.Errorf("afsai: graph power %d: need 1, 2 or 3", power)
+	}
+
+	t := time.Now()
+	ls, err := gatherLocal(A, power)
+	if err := c.Agree(err); err != nil {
+		return nil, err
+	}
+	info.GatherS = time.Since(t).Seconds()
+	info.LocalRows, info.LocalNNZ = ls.A.Rows, ls.A.NNZ()
+
+	t = time.Now()
+	g, stats, err := computeFactor(ls, cfg)
+	if err := c.Agree(err); err != nil {
+		return nil, err
+	}
+	info.ComputeS = time.Since(t).Seconds()
+
+	t = time.Now()
+	rows := globalRows(A, ls, g)
+	Gm, err := dsmat.New(c, A.Part, rows)
+	if err != nil {
+		return nil, err
+	}
+	trows, err := dsmat.Transpose(c, A.Part, rows)
+	if err := c.Agree(err); err != nil {
+		return nil, err
+	}
+	Gtm, err := dsmat.New(c, A.Part, trows)
+	if err != nil {
+		return nil, err
+	}
+	info.TransposeS = time.Since(t).Seconds()
+
+	t = time.Now()
+	p := &Preconditioner{name: "afsai"}
+	if cfg.Static {
+		p.name = "fsai"
+	}
+	p.G, err = Gm.Bind(be, cfg.Apply)
+	if err == nil {
+		p.Gt, err = Gtm.Bind(be, cfg.Apply)
+	}
+	if err == nil {
+		p.tmp, err = ddmat.NewVector(c, be, A.LocalRows())
+	}
+	if err := c.Agree(err); err != nil {
+		p.Free()
+		return nil, err
+	}
+	info.UploadS = time.Since(t).Seconds()
+
+	if err := info.reduce(c, Gm, A, stats, ls); err != nil {
+		p.Free()
+		return nil, err
+	}
+	p.Info = info
+	return p, nil
+}
+
+// computeFactor runs the adaptive or static set-up on the local system in
+// the configured precision and returns the own rows of G in float64.
+func computeFactor(ls *localSystem, cfg Config) (*csr.Matrix[float64], Stats, error) {
+	if cfg.Setup == backend.Single {
+		g, st, err := factorRows(csr.Convert[float32](ls.A), ls.own, cfg)
+		if err != nil {
+			return nil, st, err
+		}
+		return csr.Convert[float64](g), st, nil
+	}
+	return factorRows(ls.A, ls.own, cfg)
+}
+
+func factorRows[T csr.Real](a *csr.Matrix[T], rows []int, cfg Config) (*csr.Matrix[T], Stats, error) {
+	if cfg.Static {
+		return Static(a, rows, cfg.StaticParams)
+	}
+	return Adaptive(a, rows, cfg.Params)
+}
+
+// globalRows turns the local rows of G into the rank's stripe in global
+// numbering; local order is global order, so columns stay sorted.
+func globalRows(A *dsmat.Matrix, ls *localSystem, g *csr.Matrix[float64]) *dsmat.Rows {
+	r := &dsmat.Rows{N: A.N(), First: A.First(), RowPtr: make([]int64, g.Rows+1),
+		Col: make([]int64, g.NNZ()), Val: g.Val}
+	for i := 0; i <= g.Rows; i++ {
+		r.RowPtr[i] = int64(g.RowPtr[i])
+	}
+	for k, c := range g.ColIdx {
+		r.Col[k] = ls.global[c]
+	}
+	return r
+}
+
+// reduce completes the figures that need every rank.
+func (info *Info) reduce(c *comm.Comm, G, A *dsmat.Matrix, st Stats, ls *localSystem) error {
+	sums := []int64{int64(st.FallbackRows)}
+	if err := comm.Allreduce(c, comm.Sum, sums); err != nil {
+		return err
+	}
+	maxes := []float64{float64(st.MaxPattern), float64(ls.peakBytes) / math.Max(1, float64(ls.assembledBytes)),
+		info.GatherS, info.ComputeS, info.TransposeS, info.UploadS}
+	if err := comm.Allreduce(c, comm.Max, maxes); err != nil {
+		return err
+	}
+	info.NNZ = G.NNZ()
+	info.Density = float64(G.NNZ()) / float64(A.NNZ())
+	info.FallbackRows = sums[0]
+	info.MaxPattern = int(maxes[0])
+	info.PeakRatio = maxes[1]
+	info.GatherS, info.ComputeS, info.TransposeS, info.UploadS = maxes[2], maxes[3], maxes[4], maxes[5]
+	return nil
+}
+
+// Name is "afsai" or "fsai".
+func (p *Preconditioner) Name() string { return p.name }
+
+// Apply computes z = G'(G r).
+func (p *Preconditioner) Apply(z, r *ddmat.Dense) error {
+	if err := p.G.Apply(p.tmp.V, r.V); err != nil {
+		return err
+	}
+	return p.Gt.Apply(z.V, p.tmp.V)
+}
+
+// Free releases the device memory of G, G' and the work vector.
+func (p *Preconditioner) Free() {
+	if p.G != nil {
+		p.G.Free()
+	}
+	if p.Gt != nil {
+		p.Gt.Free()
+	}
+	if p.tmp != nil {
+		p.tmp.Free()
+	}
+}

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The tests run the real binary under mpirun, as users do.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "fsai-dist-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "fsai-dist")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	code := 1
+	if err := build.Run(); err == nil {
+		code = m.Run()
+	} else {
+		fmt.Fprintln(os.Stderr, "build fsai-dist:", err)
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// result is what one run of the binary left behind.
+type result struct {
+	code   int
+	stderr string
+}
+
+// mpirun runs fsai-dist on np ranks with args and returns its exit status and
+// standard error. A run that does not end within a minute fails the test: no
+// failure may leave ranks hanging.
+func mpirun(t *testing.T, np int, args ...string) result {
+	t.Helper()
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not found")
+	}
+	full := append([]string{"-np", strconv.Itoa(np), "--oversubscribe", "--bind-to", "none", binary}, args...)
+	cmd := exec.Command("mpirun", full...)
+	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+		"OMPI_MCA_btl_vader_single_copy_mechanism=none")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		code := 0
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return result{code: code, stderr: stderr.String()}
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("fsai-dist %v on %d ranks did not end within a minute\n%s", args, np, stderr.String())
+		return result{}
+	}
+}
+
+func readReport(t *testing.T, path string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// readArray reads a Matrix Market array file's values.
+func readArray(t *testing.T, path string) []float64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var vals []float64
+	sc := bufio.NewScanner(f)
+	header := false
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "%") {
+			continue
+		}
+		if !header {
+			header = true
+			continue
+		}
+		v, err := strconv.ParseFloat(line, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		vals = append(vals, v)
+	}
+	return vals
+}
+
+// contractFields are the report fields that scripts and users rely on.
+var contractFields = []string{"converged", "reason", "iterations", "relres", "n", "nnz", "ranks",
+	"backend", "prec", "setup_s", "solve_s", "total_s", "history"}
+
+func TestSolveProblemAndResume(t *testing.T) {
+	dir := t.TempDir()
+	rep, out := filepath.Join(dir, "r.json"), filepath.Join(dir, "x.mtx")
+	res := mpirun(t, 3, "-problem", "poisson7:12", "-prec", "jacobi", "-report", rep, "-out", out)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	r := readReport(t, rep)
+	for _, f := range contractFields {
+		if _, ok := r[f]; !ok {
+			t.Errorf("report lacks %q", f)
+		}
+	}
+	if r["converged"] != true || r["relres"].(float64) > 1e-8 || r["n"].(float64) != 1728 ||
+		r["nnz"].(float64) != 7*1728-6*144 || r["ranks"].(float64) != 3 || r["backend"] != "cpu" {
+		t.Fatalf("report %v", r)
+	}
+	if its := r["iterations"].(float64); len(r["history"].([]any)) != int(its)+1 {
+		t.Fatalf("%v iterations but %d history entries", its, len(r["history"].([]any)))
+	}
+	x := readArray(t, out)
+	if len(x) != 1728 {
+		t.Fatalf("solution has %d entries", len(x))
+	}
+	for i, v := range x {
+		if v < 1-1e-6 || v > 1+1e-6 {
+			t.Fatalf("x[%d] = %g, want 1", i, v)
+		}
+	}
+
+	// the written solution, read back as the initial guess on another rank
+	// count, is already converged
+	res = mpirun(t, 2, "-problem", "poisson7:12", "-x0", out, "-report", rep)
+	if r := readReport(t, rep); res.code != 0 || r["iterations"].(float64) != 0 {
+		t.Fatalf("resume: exit %d, %v iterations\n%s", res.code, r["iterations"], res.stderr)
+	}
+}
+
+func TestSharedMatrix(t *testing.T) {
+	path := "../../../shared/matrices/s1rmq4m1.mtx"
+	if _, err := os.Stat(path); err != nil {
+		t.Skip("no ../shared/matrices beside the checkout")
+	}
+	dir := t.TempDir()
+	rep, out := filepath.Join(dir, "r.json"), filepath.Join(dir, "x.mtx")
+	res := mpirun(t, 4, "-matrix", path, "-prec", "jacobi", "-report", rep, "-out", out, "-progress", "0")
+	r := readReport(t, rep)
+	if res.code != 0 || r["converged"] != true || r["relres"].(float64) >= 1e-8 || r["n"].(float64) != 5489 || r["nnz"].(float64) != 262411 {
+		t.Fatalf("exit %d, report %v\n%s", res.code, r, res.stderr)
+	}
+	if x := readArray(t, out); len(x) != 5489 {
+		t.Fatalf("solution has %d entries", len(x))
+	}
+}
+
+func TestNotConverged(t *testing.T) {
+	rep := filepath.Join(t.TempDir(), "r.json")
+	res := mpirun(t, 2, "-problem", "poisson7:10", "-maxit", "5", "-report", rep)
+	r := readReport(t, rep)
+	if res.code != 3 || r["converged"] != false || r["reason"] != "max_iterations" || r["iterations"].(float64) != 5 {
+		t.Fatalf("exit %d, report %v", res.code, r)
+	}
+}
+
+// TestBadInput: a clear message on one line, the right status, no panic, no
+// output left behind, no rank hanging.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	badMtx := filepath.Join(dir, "bad.mtx")
+	os.WriteFile(badMtx, []byte("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1\n4 1 2\n"), 0o644)
+	short := filepath.Join(dir, "short.mtx")
+	os.WriteFile(short, []byte("%%MatrixMarket matrix array real general\n5 1\n1\n2\n3\n4\n5\n"), 0o644)
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string // in the message
+	}{
+		{"missing matrix", []string{"-matrix", filepath.Join(dir, "none.mtx")}, 2, "none.mtx"},
+		{"bad entry", []string{"-matrix", badMtx}, 2, "line 4"},
+		{"bad problem", []string{"-problem", "poisson9:4"}, 2, "poisson9"},
+		{"bad flag", []string{"-tol", "2"}, 2, "-tol"},
+		{"unknown flag", []string{"-nosuch"}, 2, "nosuch"},
+		{"rhs length", []string{"-problem", "poisson7:3", "-rhs", short}, 2, "short.mtx"},
+		{"no gpu", []string{"-problem", "poisson7:4", "-backend", "cuda"}, 2, "cuda"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name == "no gpu" && haveGPU() {
+				t.Skip("a GPU is present")
+			}
+			out := filepath.Join(dir, "x-"+strings.ReplaceAll(c.name, " ", "-")+".mtx")
+			rep := out + ".json"
+			res := mpirun(t, 3, append(c.args, "-out", out, "-report", rep)...)
+			if res.code != c.code {
+				t.Fatalf("exit %d, want %d\n%s", res.code, c.code, res.stderr)
+			}
+			var ours []string
+			for _, line := range strings.Split(res.stderr, "\n") {
+				if strings.HasPrefix(line, "fsai-dist:") {
+					ours = append(ours, line)
+				}
+			}
+			if len(ours) != 1 || !strings.Contains(ours[0], c.want) {
+				t.Fatalf("want one fsai-dist line naming %q, got %q\n%s", c.want, ours, res.stderr)
+			}
+			if strings.Contains(res.stderr, "panic") || strings.Contains(res.stderr, "goroutine ") {
+				t.Fatalf("panic trace:\n%s", res.stderr)
+			}
+			for _, f := range []string{out, rep} {
+				if _, err := os.Stat(f); err == nil {
+					t.Fatalf("%s was written", f)
+				}
+			}
+			if tmp, _ := filepath.Glob(filepath.Join(dir, "*.tmp*")); len(tmp) > 0 {
+				t.Fatalf("temporary files left: %v", tmp)
+			}
+		})
+	}
+}
+
+// haveGPU reports whether a CUDA driver is installed here.
+func haveGPU() bool {
+	_, err := os.Stat("/dev/nvidia0")
+	return err == nil
+}

@@ -1,0 +1,54 @@
+package dsmat
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/fsai-dist/fsai-dist/comm"
+)
+
+// ReadMatrix reads a square sparse matrix in PETSc binary or Matrix Market
+// coordinate format, told apart by content, not by file name: a PETSc matrix
+// starts with its class id (1211216 as a big-endian int32), a Matrix Market
+// file with the %%MatrixMarket banner. Collective; see ReadPETSc and ReadMTX.
+// (A PETSc file with 64-bit indices, whose class id is an int64, goes to
+// ReadPETSc too, which says that it is not supported.)
+func ReadMatrix(c *comm.Comm, path string) (*Rows, Partition, error) {
+	petsc, err := isPETSc(path)
+	if err = c.Agree(err); err != nil {
+		return nil, Partition{}, err
+	}
+	if petsc {
+		return ReadPETSc(c, path)
+	}
+	return ReadMTX(c, path)
+}
+
+// isPETSc tells a PETSc binary matrix from a Matrix Market file by their
+// first bytes, and fails for anything else.
+func isPETSc(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, fmt.Errorf("dsmat: %w", err)
+	}
+	defer f.Close()
+	const banner = "%%MatrixMarket"
+	head := make([]byte, len(banner))
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("dsmat: read %s: %w", path, err)
+	}
+	head = head[:n]
+	switch {
+	case n >= 4 && binary.BigEndian.Uint32(head) == petscMatClassID,
+		n >= 8 && binary.BigEndian.Uint64(head) == petscMatClassID:
+		return true, nil
+	case bytes.EqualFold(head, []byte(banner)):
+		return false, nil
+	}
+	return false, fmt.Errorf("dsmat: read %s: unknown format: neither a PETSc binary matrix (class id %d) nor a Matrix Market file (%s banner)", path, petscMatClassID, banner)
+}

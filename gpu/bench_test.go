@@ -1,0 +1,195 @@
+package gpu
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/csr"
+)
+
+// Benchmarks report device bandwidth in GB/s (bytes that must move, each
+// array read or written once, over the device time measured with events)
+// and, beside SpMV and the vector ops, the share of the device-to-device
+// copy bandwidth measured in the same run. Run on the GPU machine with e.g.
+//
+//	./gpu.test -test.run '^$' -test.bench . -test.benchtime 50x
+
+var benchN = flag.Int("gpu.n", 256, "grid points per side of the 7-point Laplacian of BenchmarkBandwidth")
+
+// copyGBs is the copy bandwidth of the current run, 0 before it is measured.
+var copyGBs float64
+
+// measure runs op b.N times (after one warm-up) and reports and returns the
+// bandwidth for bytes moved per op.
+func measure(b *testing.B, be *Backend, bytes int, op func()) float64 {
+	op()
+	if err := be.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	d, err := be.Time(func() {
+		for i := 0; i < b.N; i++ {
+			op()
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	gbs := float64(bytes) * float64(b.N) / d.Seconds() / 1e9
+	b.ReportMetric(gbs, "GB/s")
+	b.ReportMetric(d.Seconds()*1e6/float64(b.N), "dev-us/op")
+	if copyGBs > 0 {
+		b.ReportMetric(gbs/copyGBs, "of-copy")
+	}
+	return gbs
+}
+
+// spmvBytes is the least traffic of y = A*x: the matrix once, x and y once.
+func spmvBytes(m *csr.Matrix[float64], p backend.Precision) int {
+	val := 8
+	if p == backend.Single {
+		val = 4
+	}
+	return m.NNZ()*(4+val) + 4*(m.Rows+1) + 8*(m.Cols+m.Rows)
+}
+
+func benchVec(b *testing.B, be *Backend, n int) backend.Vector {
+	v, err := be.NewVector(n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(v.Free)
+	be.Fill(v, 1.0/3)
+	return v
+}
+
+// BenchmarkBandwidth measures the copy, SpMV of every width and precision,
+// and the vector operations of PCG on the n^3 7-point Laplacian.
+func BenchmarkBandwidth(b *testing.B) {
+	be := openGPU(b)
+	m := stencil3D(*benchN, 7)
+	n := m.Rows
+	b.Logf("%s; 7-point Laplacian %d^3: %d rows, %d nonzeros", be.Device(), *benchN, n, m.NNZ())
+	x, y, z, w := benchVec(b, be, n), benchVec(b, be, n), benchVec(b, be, n), benchVec(b, be, n)
+
+	copyGBs = 0
+	b.Run("copy", func(b *testing.B) {
+		copyGBs = 0 // the last (longest) run sets it
+		copyGBs = measure(b, be, 16*n, func() { be.Copy(y, x) })
+	})
+	for _, p := range []backend.Precision{backend.Double, backend.Single} {
+		a, err := be.NewMatrix(m, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("%v: rule picks W=%d", p, a.(*Matrix).Width())
+		for _, wd := range spmvWidths {
+			b.Run(fmt.Sprintf("spmv/%v/w%d", p, wd), func(b *testing.B) {
+				measure(b, be, spmvBytes(m, p), func() { be.spmv(y, a, x, 0, wd) })
+			})
+		}
+		a.Free()
+	}
+	b.Run("axpby", func(b *testing.B) { measure(b, be, 24*n, func() { be.Axpby(y, 0.5, x, 0.5) }) })
+	b.Run("mul", func(b *testing.B) { measure(b, be, 24*n, func() { be.Mul(z, x, y) }) })
+	b.Run("dot", func(b *testing.B) { measure(b, be, 16*n, func() { be.Dot(x, y) }) })
+	b.Run("updatexr", func(b *testing.B) { measure(b, be, 48*n, func() { be.UpdateXR(x, y, 1e-9, z, w) }) })
+}
+
+// bandMatrix returns a rows x rows matrix whose row i holds k entries (k
+// drawn from [1, 2*mean-1] per row when irregular, else mean), one in each
+// of k consecutive windows of 8 columns around the diagonal: the locality of
+// a banded finite-element matrix with about mean entries per row.
+func bandMatrix(rng *rand.Rand, rows, mean int, irregular bool) *csr.Matrix[float64] {
+	m := &csr.Matrix[float64]{Rows: rows, Cols: rows, RowPtr: make([]int32, 1, rows+1),
+		ColIdx: make([]int32, 0, rows*mean), Val: make([]float64, 0, rows*mean)}
+	const window = 8
+	for i := 0; i < rows; i++ {
+		k := mean
+		if irregular {
+			k = 1 + rng.IntN(2*mean-1)
+		}
+		base := i - k/2*window
+		for j := 0; j < k; j++ {
+			c := base + j*window + rng.IntN(window)
+			if c >= 0 && c < rows {
+				m.ColIdx = append(m.ColIdx, int32(c))
+				m.Val = append(m.Val, rng.Float64())
+			}
+		}
+		m.RowPtr = append(m.RowPtr, int32(len(m.ColIdx)))
+	}
+	return m
+}
+
+// BenchmarkSpMVWidth measures SpMV of every width on matrices of about 10^8
+// nonzeros with various mean row lengths: the data behind spmvWidth's rule.
+func BenchmarkSpMVWidth(b *testing.B) {
+	be := openGPU(b)
+	const nnz = 100_000_000
+	rng := rand.New(rand.NewPCG(1, 1))
+	cases := []struct {
+		name string
+		make func() *csr.Matrix[float64]
+	}{
+		{"laplace27_154", func() *csr.Matrix[float64] { return stencil3D(154, 27) }},
+		{"band4", func() *csr.Matrix[float64] { return bandMatrix(rng, nnz/4, 4, false) }},
+		{"band12", func() *csr.Matrix[float64] { return bandMatrix(rng, nnz/12, 12, false) }},
+		{"irregular16", func() *csr.Matrix[float64] { return bandMatrix(rng, nnz/16, 16, true) }},
+		{"band24", func() *csr.Matrix[float64] { return bandMatrix(rng, nnz/24, 24, false) }},
+		{"band48", func() *csr.Matrix[float64] { return bandMatrix(rng, nnz/48, 48, false) }},
+		{"band96", func() *csr.Matrix[float64] { return bandMatrix(rng, nnz/96, 96, false) }},
+		{"band192", func() *csr.Matrix[float64] { return bandMatrix(rng, nnz/192, 192, false) }},
+	}
+	for _, c := range cases {
+		m := c.make()
+		x, y := benchVec(b, be, m.Cols), benchVec(b, be, m.Rows)
+		for _, p := range []backend.Precision{backend.Double, backend.Single} {
+			a, err := be.NewMatrix(m, p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("%s: %d rows, %.1f nonzeros per row; %v: rule picks W=%d",
+				c.name, m.Rows, float64(m.NNZ())/float64(m.Rows), p, a.(*Matrix).Width())
+			for _, wd := range spmvWidths {
+				b.Run(fmt.Sprintf("%s/%v/w%d", c.name, p, wd), func(b *testing.B) {
+					measure(b, be, spmvBytes(m, p), func() { be.spmv(y, a, x, 0, wd) })
+				})
+			}
+			a.Free()
+		}
+	}
+}
+
+// BenchmarkLaunch measures host costs: making the context current (enter),
+// one kernel launch (Fill of one entry; host-us/launch is the time to queue
+// them, ns/op includes running them), and a reduction's round trip (Dot of
+// 1000 entries: launch, wait, read the result).
+func BenchmarkLaunch(b *testing.B) {
+	be := openGPU(b)
+	one, small := benchVec(b, be, 1), benchVec(b, be, 1000)
+	b.Run("enter", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			be.enter()()
+		}
+	})
+	b.Run("fill1", func(b *testing.B) {
+		start := time.Now()
+		for i := 0; i < b.N; i++ {
+			be.Fill(one, 1)
+		}
+		b.ReportMetric(time.Since(start).Seconds()*1e6/float64(b.N), "host-us/launch")
+		if err := be.Sync(); err != nil {
+			b.Fatal(err)
+		}
+	})
+	b.Run("dot1000", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			be.Dot(small, small)
+		}
+	})
+}

@@ -1,0 +1,183 @@
+package gpu
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/kernels"
+)
+
+// These tests need no GPU: the NVRTC ones run wherever libnvrtc is found.
+
+func needNVRTC(t *testing.T) *nvrtc {
+	t.Helper()
+	nv, err := loadNVRTC()
+	if errors.Is(err, ErrNoNVRTC) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nv
+}
+
+// TestKernelsCompile compiles kernels/*.cu to PTX for compute_80 and checks
+// that every kernel the backend launches is an entry of the module.
+func TestKernelsCompile(t *testing.T) {
+	nv := needNVRTC(t)
+	t.Logf("%s, NVRTC %s, real architectures %v", nv.lib, nv.Version(), nv.archs)
+	ptx, err := nv.compile(kernels.Source(), "fsai-kernels.cu", target{arch: 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ptx[len(ptx)-1] != 0 {
+		t.Error("PTX image lacks its terminating NUL (cuModuleLoadData needs it)")
+	}
+	var f functions
+	for _, k := range f.table() {
+		if !bytes.Contains(ptx, []byte(".entry "+k.name+"(")) {
+			t.Errorf("kernel %s missing from the PTX", k.name)
+		}
+	}
+}
+
+// TestKernelImageCache checks that kernelImage compiles machine code, stores
+// it in the cache directory, and reads it back when the in-process memo is
+// empty.
+func TestKernelImageCache(t *testing.T) {
+	nv := needNVRTC(t)
+	const cc = 90
+	want, err := nv.targetFor(cc)
+	if err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	t.Cleanup(forgetImages) // the memo ends up holding a damaged image
+	img, tg, cached, err := kernelImage(cc, dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg != want || cached {
+		t.Errorf("first image: target %v cached %v, want %v and false", tg, cached, want)
+	}
+	if want.cubin && !bytes.HasPrefix(img, []byte("\x7fELF")) {
+		t.Errorf("cubin does not start with an ELF header: % x", img[:4])
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "kernels-*.bin"))
+	if len(files) != 1 {
+		t.Fatalf("cache holds %v, want one image", files)
+	}
+	forgetImages()
+	again, _, cached, err := kernelImage(cc, dir, false)
+	if err != nil || !cached || !bytes.Equal(again, img) {
+		t.Errorf("second image: cached %v, equal %v, err %v", cached, bytes.Equal(again, img), err)
+	}
+	if err := os.WriteFile(files[0], []byte("damaged"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	forgetImages()
+	if bad, _, _, _ := kernelImage(cc, dir, false); string(bad) != "damaged" {
+		t.Errorf("kernelImage did not read the cache file")
+	}
+}
+
+// forgetImages empties the in-process memo of compiled kernels.
+func forgetImages() {
+	images.Lock()
+	images.m = nil
+	images.Unlock()
+}
+
+func TestCompileErrorCarriesLog(t *testing.T) {
+	nv := needNVRTC(t)
+	_, err := nv.compile(`extern "C" __global__ void k(double *x) { x[0] = undefined_name; }`,
+		"bad.cu", target{arch: 80})
+	if err == nil || !strings.Contains(err.Error(), "undefined_name") || !strings.Contains(err.Error(), "bad.cu") {
+		t.Errorf("error %v does not carry the compiler log", err)
+	}
+}
+
+func TestTargetFor(t *testing.T) {
+	n := &nvrtc{archs: []int{50, 60, 70, 75, 80, 86, 90}}
+	for _, c := range []struct {
+		cc   int
+		want string
+	}{{90, "sm_90"}, {86, "sm_86"}, {89, "compute_86"}, {100, "compute_90"}, {75, "sm_75"}} {
+		got, err := n.targetFor(c.cc)
+		if err != nil || got.String() != c.want {
+			t.Errorf("targetFor(%d) = %v, %v; want %s", c.cc, got, err, c.want)
+		}
+	}
+	if _, err := n.targetFor(35); err == nil {
+		t.Error("targetFor(35) accepted a device older than NVRTC supports")
+	}
+	if got, _ := (&nvrtc{}).targetFor(90); got.String() != "compute_90" {
+		t.Errorf("without a list of architectures: %v, want compute_90", got)
+	}
+}
+
+// TestSpMVWidth pins the rule to the measurements it was fitted to
+// (BenchmarkSpMVWidth on an H200): the fastest width per mean row length.
+func TestSpMVWidth(t *testing.T) {
+	for _, c := range []struct {
+		perRow int
+		p      backend.Precision
+		want   int
+	}{
+		{4, backend.Double, 1}, {7, backend.Double, 1}, {7, backend.Single, 1},
+		{12, backend.Double, 2}, {12, backend.Single, 1}, {24, backend.Double, 4}, {24, backend.Single, 2},
+		{27, backend.Double, 4}, {27, backend.Single, 2}, {48, backend.Double, 8}, {48, backend.Single, 4},
+		{96, backend.Double, 16}, {96, backend.Single, 8}, {192, backend.Single, 16}, {1000, backend.Double, 32},
+	} {
+		if got := spmvWidth(1000, 1000*c.perRow, c.p); got != c.want {
+			t.Errorf("%d entries per row, %v: W=%d, want %d", c.perRow, c.p, got, c.want)
+		}
+	}
+	if got := spmvWidth(0, 0, backend.Double); got != 1 {
+		t.Errorf("empty matrix: W=%d", got)
+	}
+}
+
+func TestDeviceFor(t *testing.T) {
+	for _, c := range []struct {
+		rank, count int
+		share       bool
+		want        int
+		ok          bool
+	}{
+		{0, 1, false, 0, true}, {3, 4, false, 3, true}, {4, 4, false, 0, false},
+		{5, 4, true, 1, true}, {0, 0, true, 0, false}, {-1, 2, true, 0, false},
+	} {
+		got, err := deviceFor(c.rank, c.count, c.share)
+		if (err == nil) != c.ok || (c.ok && got != c.want) {
+			t.Errorf("deviceFor(%d, %d, %v) = %d, %v", c.rank, c.count, c.share, got, err)
+		}
+	}
+}
+
+// TestAvailable checks the answer without a driver (the message the CLI
+// shows) and with one.
+func TestAvailable(t *testing.T) {
+	n, err := Available()
+	if err != nil {
+		if !errors.Is(err, ErrNoDriver) {
+			t.Fatalf("Available: %v", err)
+		}
+		if !strings.Contains(err.Error(), "no CUDA driver: libcuda.so.1 not found") {
+			t.Errorf("message %q", err)
+		}
+		if _, err := Open(0); !errors.Is(err, ErrNoDriver) {
+			t.Errorf("Open without a driver: %v", err)
+		}
+		return
+	}
+	t.Logf("%d CUDA devices", n)
+	if _, err := Open(n); err == nil {
+		t.Errorf("Open(%d) of %d devices succeeded", n, n)
+	}
+}

@@ -1,0 +1,219 @@
+package gpu
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+)
+
+// Vector is a float64 array in device memory, or a view into one.
+type Vector struct {
+	b     *Backend
+	ptr   uintptr // CUdeviceptr of entry 0; 0 when empty
+	n     int
+	owner bool // false for views
+}
+
+// Len is the number of entries.
+func (v *Vector) Len() int { return v.n }
+
+// Slice returns a view of n entries from off, sharing memory. A range out of
+// bounds records an error on the backend and returns an empty view.
+func (v *Vector) Slice(off, n int) backend.Vector {
+	if off < 0 || n < 0 || off+n > v.n {
+		v.b.fail(fmt.Errorf("gpu: Slice(%d, %d) of a vector of %d entries", off, n, v.n))
+		return &Vector{b: v.b}
+	}
+	return &Vector{b: v.b, ptr: v.ptr + uintptr(8*off), n: n}
+}
+
+// Free releases the memory of a vector made by NewVector; it does nothing
+// for views and for vectors already freed.
+func (v *Vector) Free() {
+	if v.owner && v.ptr != 0 {
+		v.b.free(v.ptr, "vector")
+	}
+	v.ptr, v.n = 0, 0
+}
+
+// Index is an int32 array in device memory.
+type Index struct {
+	b   *Backend
+	ptr uintptr
+	n   int
+}
+
+// Len is the number of entries.
+func (x *Index) Len() int { return x.n }
+
+// Free releases the memory.
+func (x *Index) Free() {
+	if x.ptr != 0 {
+		x.b.free(x.ptr, "index")
+	}
+	x.ptr, x.n = 0, 0
+}
+
+// alloc allocates bytes of device memory (none for 0 bytes). what names the
+// use in errors.
+func (b *Backend) alloc(bytes int, what string) (uintptr, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if bytes == 0 {
+		return 0, nil
+	}
+	var p uintptr
+	d := b.drv
+	err := d.check(d.call(d.memAlloc, uintptr(unsafe.Pointer(&p)), uintptr(bytes)),
+		fmt.Sprintf("cuMemAlloc(%d bytes for %s)", bytes, what))
+	if e, ok := err.(*Error); ok && e.Code == cuOutOfMemory {
+		e.Detail = d.memInfo()
+	}
+	return p, err
+}
+
+// free releases device memory, recording a failure.
+func (b *Backend) free(p uintptr, what string) {
+	defer b.enter()()
+	b.fail(b.drv.check(b.drv.call(b.drv.memFree, p), "cuMemFree("+what+")"))
+}
+
+// upload queues a copy of bytes from host memory at src to device memory.
+func (b *Backend) upload(dst uintptr, src unsafe.Pointer, bytes int) {
+	if b.err == nil && bytes > 0 {
+		b.fail(b.drv.check(b.drv.call(b.drv.memcpyHtoDAsync, dst, uintptr(src), uintptr(bytes), b.stream),
+			fmt.Sprintf("cuMemcpyHtoDAsync(%d bytes)", bytes)))
+	}
+}
+
+// NewVector allocates a vector of n zeros.
+func (b *Backend) NewVector(n int) (backend.Vector, error) {
+	defer b.enter()()
+	if n < 0 {
+		return nil, fmt.Errorf("gpu: NewVector(%d)", n)
+	}
+	p, err := b.alloc(8*n, "vector")
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		b.fail(b.drv.check(b.drv.call(b.drv.memsetD32Async, p, 0, uintptr(2*n), b.stream), "cuMemsetD32Async"))
+	}
+	return &Vector{b: b, ptr: p, n: n, owner: true}, b.err
+}
+
+// NewIndex copies idx to the device. Its entries must index the vectors it
+// is used with (Gather does not check them).
+func (b *Backend) NewIndex(idx []int32) (backend.Index, error) {
+	defer b.enter()()
+	p, err := b.alloc(4*len(idx), "index")
+	if err != nil {
+		return nil, err
+	}
+	x := &Index{b: b, ptr: p, n: len(idx)}
+	if len(idx) > 0 {
+		b.upload(p, unsafe.Pointer(&idx[0]), 4*len(idx))
+	}
+	// Wait, so that the caller may change idx and a copy error shows here.
+	if err := b.syncLocked(); err != nil {
+		x.Free()
+		return nil, err
+	}
+	return x, nil
+}
+
+// vector returns v as a vector of this backend, or records why not and
+// returns nil. It also returns nil once an error is recorded, so that
+// callers skip their work.
+func (b *Backend) vector(op string, v backend.Vector) *Vector {
+	if b.err != nil {
+		return nil
+	}
+	g, ok := v.(*Vector)
+	switch {
+	case !ok || g == nil:
+		b.fail(fmt.Errorf("gpu: %s: %T is not a gpu vector", op, v))
+		return nil
+	case g.b != b:
+		b.fail(fmt.Errorf("gpu: %s: vector of another backend", op))
+		return nil
+	}
+	return g
+}
+
+// sameLen records an error unless all lengths equal the first.
+func (b *Backend) sameLen(op string, n ...int) bool {
+	for _, m := range n[1:] {
+		if m != n[0] {
+			b.fail(fmt.Errorf("gpu: %s: lengths %v differ", op, n))
+			return false
+		}
+	}
+	return b.err == nil
+}
+
+// Upload queues a copy of src into dst. The copy may still be running when
+// Upload returns (always so when src is pinned): src must stay unchanged
+// until the next synchronizing call.
+func (b *Backend) Upload(dst backend.Vector, src []float64) {
+	defer b.enter()()
+	v := b.vector("Upload", dst)
+	if v == nil || !b.sameLen("Upload", v.n, len(src)) || v.n == 0 {
+		return
+	}
+	b.upload(v.ptr, unsafe.Pointer(&src[0]), 8*v.n)
+}
+
+// Download copies src into dst after the work queued before it.
+func (b *Backend) Download(dst []float64, src backend.Vector) error {
+	defer b.enter()()
+	v := b.vector("Download", src)
+	if v == nil || !b.sameLen("Download", len(dst), v.n) {
+		return b.err
+	}
+	if v.n > 0 {
+		b.fail(b.drv.check(b.drv.call(b.drv.memcpyDtoHAsync, uintptr(unsafe.Pointer(&dst[0])), v.ptr,
+			uintptr(8*v.n), b.stream), fmt.Sprintf("cuMemcpyDtoHAsync(%d bytes)", 8*v.n)))
+	}
+	return b.syncLocked()
+}
+
+// syncLocked waits for the stream; the caller has entered.
+func (b *Backend) syncLocked() error {
+	if b.err == nil {
+		b.fail(b.drv.check(b.drv.call(b.drv.streamSynchronize, b.stream), "cuStreamSynchronize"))
+	}
+	return b.err
+}
+
+// Pin page-locks host (cuMemHostRegister) so that copies from and to it run
+// at full speed and asynchronously, until unpin is called. The driver
+// registers whole pages and refuses a page registered twice
+// (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED): pin one large buffer and cut
+// it into pieces rather than pinning small neighbouring slices.
+func (b *Backend) Pin(host []float64) (unpin func(), err error) {
+	if len(host) == 0 {
+		return func() {}, nil
+	}
+	defer b.enter()()
+	if b.err != nil {
+		return nil, b.err
+	}
+	p := unsafe.Pointer(&host[0])
+	d := b.drv
+	if err := d.check(d.call(d.memHostRegister, uintptr(p), uintptr(8*len(host)), 0),
+		fmt.Sprintf("cuMemHostRegister(%d bytes)", 8*len(host))); err != nil {
+		return nil, err
+	}
+	done := false
+	return func() {
+		if done {
+			return
+		}
+		done = true
+		defer b.enter()()
+		b.fail(d.check(d.call(d.memHostUnregister, uintptr(p)), "cuMemHostUnregister"))
+	}, nil
+}

@@ -1,0 +1,129 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+)
+
+// SpMV computes y = A*x + beta*y with beta 0 or 1, with a.Width() threads
+// per row.
+func (b *Backend) SpMV(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64) {
+	b.spmv(y, a, x, beta, 0)
+}
+
+// spmv is SpMV with w threads per row (one of spmvWidths), or the matrix's
+// own width when w is 0.
+func (b *Backend) spmv(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64, w int) {
+	defer b.enter()()
+	yv, xv := b.vector("SpMV", y), b.vector("SpMV", x)
+	if yv == nil || xv == nil {
+		return
+	}
+	m, ok := a.(*Matrix)
+	switch {
+	case !ok || m == nil || m.b != b:
+		b.fail(fmt.Errorf("gpu: SpMV: %T is not a matrix of this backend", a))
+		return
+	case beta != 0 && beta != 1:
+		b.fail(fmt.Errorf("gpu: SpMV: beta %g is neither 0 nor 1", beta))
+		return
+	case yv.n != m.rows || xv.n != m.cols:
+		b.fail(fmt.Errorf("gpu: SpMV: %dx%d matrix, x of %d, y of %d", m.rows, m.cols, xv.n, yv.n))
+		return
+	}
+	if w == 0 {
+		w = m.width
+	}
+	i := 0
+	for spmvWidths[i] != w {
+		i++
+	}
+	b.launch(&b.fn.spmv[m.prec][i], ceilDiv(m.rows*w, blockSize),
+		uint64(m.rows), uint64(m.rowPtr), uint64(m.col), uint64(m.val), uint64(xv.ptr), uint64(yv.ptr), uint64(beta))
+}
+
+// Gather sets dst[k] = src[idx[k]].
+func (b *Backend) Gather(dst, src backend.Vector, idx backend.Index) {
+	defer b.enter()()
+	d, s := b.vector("Gather", dst), b.vector("Gather", src)
+	if d == nil || s == nil {
+		return
+	}
+	x, ok := idx.(*Index)
+	if !ok || x == nil || x.b != b {
+		b.fail(fmt.Errorf("gpu: Gather: %T is not an index of this backend", idx))
+		return
+	}
+	if b.sameLen("Gather", d.n, x.n) {
+		b.launch(&b.fn.gather, b.elementBlocks(d.n), uint64(d.n), uint64(x.ptr), uint64(s.ptr), uint64(d.ptr))
+	}
+}
+
+// Fill sets every entry of x to v.
+func (b *Backend) Fill(x backend.Vector, v float64) {
+	defer b.enter()()
+	if xv := b.vector("Fill", x); xv != nil {
+		b.launch(&b.fn.fill, b.elementBlocks(xv.n), uint64(xv.n), f64(v), uint64(xv.ptr))
+	}
+}
+
+// Copy sets dst = src.
+func (b *Backend) Copy(dst, src backend.Vector) {
+	defer b.enter()()
+	d, s := b.vector("Copy", dst), b.vector("Copy", src)
+	if d == nil || s == nil || !b.sameLen("Copy", d.n, s.n) || d.n == 0 {
+		return
+	}
+	b.fail(b.drv.check(b.drv.call(b.drv.memcpyDtoDAsync, d.ptr, s.ptr, uintptr(8*d.n), b.stream),
+		fmt.Sprintf("cuMemcpyDtoDAsync(%d bytes)", 8*d.n)))
+}
+
+// Axpby computes y = a*x + b*y; with b == 0 the old y is not read.
+func (b *Backend) Axpby(y backend.Vector, a float64, x backend.Vector, beta float64) {
+	defer b.enter()()
+	yv, xv := b.vector("Axpby", y), b.vector("Axpby", x)
+	if yv != nil && xv != nil && b.sameLen("Axpby", yv.n, xv.n) {
+		b.launch(&b.fn.axpby, b.elementBlocks(yv.n), uint64(yv.n), f64(a), uint64(xv.ptr), f64(beta), uint64(yv.ptr))
+	}
+}
+
+// Mul computes z = d .* r.
+func (b *Backend) Mul(z, d, r backend.Vector) {
+	defer b.enter()()
+	zv, dv, rv := b.vector("Mul", z), b.vector("Mul", d), b.vector("Mul", r)
+	if zv != nil && dv != nil && rv != nil && b.sameLen("Mul", zv.n, dv.n, rv.n) {
+		b.launch(&b.fn.mul, b.elementBlocks(zv.n), uint64(zv.n), uint64(dv.ptr), uint64(rv.ptr), uint64(zv.ptr))
+	}
+}
+
+// Dot returns x'y, summed in an order fixed by the length and the GPU: the
+// same inputs give the same bits on every run. NaN once an error is recorded.
+func (b *Backend) Dot(x, y backend.Vector) float64 {
+	defer b.enter()()
+	xv, yv := b.vector("Dot", x), b.vector("Dot", y)
+	if xv == nil || yv == nil || !b.sameLen("Dot", xv.n, yv.n) {
+		return math.NaN()
+	}
+	if xv.n == 0 {
+		return 0
+	}
+	return b.reduce(&b.fn.dot, xv.n, uint64(xv.n), uint64(xv.ptr), uint64(yv.ptr))
+}
+
+// UpdateXR computes x += a*p, r -= a*q in one pass and returns the new r'r
+// (deterministic like Dot). NaN once an error is recorded.
+func (b *Backend) UpdateXR(x, r backend.Vector, a float64, p, q backend.Vector) float64 {
+	defer b.enter()()
+	xv, rv, pv, qv := b.vector("UpdateXR", x), b.vector("UpdateXR", r), b.vector("UpdateXR", p), b.vector("UpdateXR", q)
+	if xv == nil || rv == nil || pv == nil || qv == nil || !b.sameLen("UpdateXR", xv.n, rv.n, pv.n, qv.n) {
+		return math.NaN()
+	}
+	if xv.n == 0 {
+		return 0
+	}
+	return b.reduce(&b.fn.updateXR, xv.n, uint64(xv.n), f64(a), uint64(xv.ptr), uint64(rv.ptr), uint64(pv.ptr), uint64(qv.ptr))
+}
+
+var _ backend.Backend = (*Backend)(nil)
