@@ -92,6 +92,10 @@ type Backend interface {
 	// UpdateXR is the fused PCG update x += a*p, r -= a*q; it returns the
 	// local r'r after the update.
 	UpdateXR(x, r Vector, a float64, p, q Vector) float64
+	// UpdateXRZ is UpdateXR fused with a diagonal preconditioner: it also
+	// sets z = d .* r and returns the local r'r and r'z, so a Jacobi PCG
+	// step reads each vector once.
+	UpdateXRZ(x, r Vector, a float64, p, q, d, z Vector) (rr, rz float64)
 
 	// Sync waits for all queued work and returns the first error.
 	Sync() error

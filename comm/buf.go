@@ -10,7 +10,8 @@ import (
 
 // Buf is a message buffer in C memory, for the nonblocking calls: MPI uses it
 // after Isend or Irecv return, and the Go garbage collector can neither move
-// nor free C memory. Data is a Go slice over that memory; read and write it
+// nor free C memory. Each buffer has whole pages to itself, so a GPU backend
+// can page-lock it for fast transfers without affecting any other buffer. Data is a Go slice over that memory; read and write it
 // freely, but do not reslice it beyond its length or replace it with Go
 // memory.
 type Buf[T Elem] struct {
@@ -28,7 +29,7 @@ func NewBuf[T Elem](n int) *Buf[T] {
 		return &Buf[T]{}
 	}
 	var zero T
-	p := C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(zero)))
+	p := C.comm_alloc_pages(C.size_t(n) * C.size_t(unsafe.Sizeof(zero)))
 	if p == nil {
 		panic(fmt.Sprintf("comm: NewBuf(%d): out of C memory", n))
 	}

@@ -3,6 +3,7 @@
 // of global symbols, which cgo cannot evaluate; these functions return them.
 #include <mpi.h>
 #include <stdlib.h>
+#include <string.h>
 
 // Element kinds, one per type in comm.Elem.
 enum { COMM_FLOAT64, COMM_FLOAT32, COMM_INT32, COMM_INT64, COMM_UINT8 };
@@ -40,4 +41,17 @@ static inline MPI_Op comm_op(int op) {
 // Go code must never hold such a pointer.
 static inline int comm_allreduce_in_place(void *buf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
 	return MPI_Allreduce(MPI_IN_PLACE, buf, count, type, op, comm);
+}
+
+// comm_alloc_pages returns size zeroed bytes on whole pages of their own, or
+// NULL: a buffer that shares no page with another can be page-locked for
+// fast device transfers (cuMemHostRegister) without touching its neighbours.
+static inline void *comm_alloc_pages(size_t size) {
+	size_t page = 4096;
+	size = (size + page - 1) / page * page;
+	void *p = NULL;
+	if (posix_memalign(&p, page, size) != 0) {
+		return NULL;
+	}
+	return memset(p, 0, size);
 }

@@ -172,6 +172,28 @@ func (b *Backend) UpdateXR(x, r backend.Vector, a float64, p, q backend.Vector) 
 	})
 }
 
+func (b *Backend) UpdateXRZ(x, r backend.Vector, a float64, p, q, d, z backend.Vector) (float64, float64) {
+	xv, rv, pv, qv, dv, zv := x.(Vector), r.(Vector), p.(Vector), q.(Vector), d.(Vector), z.(Vector)
+	parts := make([][2]float64, b.chunks(len(xv)))
+	b.parallel(len(xv), func(k, lo, hi int) {
+		var rr, rz float64
+		for i := lo; i < hi; i++ {
+			xv[i] += a * pv[i]
+			rv[i] -= a * qv[i]
+			zv[i] = dv[i] * rv[i]
+			rr += rv[i] * rv[i]
+			rz += rv[i] * zv[i]
+		}
+		parts[k] = [2]float64{rr, rz}
+	})
+	var rr, rz float64
+	for _, s := range parts {
+		rr += s[0]
+		rz += s[1]
+	}
+	return rr, rz
+}
+
 func (b *Backend) Sync() error  { return nil }
 func (b *Backend) Err() error   { return nil }
 func (b *Backend) Close() error { return nil }

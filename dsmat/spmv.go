@@ -21,14 +21,15 @@ type Operator struct {
 	diag backend.Matrix
 	off  []haloBlock
 
-	sendIdx backend.Index        // all send lists, concatenated
-	sendDev backend.Vector       // packed values on the device
-	sendBuf *comm.Buf[float64]   // the same on the host, for MPI
-	sends   []*comm.Buf[float64] // views of sendBuf, one per Send
-	recvBuf *comm.Buf[float64]   // all halos on the host
-	haloDev backend.Vector       // all halos on the device
-	unpin   []func()
-	reqs    []*comm.Request // receives first, then sends
+	sendIdx  backend.Index        // all send lists, concatenated
+	sendDev  backend.Vector       // packed values on the device
+	sendBuf  *comm.Buf[float64]   // the same on the host, for MPI
+	sends    []*comm.Buf[float64] // views of sendBuf, one per Send
+	recvBuf  *comm.Buf[float64]   // all halos on the host
+	haloDev  backend.Vector       // all halos on the device
+	unpin    []func()
+	reqs     []*comm.Request // receives first, then sends
+	schedule Schedule
 }
 
 // haloBlock is an off-diagonal block on the device with the slices of the
@@ -106,6 +107,25 @@ func (op *Operator) alloc(p backend.Precision) error {
 	return nil
 }
 
+// Schedule orders the communication and computation of an SpMV. Only
+// benchmarks change it: Sequential and LocalOnly exist to measure how much of
+// the halo exchange the overlap hides.
+type Schedule int
+
+const (
+	// Overlap is the blueprint's: the diagonal product runs while the
+	// halos travel, and each off-diagonal block starts as its halo lands.
+	Overlap Schedule = iota
+	// Sequential exchanges every halo first, then computes.
+	Sequential
+	// LocalOnly skips the exchange (the products use stale halos): the
+	// time of the computation alone. Its results are wrong.
+	LocalOnly
+)
+
+// SetSchedule changes how Apply orders its work.
+func (op *Operator) SetSchedule(s Schedule) { op.schedule = s }
+
 // Apply computes y = A*x on this rank's rows; x and y are the rank's parts of
 // distributed vectors on the backend. It is collective over the matrix's
 // communicator.
@@ -115,6 +135,47 @@ func (op *Operator) alloc(p backend.Precision) error {
 // is queued and runs while the host waits for messages), and each
 // off-diagonal block is applied as soon as its neighbour's halo arrives.
 func (op *Operator) Apply(y, x backend.Vector) error {
+	be := op.be
+	if op.schedule == LocalOnly {
+		be.SpMV(y, op.diag, x, 0)
+		for _, b := range op.off {
+			be.SpMV(y, b.a, b.halo, 1)
+		}
+		return be.Err()
+	}
+	if err := op.post(x); err != nil {
+		return err
+	}
+	recvs := op.reqs[:len(op.off)]
+	if op.schedule == Sequential {
+		if err := comm.Waitall(recvs); err != nil {
+			return fmt.Errorf("dsmat: spmv halo: %w", err)
+		}
+		be.SpMV(y, op.diag, x, 0)
+		for _, b := range op.off {
+			be.Upload(b.halo, b.recv.Data)
+			be.SpMV(y, b.a, b.halo, 1)
+		}
+	} else {
+		be.SpMV(y, op.diag, x, 0)
+		for range op.off {
+			k, err := comm.Waitany(recvs)
+			if err != nil {
+				return fmt.Errorf("dsmat: spmv halo: %w", err)
+			}
+			b := op.off[k]
+			be.Upload(b.halo, b.recv.Data)
+			be.SpMV(y, b.a, b.halo, 1)
+		}
+	}
+	if err := comm.Waitall(op.reqs[len(op.off):]); err != nil {
+		return fmt.Errorf("dsmat: spmv send: %w", err)
+	}
+	return be.Err()
+}
+
+// post packs the entries neighbours need and posts every receive and send.
+func (op *Operator) post(x backend.Vector) error {
 	be, c := op.be, op.m.Comm
 	if len(op.sends) > 0 {
 		be.Gather(op.sendDev, x, op.sendIdx)
@@ -133,23 +194,7 @@ func (op *Operator) Apply(y, x backend.Vector) error {
 			return fmt.Errorf("dsmat: spmv send: %w", err)
 		}
 	}
-
-	be.SpMV(y, op.diag, x, 0)
-
-	recvs := op.reqs[:len(op.off)]
-	for range op.off {
-		k, err := comm.Waitany(recvs)
-		if err != nil {
-			return fmt.Errorf("dsmat: spmv halo from rank %d: %w", op.m.Off[k].Rank, err)
-		}
-		b := op.off[k]
-		be.Upload(b.halo, b.recv.Data)
-		be.SpMV(y, b.a, b.halo, 1)
-	}
-	if err := comm.Waitall(op.reqs[len(op.off):]); err != nil {
-		return fmt.Errorf("dsmat: spmv send: %w", err)
-	}
-	return be.Err()
+	return nil
 }
 
 // Backend returns the backend the operator computes on.

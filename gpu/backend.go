@@ -122,16 +122,16 @@ func (b *Backend) open() error {
 	}
 
 	b.maxReduceBlocks = 8 * b.sms
-	scratch, err := b.alloc(8*(b.maxReduceBlocks+1), "reduction scratch")
+	scratch, err := b.alloc(8*(2*b.maxReduceBlocks+1), "reduction scratch")
 	if err != nil {
 		return err
 	}
 	b.partials = scratch
-	b.counter = scratch + uintptr(8*b.maxReduceBlocks)
+	b.counter = scratch + uintptr(8*2*b.maxReduceBlocks)
 	if err := d.check(d.call(d.memsetD32Async, b.counter, 0, 1, b.stream), "cuMemsetD32Async"); err != nil {
 		return err
 	}
-	if err := d.check(d.call(d.memAllocHost, uintptr(unsafe.Pointer(&b.host)), 8), "cuMemAllocHost(8 bytes)"); err != nil {
+	if err := d.check(d.call(d.memAllocHost, uintptr(unsafe.Pointer(&b.host)), 16), "cuMemAllocHost(16 bytes)"); err != nil {
 		return err
 	}
 
@@ -280,15 +280,20 @@ func (b *Backend) launch(k *kernel, blocks int, args ...uint64) {
 // and returns its result. The kernel writes the result into page-locked host
 // memory, which the device addresses directly (unified addressing).
 func (b *Backend) reduce(k *kernel, n int, args ...uint64) float64 {
+	return b.reduce2(k, n, args...)[0]
+}
+
+// reduce2 is reduce for kernels that return two sums.
+func (b *Backend) reduce2(k *kernel, n int, args ...uint64) [2]float64 {
 	blocks := min(ceilDiv(n, blockSize), b.maxReduceBlocks)
-	var all [10]uint64
+	var all [len(launchArgs{}.vals)]uint64
 	m := copy(all[:], args)
 	all[m], all[m+1], all[m+2] = uint64(b.partials), uint64(b.counter), uint64(uintptr(b.host))
 	b.launch(k, blocks, all[:m+3]...)
 	if b.syncLocked() != nil {
-		return math.NaN()
+		return [2]float64{math.NaN(), math.NaN()}
 	}
-	return *(*float64)(b.host)
+	return *(*[2]float64)(b.host)
 }
 
 // elementBlocks is the grid of element-wise kernels over n entries: one

@@ -307,6 +307,39 @@ func TestUpdateXR(t *testing.T) {
 	}
 }
 
+func TestUpdateXRZ(t *testing.T) {
+	b := openGPU(t)
+	rng := rand.New(rand.NewPCG(19, 20))
+	for _, n := range append(vectorSizes, 0) {
+		xh, rh, ph, qh, dh := randomVec(rng, n), randomVec(rng, n), randomVec(rng, n), randomVec(rng, n), randomVec(rng, n)
+		x, r, p, q, d := newVec(t, b, xh), newVec(t, b, rh), newVec(t, b, ph), newVec(t, b, qh), newVec(t, b, dh)
+		z := newVec(t, b, make([]float64, n))
+		const a = -0.61
+		var rr, rz, rzScale float64
+		zh, xScale, rScale := make([]float64, n), make([]float64, n), make([]float64, n)
+		for i := range xh {
+			xScale[i] = math.Abs(xh[i]) + math.Abs(a*ph[i])
+			rScale[i] = math.Abs(rh[i]) + math.Abs(a*qh[i])
+			xh[i] += a * ph[i]
+			rh[i] -= a * qh[i]
+			zh[i] = dh[i] * rh[i]
+			rr += rh[i] * rh[i]
+			rz += rh[i] * zh[i]
+			rzScale += math.Abs(rh[i] * zh[i])
+		}
+		gotRR, gotRZ := b.UpdateXRZ(x, r, a, p, q, d, z)
+		if !near(gotRR, rr, rr, 1e-12) || !near(gotRZ, rz, rzScale, 1e-12) {
+			t.Errorf("n=%d: UpdateXRZ returned %v, %v, want %v, %v", n, gotRR, gotRZ, rr, rz)
+		}
+		checkClose(t, "x", download(t, b, x), xh, xScale, 1e-15)
+		checkClose(t, "r", download(t, b, r), rh, rScale, 1e-15)
+		for i := range rScale {
+			rScale[i] *= math.Abs(dh[i])
+		}
+		checkClose(t, "z", download(t, b, z), zh, rScale, 1e-15)
+	}
+}
+
 func TestGather(t *testing.T) {
 	b := openGPU(t)
 	rng := rand.New(rand.NewPCG(11, 12))

@@ -20,15 +20,15 @@ type kernel struct {
 
 // functions are the kernels the backend launches.
 type functions struct {
-	spmv                                    [2][len(spmvWidths)]kernel // [Precision][width index]
-	gather, fill, axpby, mul, dot, updateXR kernel
+	spmv                                               [2][len(spmvWidths)]kernel // [Precision][width index]
+	gather, fill, axpby, mul, dot, updateXR, updateXRZ kernel
 }
 
 // table lists every kernel slot, with its name filled in.
 func (f *functions) table() []*kernel {
 	f.gather.name, f.fill.name, f.axpby.name, f.mul.name = "gather", "fill", "axpby", "mul"
-	f.dot.name, f.updateXR.name = "dot", "update_xr"
-	t := []*kernel{&f.gather, &f.fill, &f.axpby, &f.mul, &f.dot, &f.updateXR}
+	f.dot.name, f.updateXR.name, f.updateXRZ.name = "dot", "update_xr", "update_xrz"
+	t := []*kernel{&f.gather, &f.fill, &f.axpby, &f.mul, &f.dot, &f.updateXR, &f.updateXRZ}
 	for p, prefix := range []string{"spmv_d", "spmv_s"} {
 		for i, w := range spmvWidths {
 			f.spmv[p][i].name = fmt.Sprintf("%s_w%d", prefix, w)

@@ -126,4 +126,26 @@ func (b *Backend) UpdateXR(x, r backend.Vector, a float64, p, q backend.Vector) 
 	return b.reduce(&b.fn.updateXR, xv.n, uint64(xv.n), f64(a), uint64(xv.ptr), uint64(rv.ptr), uint64(pv.ptr), uint64(qv.ptr))
 }
 
+// UpdateXRZ is UpdateXR fused with z = d .* r; it returns r'r and r'z
+// (deterministic like Dot). NaNs once an error is recorded.
+func (b *Backend) UpdateXRZ(x, r backend.Vector, a float64, p, q, d, z backend.Vector) (float64, float64) {
+	defer b.enter()()
+	var vs [6]*Vector
+	for i, v := range []backend.Vector{x, r, p, q, d, z} {
+		if vs[i] = b.vector("UpdateXRZ", v); vs[i] == nil {
+			return math.NaN(), math.NaN()
+		}
+	}
+	n := vs[0].n
+	if !b.sameLen("UpdateXRZ", n, vs[1].n, vs[2].n, vs[3].n, vs[4].n, vs[5].n) {
+		return math.NaN(), math.NaN()
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	s := b.reduce2(&b.fn.updateXRZ, n, uint64(n), f64(a), uint64(vs[0].ptr), uint64(vs[1].ptr),
+		uint64(vs[2].ptr), uint64(vs[3].ptr), uint64(vs[4].ptr), uint64(vs[5].ptr))
+	return s[0], s[1]
+}
+
 var _ backend.Backend = (*Backend)(nil)

@@ -38,6 +38,37 @@ __device__ double fsai_block_sum(double v)
     return v;
 }
 
+// fsai_grid_sum2 is fsai_grid_sum for two sums at once: partials holds
+// 2*gridDim.x values and result two.
+__device__ void fsai_grid_sum2(double v, double w, double *partials, unsigned *counter, double *result)
+{
+    __shared__ bool last;
+    v = fsai_block_sum(v);
+    w = fsai_block_sum(w);
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = v;
+        partials[gridDim.x + blockIdx.x] = w;
+        __threadfence();
+        last = atomicInc(counter, gridDim.x - 1) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last)
+        return;
+    __threadfence();
+    const volatile double *p = partials;
+    double s = 0.0, t = 0.0;
+    for (unsigned i = threadIdx.x; i < gridDim.x; i += blockDim.x) {
+        s += p[i];
+        t += p[gridDim.x + i];
+    }
+    s = fsai_block_sum(s);
+    t = fsai_block_sum(t);
+    if (threadIdx.x == 0) {
+        result[0] = s;
+        result[1] = t;
+    }
+}
+
 // fsai_grid_sum finishes a reduction in the same launch: each block stores
 // its sum in partials[blockIdx.x]; the last block to finish adds the partials
 // in index order and writes *result. Deterministic for a given grid size

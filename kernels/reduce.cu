@@ -46,3 +46,24 @@ extern "C" __global__ void update_xr(long long n, double a, double *__restrict__
     }
     fsai_grid_sum(a0 + a1, partials, counter, result);
 }
+
+// The Jacobi PCG step in one pass: x += a*p; r -= a*q; z = d .* r;
+// result[0] = r'r and result[1] = r'z after the update.
+extern "C" __global__ void update_xrz(long long n, double a, double *__restrict__ x,
+                                      double *__restrict__ r, const double *__restrict__ p,
+                                      const double *__restrict__ q, const double *__restrict__ d,
+                                      double *__restrict__ z, double *partials,
+                                      unsigned *counter, double *result)
+{
+    long long i = fsai_tid(), s = fsai_stride();
+    double rr = 0.0, rz = 0.0;
+    for (; i < n; i += s) {
+        double r0 = r[i] - a * q[i], z0 = d[i] * r0;
+        x[i] += a * p[i];
+        r[i] = r0;
+        z[i] = z0;
+        rr += r0 * r0;
+        rz += r0 * z0;
+    }
+    fsai_grid_sum2(rr, rz, partials, counter, result);
+}

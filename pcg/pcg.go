@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 )
@@ -18,6 +19,14 @@ type Preconditioner interface {
 	Name() string
 	Apply(z, r *ddmat.Dense) error
 	Free()
+}
+
+// Diagonal is a preconditioner that scales by a vector (Jacobi). PCG fuses
+// its application into the update of x and r, so a step reads each vector
+// once.
+type Diagonal interface {
+	Preconditioner
+	Scaling() backend.Vector
 }
 
 // Reason says why a solve stopped.
@@ -153,11 +162,17 @@ func (s *solver) run(M Preconditioner, b, x *ddmat.Dense, opt Options) (Result, 
 			return breakdown(res, "p'Ap = %.3g at iteration %d: the matrix is not positive definite", pq, it), nil
 		}
 		alpha := rz / pq
-		rrLocal := be.UpdateXR(x.V, r.V, alpha, p.V, q.V)
-		if err := M.Apply(z, r); err != nil {
-			return res, err
+		var rrLocal, rzLocal float64
+		if d, ok := M.(Diagonal); ok {
+			rrLocal, rzLocal = be.UpdateXRZ(x.V, r.V, alpha, p.V, q.V, d.Scaling(), z.V)
+		} else {
+			rrLocal = be.UpdateXR(x.V, r.V, alpha, p.V, q.V)
+			if err := M.Apply(z, r); err != nil {
+				return res, err
+			}
+			rzLocal = be.Dot(r.V, z.V)
 		}
-		sums, err := ddmat.Sum(c, rrLocal, be.Dot(r.V, z.V))
+		sums, err := ddmat.Sum(c, rrLocal, rzLocal)
 		if err == nil {
 			err = be.Err()
 		}

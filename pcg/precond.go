@@ -55,4 +55,7 @@ func (j *Jacobi) Apply(z, r *ddmat.Dense) error {
 	return nil
 }
 
+// Scaling returns the inverse diagonal, for PCG's fused update.
+func (j *Jacobi) Scaling() backend.Vector { return j.inv }
+
 func (j *Jacobi) Free() { j.inv.Free() }

@@ -39,6 +39,12 @@ type report struct {
 	// bandwidth of the bytes a CSR SpMV must move
 	SpMVS   float64 `json:"spmv_s,omitempty"`
 	SpMVGBs float64 `json:"spmv_gbs,omitempty"`
+	// with several ranks: the SpMV without overlap (halos first) and without
+	// communication, and the share of the exchange the overlap hides:
+	// (sequential - overlapped) / (sequential - local)
+	SpMVSequentialS float64 `json:"spmv_sequential_s,omitempty"`
+	SpMVLocalS      float64 `json:"spmv_local_s,omitempty"`
+	HaloHidden      float64 `json:"halo_hidden,omitempty"`
 	// FSAI preconditioners only
 	PrecNNZ     int64       `json:"prec_nnz,omitempty"`     // nonzeros of G
 	PrecDensity float64     `json:"prec_density,omitempty"` // nnz(G)/nnz(A)
