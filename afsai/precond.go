@@ -54,6 +54,10 @@ type Info struct {
 	// this rank's (rank 0's in the report) local system
 	LocalRows int `json:"local_rows"`
 	LocalNNZ  int `json:"local_nnz"`
+	// SetupDevice is where G was computed: "cpu", or the name of a Device
+	// backend ("cuda"); SetupKernels are then its stage times.
+	SetupDevice  string       `json:"setup_device"`
+	SetupKernels *KernelTimes `json:"setup_kernels,omitempty"`
 }
 
 // Preconditioner is M^{-1} = G'G with G the distributed FSAI factor; Apply
@@ -88,7 +92,7 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	info.LocalRows, info.LocalNNZ = ls.A.Rows, ls.A.NNZ()
 
 	t = time.Now()
-	g, stats, err := computeFactor(ls, cfg)
+	g, stats, err := setupFactor(ls, cfg, be, &info)
 	if err := c.Agree(err); err != nil {
 		return nil, err
 	}
@@ -178,8 +182,16 @@ func (info *Info) reduce(c *comm.Comm, G, A *dsmat.Matrix, st Stats, ls *localSy
 	}
 	maxes := []float64{float64(st.MaxPattern), float64(ls.peakBytes) / math.Max(1, float64(ls.assembledBytes)),
 		info.GatherS, info.ComputeS, info.TransposeS, info.UploadS}
+	var kt KernelTimes // zeros where the set-up ran on the CPU
+	if info.SetupKernels != nil {
+		kt = *info.SetupKernels
+	}
+	maxes = append(maxes, kt.values()...)
 	if err := comm.Allreduce(c, comm.Max, maxes); err != nil {
 		return err
+	}
+	if info.SetupKernels != nil {
+		info.SetupKernels.setValues(maxes[6:])
 	}
 	info.NNZ = G.NNZ()
 	info.Density = float64(G.NNZ()) / float64(A.NNZ())

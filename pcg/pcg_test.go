@@ -24,8 +24,14 @@ type system struct {
 	full *dsmat.Rows
 }
 
-// setup generates spec (scaled by sign), distributes it and sets b = A*1.
+// setup generates spec (scaled by sign), distributes it on the CPU backend
+// and sets b = A*1.
 func setup(t *testing.T, c *comm.Comm, spec string, sign float64) *system {
+	return setupOn(t, c, cpu.New(1), spec, sign)
+}
+
+// setupOn is setup on the backend be.
+func setupOn(t *testing.T, c *comm.Comm, be backend.Backend, spec string, sign float64) *system {
 	t.Helper()
 	s, err := problem.Parse(spec)
 	if err != nil {
@@ -51,7 +57,6 @@ func setup(t *testing.T, c *comm.Comm, spec string, sign float64) *system {
 	if err != nil {
 		t.Fatal(err)
 	}
-	be := cpu.New(1)
 	op, err := A.Bind(be, backend.Double)
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,11 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, start time.Time) (int, err
 			return 0, err
 		}
 	}
+	if o.writeMatrix != "" {
+		if err := dsmat.WritePETSc(c, o.writeMatrix, rows); err != nil {
+			return 0, err
+		}
+	}
 	A, err := dsmat.New(c, part, rows)
 	if err != nil {
 		return 0, badInput(err)

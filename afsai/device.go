@@ -1,0 +1,91 @@
+package afsai
+
+import (
+	"errors"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/csr"
+)
+
+// Device is a backend that runs the adaptive FSAI set-up itself (the CUDA
+// backend, package gpu); on other backends the set-up runs on the CPU
+// kernels of this package. New uses it for the single-precision adaptive
+// set-up, the blueprint's default.
+type Device interface {
+	// Name is the backend's name ("cuda"), reported as setup_device.
+	Name() string
+	// AdaptiveSetup computes what Adaptive(a, rows, p) computes: the same
+	// rows of G in the same layout (columns ascending, diagonal last) and
+	// the same Stats; and the device seconds of its stages. It returns an
+	// error wrapping ErrDeviceUnsupported when the device cannot handle the
+	// input, which New then computes on the CPU.
+	AdaptiveSetup(a *csr.Matrix[float32], rows []int, p Params) (*csr.Matrix[float32], Stats, KernelTimes, error)
+}
+
+// ErrDeviceUnsupported is wrapped by a Device's errors for input it cannot
+// handle (for instance rows too long for its on-chip scratch).
+var ErrDeviceUnsupported = errors.New("afsai: the device cannot run this set-up")
+
+// KernelTimes are the device seconds of the stages of a set-up on a Device,
+// each summed over the pattern-growing steps. In Info they are the largest
+// over ranks.
+type KernelTimes struct {
+	Upload   float64 `json:"upload_s"`   // A and the row list to the device
+	Gradient float64 `json:"gradient_s"` // Kaporin gradient and selection of the new columns
+	Gather   float64 `json:"gather_s"`   // systems gather: the new rows of A[P,P] and A[P,i]
+	Cholesky float64 `json:"cholesky_s"` // bordered Cholesky, psi update and convergence test
+	Solve    float64 `json:"solve_s"`    // triangular solves for g
+	Assemble float64 `json:"assemble_s"` // scaling by 1/sqrt(psi) and assembly of G
+	Download float64 `json:"download_s"` // G back to the host
+}
+
+// Total is the sum of the stages.
+func (k KernelTimes) Total() float64 {
+	var s float64
+	for _, v := range k.values() {
+		s += v
+	}
+	return s
+}
+
+// values lists the stages in a fixed order, for reductions over ranks.
+func (k *KernelTimes) values() []float64 {
+	return []float64{k.Upload, k.Gradient, k.Gather, k.Cholesky, k.Solve, k.Assemble, k.Download}
+}
+
+// setValues is the inverse of values.
+func (k *KernelTimes) setValues(v []float64) {
+	k.Upload, k.Gradient, k.Gather, k.Cholesky, k.Solve, k.Assemble, k.Download = v[0], v[1], v[2], v[3], v[4], v[5], v[6]
+}
+
+// CheckAdaptive validates the arguments of Adaptive as Adaptive does and
+// returns A's diagonal: for Device implementations, so that they accept and
+// refuse the same input.
+func CheckAdaptive[T csr.Real](a *csr.Matrix[T], rows []int, p Params) ([]T, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	return checkInput(a, rows)
+}
+
+// setupFactor is computeFactor on backend be: a single-precision adaptive
+// set-up runs on be when be is a Device (falling back to the CPU for input
+// the device does not support). It records in info where the set-up ran
+// and, for a device, its stage times.
+func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (*csr.Matrix[float64], Stats, error) {
+	info.SetupDevice = "cpu"
+	dev, ok := be.(Device)
+	if !ok || cfg.Static || cfg.Setup != backend.Single {
+		return computeFactor(ls, cfg)
+	}
+	g, st, times, err := dev.AdaptiveSetup(csr.Convert[float32](ls.A), ls.own, cfg.Params)
+	if errors.Is(err, ErrDeviceUnsupported) {
+		return computeFactor(ls, cfg)
+	}
+	if err != nil {
+		return nil, st, err
+	}
+	info.SetupDevice = dev.Name()
+	info.SetupKernels = &times
+	return csr.Convert[float64](g), st, nil
+}
