@@ -5,7 +5,13 @@ import (
 	"math"
 
 	"github.com/fsai-dist/fsai-dist/csr"
+	"os"
+	"strconv"
 )
+
+var xScaled = os.Getenv("AFSAI_SCALED") == "1"
+var xStall, _ = strconv.ParseFloat(os.Getenv("AFSAI_STALL"), 64)
+
 
 // Params controls the adaptive FSAI (blueprint, section 2).
 type Params struct {
@@ -97,6 +103,7 @@ func (w *adaptiveWorker[T]) row(i int, p Params, out *rowOut[T]) {
 			break
 		}
 		added := 0
+		old := f.psi
 		for _, c := range w.best {
 			if !f.add(c.col) {
 				break
@@ -105,6 +112,9 @@ func (w *adaptiveWorker[T]) row(i int, p Params, out *rowOut[T]) {
 		}
 		if added < len(w.best) {
 			out.stats.FallbackRows++
+			break
+		}
+		if xStall > 0 && float64(old-f.psi) < xStall*float64(old) {
 			break
 		}
 	}
@@ -130,7 +140,11 @@ func (w *adaptiveWorker[T]) gradient(s int) {
 		if f.pos[c] >= 0 || v == 0 {
 			continue
 		}
-		w.offer(cand[T]{col: c, abs: max(v, -v)}, s)
+		a := max(v, -v)
+		if xScaled {
+			a /= T(math.Sqrt(float64(f.diag[c])))
+		}
+		w.offer(cand[T]{col: c, abs: a}, s)
 	}
 	w.list = w.list[:0]
 }

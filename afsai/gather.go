@@ -101,7 +101,7 @@ func lower(A *dsmat.Matrix, set []int) lowerPart {
 			if _, in := slices.BinarySearch(set, b.Rank); !in {
 				continue
 			}
-			cols, vals := b.A.Row(i)
+			cols, vals := b.Row(i)
 			for k, c := range cols {
 				out.cols = append(out.cols, b.Cols[c])
 				out.vals = append(out.vals, vals[k])

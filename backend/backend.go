@@ -63,7 +63,11 @@ type Backend interface {
 	Device() string
 
 	NewVector(n int) (Vector, error)
-	NewMatrix(m *csr.Matrix[float64], p Precision) (Matrix, error)
+	// NewMatrix uploads m. With a row map, row k of m is row rowMap[k] of
+	// the products: SpMV then touches only those rows of y, which lets an
+	// off-diagonal block store just its non-empty rows (a block coupling
+	// two stripes has few).
+	NewMatrix(m *csr.Matrix[float64], rowMap []int32, p Precision) (Matrix, error)
 	NewIndex(idx []int32) (Index, error)
 
 	// Upload copies host data into dst. It may return before the copy is
@@ -76,7 +80,8 @@ type Backend interface {
 	// the returned function is called. Host buffers of halo exchanges use it.
 	Pin(host []float64) (unpin func(), err error)
 
-	// SpMV computes y = A*x + beta*y with beta 0 or 1.
+	// SpMV computes y = A*x + beta*y with beta 0 or 1 (on the mapped rows
+	// only, for a matrix with a row map).
 	SpMV(y Vector, a Matrix, x Vector, beta float64)
 	// Gather sets dst[k] = src[idx[k]] (the halo pack).
 	Gather(dst, src Vector, idx Index)

@@ -39,6 +39,7 @@ type Matrix struct {
 	rows, cols, nnz int
 	f64             *csr.Matrix[float64]
 	f32             *csr.Matrix[float32]
+	rowMap          []int32 // nil: row k of the block is row k of y
 }
 
 func (m *Matrix) Rows() int { return m.rows }
@@ -67,8 +68,11 @@ func (b *Backend) NewVector(n int) (backend.Vector, error) { return make(Vector,
 
 // NewMatrix keeps m itself for double precision (no copy) and a float32 copy
 // of its values for single.
-func (b *Backend) NewMatrix(m *csr.Matrix[float64], p backend.Precision) (backend.Matrix, error) {
-	out := &Matrix{rows: m.Rows, cols: m.Cols, nnz: m.NNZ()}
+func (b *Backend) NewMatrix(m *csr.Matrix[float64], rowMap []int32, p backend.Precision) (backend.Matrix, error) {
+	if rowMap != nil && len(rowMap) != m.Rows {
+		return nil, fmt.Errorf("cpu: NewMatrix: %d rows but a row map of %d", m.Rows, len(rowMap))
+	}
+	out := &Matrix{rows: m.Rows, cols: m.Cols, nnz: m.NNZ(), rowMap: rowMap}
 	if p == backend.Single {
 		out.f32 = csr.Convert[float32](m)
 	} else {
@@ -93,22 +97,26 @@ func (b *Backend) Pin(host []float64) (func(), error) { return func() {}, nil }
 func (b *Backend) SpMV(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64) {
 	m, xv, yv := a.(*Matrix), x.(Vector), y.(Vector)
 	if m.f32 != nil {
-		b.parallel(m.f32.Rows, func(_, lo, hi int) { spmvRows(m.f32, xv, beta, yv, lo, hi) })
+		b.parallel(m.rows, func(_, lo, hi int) { spmvRows(m.f32, m.rowMap, xv, beta, yv, lo, hi) })
 		return
 	}
-	b.parallel(m.f64.Rows, func(_, lo, hi int) { spmvRows(m.f64, xv, beta, yv, lo, hi) })
+	b.parallel(m.rows, func(_, lo, hi int) { spmvRows(m.f64, m.rowMap, xv, beta, yv, lo, hi) })
 }
 
-func spmvRows[T csr.Real](m *csr.Matrix[T], x []float64, beta float64, y []float64, lo, hi int) {
+func spmvRows[T csr.Real](m *csr.Matrix[T], rowMap []int32, x []float64, beta float64, y []float64, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		var s float64
 		for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
 			s += float64(m.Val[k]) * x[m.ColIdx[k]]
 		}
-		if beta != 0 {
-			s += beta * y[i]
+		out := i
+		if rowMap != nil {
+			out = int(rowMap[i])
 		}
-		y[i] = s
+		if beta != 0 {
+			s += beta * y[out]
+		}
+		y[out] = s
 	}
 }
 

@@ -11,6 +11,7 @@ package dsmat
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/fsai-dist/fsai-dist/comm"
@@ -18,11 +19,24 @@ import (
 )
 
 // Block is an off-diagonal block of a stripe: the entries whose columns rank
-// Rank owns, with columns renumbered 0..len(Cols)-1.
+// Rank owns, with columns renumbered 0..len(Cols)-1 and only the rows that
+// have entries stored (a block that couples two stripes touches few of their
+// rows): row k of A is local row Rows[k] of the stripe.
 type Block struct {
 	Rank int
 	A    *csr.Matrix[float64]
+	Rows []int32 // local row of each stored row, ascending
 	Cols []int64 // global index of each compact column, ascending
+}
+
+// Row returns the columns (compact numbering) and values of local row i of
+// the stripe in the block, empty when the block has none.
+func (b *Block) Row(i int) ([]int32, []float64) {
+	k, found := slices.BinarySearch(b.Rows, int32(i))
+	if !found {
+		return nil, nil
+	}
+	return b.A.Row(k)
 }
 
 // Matrix is one rank's part of a distributed square matrix.
@@ -91,11 +105,11 @@ func (m *Matrix) split(rows *Rows) {
 	}
 	sort.Ints(owners)
 
-	diag := newBuilder(nrows, len(rows.Col))
+	diag := newBuilder(nrows, len(rows.Col), false)
 	blocks := make([]*builder, len(owners))
 	slot := make(map[int]int, len(owners))
 	for k, q := range owners {
-		blocks[k] = newBuilder(nrows, 0)
+		blocks[k] = newBuilder(nrows, 0, true)
 		slot[q] = k
 	}
 	for i := 0; i < nrows; i++ {
@@ -110,15 +124,15 @@ func (m *Matrix) split(rows *Rows) {
 			j := sort.Search(len(cols), func(j int) bool { return cols[j] >= col })
 			blocks[slot[q]].add(int32(j), val)
 		}
-		diag.endRow()
+		diag.endRow(i)
 		for _, b := range blocks {
-			b.endRow()
+			b.endRow(i)
 		}
 	}
 	m.Diag = diag.matrix(int(hi - lo))
 	m.Off = make([]Block, len(owners))
 	for k, q := range owners {
-		m.Off[k] = Block{Rank: q, A: blocks[k].matrix(len(needed[q])), Cols: needed[q]}
+		m.Off[k] = Block{Rank: q, A: blocks[k].matrix(len(needed[q])), Rows: blocks[k].rows, Cols: needed[q]}
 	}
 }
 
@@ -191,15 +205,18 @@ func (m *Matrix) Diagonal() []float64 {
 
 // builder assembles a CSR block row by row from entries that arrive in
 // ascending column order (Rows keeps columns sorted, and the compact
-// numbering of a block preserves their order).
+// numbering of a block preserves their order). A compressed builder keeps
+// only the rows that have entries and records which they are.
 type builder struct {
-	m *csr.Matrix[float64]
+	m          *csr.Matrix[float64]
+	compressed bool
+	rows       []int32
 }
 
-func newBuilder(rows, capacity int) *builder {
-	m := &csr.Matrix[float64]{Rows: rows, RowPtr: make([]int32, 1, rows+1),
+func newBuilder(rows, capacity int, compressed bool) *builder {
+	m := &csr.Matrix[float64]{RowPtr: make([]int32, 1, rows+1),
 		ColIdx: make([]int32, 0, capacity), Val: make([]float64, 0, capacity)}
-	return &builder{m: m}
+	return &builder{m: m, compressed: compressed}
 }
 
 func (b *builder) add(col int32, val float64) {
@@ -207,8 +224,17 @@ func (b *builder) add(col int32, val float64) {
 	b.m.Val = append(b.m.Val, val)
 }
 
-func (b *builder) endRow() {
-	b.m.RowPtr = append(b.m.RowPtr, int32(len(b.m.ColIdx)))
+// endRow closes local row i.
+func (b *builder) endRow(i int) {
+	end := int32(len(b.m.ColIdx))
+	if b.compressed {
+		if end == b.m.RowPtr[len(b.m.RowPtr)-1] {
+			return
+		}
+		b.rows = append(b.rows, int32(i))
+	}
+	b.m.RowPtr = append(b.m.RowPtr, end)
+	b.m.Rows++
 }
 
 func (b *builder) matrix(cols int) *csr.Matrix[float64] {

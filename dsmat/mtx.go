@@ -21,31 +21,85 @@ import (
 // (field real, integer or pattern; symmetry general or symmetric). Collective:
 // each rank parses its share of the file, sends the entries to the owners of
 // their rows under NewPartition(n, np) and returns its stripe with that
-// partition. Duplicate entries are summed; pattern entries are 1. A symmetric
-// file must store the lower triangle only, and each off-diagonal entry (i,j)
-// also gives (j,i). On any error every rank returns an error: the rank that
-// found it its own, naming the file and line, the others comm.ErrPeer.
+// partition. Duplicate entries are summed (ReadMatrixStats counts them);
+// pattern entries are 1. A symmetric file must store the lower triangle
+// only, and each off-diagonal entry (i,j) also gives (j,i). On any error
+// every rank returns an error: the rank that found it its own, naming the
+// file and line, the others comm.ErrPeer.
 func ReadMTX(c *comm.Comm, path string) (*Rows, Partition, error) {
-	f, h, size, err := openMM(c, path, func(h *mmHeader) error {
-		if h.format != "coordinate" {
-			return mmLineError(path, 1, errors.New("array format holds a dense matrix; want a coordinate (sparse) matrix"))
-		}
-		if h.size[0] != h.size[1] {
-			return mmLineError(path, h.sizeLine, fmt.Errorf("matrix is %d x %d, not square", h.size[0], h.size[1]))
-		}
-		return nil
-	})
+	r, part, _, err := readMTX(c, path)
+	return r, part, err
+}
+
+func readMTX(c *comm.Comm, path string) (*Rows, Partition, ReadStats, error) {
+	var stats ReadStats
+	f, h, size, err := openMM(c, path, func(h *mmHeader) error { return checkCoordinateHeader(path, h, c.Size()) })
 	if err != nil {
-		return nil, Partition{}, err
+		return nil, Partition{}, stats, err
 	}
 	defer f.Close()
 
 	n, declared := h.size[0], h.size[2]
-	pattern, symmetric := h.field == "pattern", h.symmetry == "symmetric"
 	lo, hi := mmShare(h.dataStart, size, c.Rank(), c.Size())
-	ts := make([]Triplet, 0, mmEntryEstimate(declared, lo, hi, h.dataStart, size, symmetric))
-	var entries int64
-	lines, failed, err := scanLines(f, h.dataStart, lo, hi, size, func(line []byte) error {
+	ts, entries, lines, failed, err := parseCoordinates(f, h, lo, hi, size)
+	if err := agreeScan(c, path, h, lines, failed, err); err != nil {
+		return nil, Partition{}, stats, err
+	}
+	total, err := comm.AllreduceScalar(c, comm.Sum, entries)
+	if err == nil && total != declared {
+		err = mmLineError(path, h.sizeLine, fmt.Errorf("size line declares %d entries, the file holds %d", declared, total))
+	}
+	if err != nil {
+		return nil, Partition{}, stats, err
+	}
+
+	part := NewPartition(n, c.Size())
+	ts, err = routeTriplets(c, part, ts)
+	var r *Rows
+	dups := 0
+	if err == nil {
+		first, _ := part.Range(c.Rank())
+		r, dups, err = AssembleRows(n, first, part.Size(c.Rank()), ts)
+	}
+	if err = c.Agree(err); err != nil {
+		return nil, Partition{}, stats, err
+	}
+	if stats.Duplicates, err = comm.AllreduceScalar(c, comm.Sum, int64(dups)); err != nil {
+		return nil, Partition{}, stats, err
+	}
+	return r, part, stats, nil
+}
+
+// maxStripeRows is the most rows a rank's stripe may hold: the CSR blocks
+// index rows and columns with int32.
+const maxStripeRows = math.MaxInt32
+
+// checkCoordinateHeader accepts the header of a square coordinate matrix
+// whose stripes on np ranks fit a CSR block; it checks the dimension before
+// anything of that size is allocated.
+func checkCoordinateHeader(path string, h *mmHeader, np int) error {
+	if h.format != "coordinate" {
+		return mmLineError(path, 1, errors.New("array format holds a dense matrix; want a coordinate (sparse) matrix"))
+	}
+	if h.size[0] != h.size[1] {
+		return mmLineError(path, h.sizeLine, fmt.Errorf("matrix is %d x %d, not square", h.size[0], h.size[1]))
+	}
+	if per := (h.size[0] + int64(np) - 1) / int64(np); per > maxStripeRows {
+		return mmLineError(path, h.sizeLine, fmt.Errorf("%d rows on %d ranks are %d rows a rank, more than the %d a rank can hold: check the size line, or use more ranks",
+			h.size[0], np, per, maxStripeRows))
+	}
+	return nil
+}
+
+// parseCoordinates parses the entries of a coordinate file on the lines that
+// begin in the bytes [lo, hi) of f (see scanLines for lines, failed and
+// err). A symmetric file's off-diagonal entries come with their mirror
+// images; entries counts the entries the lines hold.
+func parseCoordinates(f io.ReaderAt, h *mmHeader, lo, hi, size int64) (ts []Triplet, entries, lines, failed int64, err error) {
+	n := h.size[0]
+	pattern, symmetric := h.field == "pattern", h.symmetry == "symmetric"
+	ts = make([]Triplet, 0, mmEntryEstimate(h.size[2], lo, hi, h.dataStart, size, symmetric))
+	lines, failed, err = scanLines(f, h.dataStart, lo, hi, size, func(line []byte) error {
 		t, ok, err := parseMMEntry(line, n, pattern)
 		if err != nil || !ok {
 			return err
@@ -60,28 +114,7 @@ func ReadMTX(c *comm.Comm, path string) (*Rows, Partition, error) {
 		}
 		return nil
 	})
-	if err := agreeScan(c, path, h, lines, failed, err); err != nil {
-		return nil, Partition{}, err
-	}
-	total, err := comm.AllreduceScalar(c, comm.Sum, entries)
-	if err == nil && total != declared {
-		err = mmLineError(path, h.sizeLine, fmt.Errorf("size line declares %d entries, the file holds %d", declared, total))
-	}
-	if err != nil {
-		return nil, Partition{}, err
-	}
-
-	part := NewPartition(n, c.Size())
-	ts, err = routeTriplets(c, part, ts)
-	var r *Rows
-	if err == nil {
-		first, _ := part.Range(c.Rank())
-		r, _, err = AssembleRows(n, first, part.Size(c.Rank()), ts)
-	}
-	if err = c.Agree(err); err != nil {
-		return nil, Partition{}, err
-	}
-	return r, part, nil
+	return ts, entries, lines, failed, err
 }
 
 // mmEntryEstimate guesses how many of the declared entries (doubled for a

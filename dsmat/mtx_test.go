@@ -420,6 +420,7 @@ func TestReadMTXErrors(t *testing.T) {
 		{"upper.mtx", sym + "2 2 2\n1 1 1\n1 2 1\n", "upper.mtx line 4: entry (1,2) above the diagonal in a symmetric file"},
 		{"big.mtx", diagonalMTX(100, 57, "57 57 inf"), `big.mtx line 57: value "inf" is not finite`},
 		{"big2.mtx", diagonalMTX(100, 90, "90 0 1"), "big2.mtx line 90: column index 0 out of range [1,100]"},
+		{"huge.mtx", gen + "9000000000 9000000000 1\n1 1 1\n", "huge.mtx line 2: 9000000000 rows on"},
 	}
 	files := map[string]string{}
 	for _, tc := range cases {

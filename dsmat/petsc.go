@@ -35,62 +35,43 @@ const (
 // rank returns an error: the rank that found it its own, the others
 // comm.ErrPeer.
 func ReadPETSc(c *comm.Comm, path string) (*Rows, Partition, error) {
+	r, part, _, err := readPETSc(c, path)
+	return r, part, err
+}
+
+func readPETSc(c *comm.Comm, path string) (*Rows, Partition, ReadStats, error) {
+	var stats ReadStats
 	f, n, nz, size, err := openPETSc(path)
 	if err = c.Agree(err); err != nil {
 		if f != nil {
 			f.Close()
 		}
-		return nil, Partition{}, err
+		return nil, Partition{}, stats, err
 	}
 	defer f.Close()
 
 	part := NewPartition(n, c.Size())
 	first, last := part.Range(c.Rank())
-	r := &Rows{N: n, First: first, RowPtr: make([]int64, last-first+1)}
-	err = readBE(f, petscHeaderSize+4*first, r.RowPtr[1:], 4, beInt32)
-	for i := range r.Count() {
-		if err == nil && (r.RowPtr[i+1] < 0 || r.RowPtr[i+1] > n) {
-			err = fmt.Errorf("row %d has length %d, want 0..%d", first+int64(i), r.RowPtr[i+1], n)
-		}
-		r.RowPtr[i+1] += r.RowPtr[i]
-	}
+	r, err := readPETScLengths(f, n, first, last)
 	if err = c.Agree(petscError(path, err)); err != nil {
-		return nil, Partition{}, err
+		return nil, Partition{}, stats, err
 	}
-
-	local := r.NNZ()
-	before, err := comm.Exscan(c, local)
+	before, err := comm.Exscan(c, r.NNZ())
 	if err != nil {
-		return nil, Partition{}, err
+		return nil, Partition{}, stats, err
 	}
-	total, err := comm.AllreduceScalar(c, comm.Sum, local)
+	total, err := comm.AllreduceScalar(c, comm.Sum, r.NNZ())
 	if err != nil {
-		return nil, Partition{}, err
+		return nil, Partition{}, stats, err
 	}
-	colOff := petscHeaderSize + 4*n
-	valOff := colOff + 4*total
-	switch {
-	case nz != total && (nz != math.MaxInt32 || total < math.MaxInt32):
-		err = fmt.Errorf("row lengths add up to %d entries, the header says %d", total, nz)
-	case size < valOff+8*total:
-		err = fmt.Errorf("truncated: %d bytes, a %d x %d matrix with %d entries needs %d", size, n, n, total, valOff+8*total)
-	default:
-		r.Col, r.Val = make([]int64, local), make([]float64, local)
-		err = readBE(f, colOff+4*before, r.Col, 4, beInt32)
-		if err == nil {
-			err = readBE(f, valOff+8*before, r.Val, 8, beFloat64)
-		}
-		if err == nil {
-			err = checkPETScRows(r)
-		}
-	}
-	if err == nil {
-		sortRows(r)
-	}
+	dups, err := readPETScEntries(f, r, nz, size, before, total)
 	if err = c.Agree(petscError(path, err)); err != nil {
-		return nil, Partition{}, err
+		return nil, Partition{}, stats, err
 	}
-	return r, part, nil
+	if stats.Duplicates, err = comm.AllreduceScalar(c, comm.Sum, int64(dups)); err != nil {
+		return nil, Partition{}, stats, err
+	}
+	return r, part, stats, nil
 }
 
 // openPETSc opens a PETSc binary matrix file and checks its header.
@@ -98,7 +79,11 @@ func openPETSc(path string) (f *os.File, n, nz, size int64, err error) {
 	if f, err = os.Open(path); err != nil {
 		return nil, 0, 0, 0, fmt.Errorf("dsmat: %w", err)
 	}
-	n, nz, size, err = readPETScHeader(f)
+	fi, err := f.Stat()
+	if err == nil {
+		size = fi.Size()
+		n, nz, err = readPETScHeader(f, size)
+	}
 	if err != nil {
 		f.Close()
 		return nil, 0, 0, 0, petscError(path, err)
@@ -106,31 +91,71 @@ func openPETSc(path string) (f *os.File, n, nz, size int64, err error) {
 	return f, n, nz, size, nil
 }
 
-// readPETScHeader checks the header of a PETSc binary matrix and returns its
-// dimension, its declared entry count and the file size.
-func readPETScHeader(f *os.File) (n, nz, size int64, err error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	size = fi.Size()
+// readPETScHeader checks the header of a PETSc binary matrix in f, a file
+// of size bytes, and returns its dimension and its declared entry count.
+func readPETScHeader(f io.ReaderAt, size int64) (n, nz int64, err error) {
 	var h [4]int64
 	if err = readBE(f, 0, h[:], 4, beInt32); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, err
 	}
 	switch {
 	case h[0] == 0 && h[1] == petscMatClassID:
-		return 0, 0, 0, errors.New("PETSc file with 64-bit indices not supported; write it with 32-bit PetscInt")
+		return 0, 0, errors.New("PETSc file with 64-bit indices not supported; write it with 32-bit PetscInt")
 	case h[0] != petscMatClassID:
-		return 0, 0, 0, fmt.Errorf("class id %d is not a PETSc matrix (%d)", h[0], petscMatClassID)
+		return 0, 0, fmt.Errorf("class id %d is not a PETSc matrix (%d)", h[0], petscMatClassID)
 	case h[1] < 0 || h[2] < 0 || h[3] < 0:
-		return 0, 0, 0, fmt.Errorf("negative size in header: %d x %d with %d entries", h[1], h[2], h[3])
+		return 0, 0, fmt.Errorf("negative size in header: %d x %d with %d entries", h[1], h[2], h[3])
 	case h[1] != h[2]:
-		return 0, 0, 0, fmt.Errorf("matrix is %d x %d, not square", h[1], h[2])
+		return 0, 0, fmt.Errorf("matrix is %d x %d, not square", h[1], h[2])
 	case size < petscHeaderSize+4*h[1]:
-		return 0, 0, 0, fmt.Errorf("truncated: %d bytes, %d row lengths need %d", size, h[1], petscHeaderSize+4*h[1])
+		return 0, 0, fmt.Errorf("truncated: %d bytes, %d row lengths need %d", size, h[1], petscHeaderSize+4*h[1])
 	}
-	return h[1], h[3], size, nil
+	return h[1], h[3], nil
+}
+
+// readPETScLengths reads the row lengths of rows [first, last) of the n x n
+// matrix in f into the row pointers of a stripe.
+func readPETScLengths(f io.ReaderAt, n, first, last int64) (*Rows, error) {
+	r := &Rows{N: n, First: first, RowPtr: make([]int64, last-first+1)}
+	if err := readBE(f, petscHeaderSize+4*first, r.RowPtr[1:], 4, beInt32); err != nil {
+		return nil, err
+	}
+	for i := range r.Count() {
+		if r.RowPtr[i+1] < 0 || r.RowPtr[i+1] > n {
+			return nil, fmt.Errorf("row %d has length %d, want 0..%d", first+int64(i), r.RowPtr[i+1], n)
+		}
+		r.RowPtr[i+1] += r.RowPtr[i]
+	}
+	return r, nil
+}
+
+// readPETScEntries reads the columns and values of stripe r, whose row
+// pointers are set, from f (size bytes, nz entries declared in the header),
+// where before entries of other stripes precede them and all stripes hold
+// total; it checks them and sorts the rows, summing duplicates, whose number
+// it returns.
+func readPETScEntries(f io.ReaderAt, r *Rows, nz, size, before, total int64) (dups int, err error) {
+	colOff := petscHeaderSize + 4*r.N
+	valOff := colOff + 4*total
+	switch {
+	case nz != total && (nz != math.MaxInt32 || total < math.MaxInt32):
+		return 0, fmt.Errorf("row lengths add up to %d entries, the header says %d", total, nz)
+	case total > size/12: // also keeps the offsets below from overflowing
+		return 0, fmt.Errorf("truncated: %d bytes cannot hold %d entries of 12 bytes", size, total)
+	case size < valOff+8*total:
+		return 0, fmt.Errorf("truncated: %d bytes, a %d x %d matrix with %d entries needs %d", size, r.N, r.N, total, valOff+8*total)
+	}
+	r.Col, r.Val = make([]int64, r.NNZ()), make([]float64, r.NNZ())
+	if err = readBE(f, colOff+4*before, r.Col, 4, beInt32); err != nil {
+		return 0, err
+	}
+	if err = readBE(f, valOff+8*before, r.Val, 8, beFloat64); err != nil {
+		return 0, err
+	}
+	if err = checkPETScRows(r); err != nil {
+		return 0, err
+	}
+	return sortRows(r), nil
 }
 
 // checkPETScRows checks the columns and values read into a stripe.

@@ -102,6 +102,10 @@ func TestReadPETScErrors(t *testing.T) {
 		{"column", petscBytes(1211216, 2, 2, 3, lens, []int32{0, 0, 2}, vals), "row 1: column 2 out of range [0,2)"},
 		{"nan", petscBytes(1211216, 2, 2, 3, lens, cols, []float64{2, math.NaN(), 3}), "row 1 column 0: value NaN is not finite"},
 		{"inf", petscBytes(1211216, 2, 2, 3, lens, cols, []float64{math.Inf(-1), 1, 3}), "row 0 column 0: value -Inf is not finite"},
+		// row lengths that add up to more than 2^31-1 entries (which PETSc
+		// writes as nz = 2^31-1) in a file that holds none of them
+		{"huge", petscBytes(1211216, 46341, 46341, math.MaxInt32, slices.Repeat([]int32{46341}, 46341), nil, nil),
+			"truncated: 185380 bytes cannot hold 2147488281 entries of 12 bytes"},
 	}
 	mpitest.Run(t, 2, func(t *testing.T, c *comm.Comm) {
 		dir := sharedDir(t, c)

@@ -18,14 +18,29 @@ import (
 // (A PETSc file with 64-bit indices, whose class id is an int64, goes to
 // ReadPETSc too, which says that it is not supported.)
 func ReadMatrix(c *comm.Comm, path string) (*Rows, Partition, error) {
+	r, part, _, err := ReadMatrixStats(c, path)
+	return r, part, err
+}
+
+// ReadStats is what a reader noticed in a file that it accepted.
+type ReadStats struct {
+	// Duplicates is the number of entries, over all ranks, that repeated
+	// the row and column of an earlier entry and were summed into it (as
+	// the Matrix Market format says): worth a note, since a file that
+	// repeats entries by mistake reads without error.
+	Duplicates int64
+}
+
+// ReadMatrixStats is ReadMatrix that also returns what the reader noticed.
+func ReadMatrixStats(c *comm.Comm, path string) (*Rows, Partition, ReadStats, error) {
 	petsc, err := isPETSc(path)
 	if err = c.Agree(err); err != nil {
-		return nil, Partition{}, err
+		return nil, Partition{}, ReadStats{}, err
 	}
 	if petsc {
-		return ReadPETSc(c, path)
+		return readPETSc(c, path)
 	}
-	return ReadMTX(c, path)
+	return readMTX(c, path)
 }
 
 // isPETSc tells a PETSc binary matrix from a Matrix Market file by their

@@ -54,7 +54,7 @@ func (m *Matrix) Bind(be backend.Backend, p backend.Precision) (*Operator, error
 func (op *Operator) alloc(p backend.Precision) error {
 	var err error
 	m, be := op.m, op.be
-	if op.diag, err = be.NewMatrix(m.Diag, p); err != nil {
+	if op.diag, err = be.NewMatrix(m.Diag, nil, p); err != nil {
 		return err
 	}
 
@@ -68,7 +68,7 @@ func (op *Operator) alloc(p backend.Precision) error {
 	}
 	off := 0
 	for _, b := range m.Off {
-		a, err := be.NewMatrix(b.A, p)
+		a, err := be.NewMatrix(b.A, b.Rows, p)
 		if err != nil {
 			return err
 		}

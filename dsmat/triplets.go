@@ -89,46 +89,65 @@ func (s *colVals) Swap(a, b int) {
 // is reused); the others travel as three int64 words each (row, column,
 // value bits) in a single Alltoallv.
 func routeTriplets(c *comm.Comm, part Partition, ts []Triplet) ([]Triplet, error) {
-	np := c.Size()
 	lo, hi := part.Range(c.Rank())
 	mine := func(t Triplet) bool { return t.Row >= lo && t.Row < hi }
-	sendN := make([]int64, np)
-	for _, t := range ts {
-		if !mine(t) {
-			sendN[part.Owner(t.Row)]++
+	recv, err := exchange(c, len(ts), 3, func(k int) int {
+		if mine(ts[k]) {
+			return -1
 		}
-	}
-	recvN := make([]int64, np)
-	if err := comm.Alltoall(c, sendN, recvN); err != nil {
+		return part.Owner(ts[k].Row)
+	}, func(k int, w []int64) {
+		t := ts[k]
+		w[0], w[1], w[2] = t.Row, t.Col, int64(math.Float64bits(t.Val))
+	})
+	if err != nil {
 		return nil, fmt.Errorf("dsmat: route entries: %w", err)
 	}
-	sendCounts, recvCounts := make([]int, np), make([]int, np)
-	next := make([]int, np)
-	sendTotal, recvTotal := 0, 0
-	for p := range np {
-		sendCounts[p], recvCounts[p] = 3*int(sendN[p]), 3*int(recvN[p])
-		next[p] = sendTotal
-		sendTotal += sendCounts[p]
-		recvTotal += recvCounts[p]
-	}
-	send := make([]int64, sendTotal)
 	keep := ts[:0]
 	for _, t := range ts {
 		if mine(t) {
 			keep = append(keep, t)
-			continue
 		}
-		p := part.Owner(t.Row)
-		i := next[p]
-		next[p] += 3
-		send[i], send[i+1], send[i+2] = t.Row, t.Col, int64(math.Float64bits(t.Val))
-	}
-	recv := make([]int64, recvTotal)
-	if err := comm.Alltoallv(c, send, sendCounts, recv, recvCounts); err != nil {
-		return nil, fmt.Errorf("dsmat: route entries: %w", err)
 	}
 	for k := 0; k < len(recv); k += 3 {
 		keep = append(keep, Triplet{Row: recv[k], Col: recv[k+1], Val: math.Float64frombits(uint64(recv[k+2]))})
 	}
 	return keep, nil
+}
+
+// exchange sends items to other ranks in one Alltoallv (after one Alltoall
+// of counts): item k of n, encoded by put into width int64 words, goes to
+// rank dest(k), or nowhere when dest(k) < 0. It returns the words received,
+// grouped by source rank in rank order. Collective.
+func exchange(c *comm.Comm, n, width int, dest func(k int) int, put func(k int, w []int64)) ([]int64, error) {
+	np := c.Size()
+	sendN, recvN := make([]int64, np), make([]int64, np)
+	for k := range n {
+		if p := dest(k); p >= 0 {
+			sendN[p]++
+		}
+	}
+	if err := comm.Alltoall(c, sendN, recvN); err != nil {
+		return nil, err
+	}
+	sendCounts, recvCounts, next := make([]int, np), make([]int, np), make([]int, np)
+	sendTotal, recvTotal := 0, 0
+	for p := range np {
+		sendCounts[p], recvCounts[p] = width*int(sendN[p]), width*int(recvN[p])
+		next[p] = sendTotal
+		sendTotal += sendCounts[p]
+		recvTotal += recvCounts[p]
+	}
+	send := make([]int64, sendTotal)
+	for k := range n {
+		if p := dest(k); p >= 0 {
+			put(k, send[next[p]:next[p]+width])
+			next[p] += width
+		}
+	}
+	recv := make([]int64, recvTotal)
+	if err := comm.Alltoallv(c, send, sendCounts, recv, recvCounts); err != nil {
+		return nil, err
+	}
+	return recv, nil
 }

@@ -163,7 +163,7 @@ func TestSpMV(t *testing.T) {
 			for k, v := range ref.Val {
 				abs.Val[k] = math.Abs(v)
 			}
-			a, err := b.NewMatrix(m, p)
+			a, err := b.NewMatrix(m, nil, p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -304,6 +304,41 @@ func TestUpdateXR(t *testing.T) {
 		}
 		checkClose(t, "x", download(t, b, x), xh, xScale, 1e-15)
 		checkClose(t, "r", download(t, b, r), rh, rScale, 1e-15)
+	}
+}
+
+// TestSpMVRowMap: a block with a row map adds its rows' products into the
+// mapped rows of y and leaves every other row alone.
+func TestSpMVRowMap(t *testing.T) {
+	b := openGPU(t)
+	rng := rand.New(rand.NewPCG(21, 22))
+	m := testMatrices(t)["gr_30_30"]
+	const n = 3 * 900 // y is longer than the block: rows map into a third of it
+	rowMap := make([]int32, m.Rows)
+	for k := range rowMap {
+		rowMap[k] = int32(3*k + 1)
+	}
+	for _, w := range spmvWidths {
+		a, err := b.NewMatrix(m, rowMap, backend.Double)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, y0 := randomVec(rng, m.Cols), randomVec(rng, n)
+		yv := newVec(t, b, y0)
+		b.spmv(yv, a, newVec(t, b, x), 1, w)
+		ax := make([]float64, m.Rows)
+		csr.MulVec(m, x, 0, ax)
+		want := append([]float64(nil), y0...)
+		for k, r := range rowMap {
+			want[r] += ax[k]
+		}
+		got := download(t, b, yv)
+		for i := range want {
+			if !near(got[i], want[i], math.Abs(want[i])+1, 1e-13) {
+				t.Fatalf("W=%d: y[%d] = %v, want %v", w, i, got[i], want[i])
+			}
+		}
+		a.Free()
 	}
 }
 

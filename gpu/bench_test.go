@@ -82,7 +82,7 @@ func BenchmarkBandwidth(b *testing.B) {
 		copyGBs = measure(b, be, 16*n, func() { be.Copy(y, x) })
 	})
 	for _, p := range []backend.Precision{backend.Double, backend.Single} {
-		a, err := be.NewMatrix(m, p)
+		a, err := be.NewMatrix(m, nil, p)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func BenchmarkSpMVWidth(b *testing.B) {
 		m := c.make()
 		x, y := benchVec(b, be, m.Cols), benchVec(b, be, m.Rows)
 		for _, p := range []backend.Precision{backend.Double, backend.Single} {
-			a, err := be.NewMatrix(m, p)
+			a, err := be.NewMatrix(m, nil, p)
 			if err != nil {
 				b.Fatal(err)
 			}

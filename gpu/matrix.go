@@ -16,7 +16,8 @@ type Matrix struct {
 	rows, cols, nnz  int
 	prec             backend.Precision
 	rowPtr, col, val uintptr
-	width            int // threads per row in SpMV
+	rowMap           uintptr // 0: row k is row k of y
+	width            int     // threads per row in SpMV
 }
 
 // Rows, Cols, NNZ and Precision describe the block.
@@ -31,7 +32,7 @@ func (m *Matrix) Width() int { return m.width }
 
 // Free releases the device memory.
 func (m *Matrix) Free() {
-	for _, p := range []*uintptr{&m.rowPtr, &m.col, &m.val} {
+	for _, p := range []*uintptr{&m.rowPtr, &m.col, &m.val, &m.rowMap} {
 		if *p != 0 {
 			m.b.free(*p, "matrix")
 			*p = 0
@@ -63,12 +64,14 @@ func spmvWidth(rows, nnz int, p backend.Precision) int {
 	return w
 }
 
-// NewMatrix copies m to the device, with values rounded to float32 when p is
-// Single. m must satisfy m.Check(); only its sizes are verified here.
-func (b *Backend) NewMatrix(m *csr.Matrix[float64], p backend.Precision) (backend.Matrix, error) {
-	if len(m.RowPtr) != m.Rows+1 || len(m.Val) != m.NNZ() || int(m.RowPtr[m.Rows]) != m.NNZ() {
-		return nil, fmt.Errorf("gpu: NewMatrix: %d rows, %d row pointers, %d indices, %d values",
-			m.Rows, len(m.RowPtr), m.NNZ(), len(m.Val))
+// NewMatrix copies m (and its row map, if any) to the device, with values
+// rounded to float32 when p is Single. m must satisfy m.Check(); only its
+// sizes are verified here.
+func (b *Backend) NewMatrix(m *csr.Matrix[float64], rowMap []int32, p backend.Precision) (backend.Matrix, error) {
+	if len(m.RowPtr) != m.Rows+1 || len(m.Val) != m.NNZ() || int(m.RowPtr[m.Rows]) != m.NNZ() ||
+		(rowMap != nil && len(rowMap) != m.Rows) {
+		return nil, fmt.Errorf("gpu: NewMatrix: %d rows, %d row pointers, %d indices, %d values, row map of %d",
+			m.Rows, len(m.RowPtr), m.NNZ(), len(m.Val), len(rowMap))
 	}
 	defer b.enter()()
 	g := &Matrix{b: b, rows: m.Rows, cols: m.Cols, nnz: m.NNZ(), prec: p, width: spmvWidth(m.Rows, m.NNZ(), p)}
@@ -82,6 +85,11 @@ func (b *Backend) NewMatrix(m *csr.Matrix[float64], p backend.Precision) (backen
 	}
 	if g.col, err = b.alloc(4*g.nnz, "matrix column indices"); err == nil {
 		g.val, err = b.alloc(valSize*g.nnz, "matrix values")
+	}
+	if err == nil && rowMap != nil && len(rowMap) > 0 {
+		if g.rowMap, err = b.alloc(4*len(rowMap), "matrix row map"); err == nil {
+			b.upload(g.rowMap, unsafe.Pointer(&rowMap[0]), 4*len(rowMap))
+		}
 	}
 	if err != nil {
 		g.Free()
@@ -104,6 +112,7 @@ func (b *Backend) NewMatrix(m *csr.Matrix[float64], p backend.Precision) (backen
 	// Wait, so that the host arrays may change and a copy error shows here.
 	err = b.syncLocked()
 	runtime.KeepAlive(v32)
+	runtime.KeepAlive(rowMap)
 	if err != nil {
 		g.Free()
 		return nil, err

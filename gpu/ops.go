@@ -29,7 +29,7 @@ func (b *Backend) spmv(y backend.Vector, a backend.Matrix, x backend.Vector, bet
 	case beta != 0 && beta != 1:
 		b.fail(fmt.Errorf("gpu: SpMV: beta %g is neither 0 nor 1", beta))
 		return
-	case yv.n != m.rows || xv.n != m.cols:
+	case (m.rowMap == 0 && yv.n != m.rows) || xv.n != m.cols:
 		b.fail(fmt.Errorf("gpu: SpMV: %dx%d matrix, x of %d, y of %d", m.rows, m.cols, xv.n, yv.n))
 		return
 	}
@@ -41,7 +41,7 @@ func (b *Backend) spmv(y backend.Vector, a backend.Matrix, x backend.Vector, bet
 		i++
 	}
 	b.launch(&b.fn.spmv[m.prec][i], ceilDiv(m.rows*w, blockSize),
-		uint64(m.rows), uint64(m.rowPtr), uint64(m.col), uint64(m.val), uint64(xv.ptr), uint64(yv.ptr), uint64(beta))
+		uint64(m.rows), uint64(m.rowPtr), uint64(m.col), uint64(m.val), uint64(xv.ptr), uint64(yv.ptr), uint64(beta), uint64(m.rowMap))
 }
 
 // Gather sets dst[k] = src[idx[k]].

@@ -2,10 +2,10 @@
 // binary so that package gpu can compile them with NVRTC at run time for the
 // GPU it finds (no CUDA toolkit is needed to build).
 //
-// The sources form one translation unit: common.cuh (shared device helpers)
-// first, then every *.cu file in name order. Each file is one concern and
-// every kernel is extern "C" so that its name in the compiled module is the
-// name written here. Sources must compile with NVRTC 11.2 and later: no
+// The sources form one translation unit: the headers *.cuh (shared device
+// helpers and types) in name order first, then every *.cu file in name
+// order. Each file is one concern and every kernel is extern "C" so that its
+// name in the compiled module is the name written here. Sources must compile with NVRTC 11.2 and later: no
 // language or library features newer than CUDA 11.2.
 package kernels
 
@@ -17,18 +17,20 @@ import (
 	"strings"
 )
 
-//go:embed common.cuh *.cu
+//go:embed *.cuh *.cu
 var files embed.FS
 
 // Source returns the translation unit that package gpu compiles: the shared
-// header followed by every .cu file. #line directives keep the file names and
+// headers followed by every .cu file. #line directives keep the file names and
 // line numbers in compiler messages those of the files here.
 func Source() string {
-	// Both calls read the embedded tree, fixed at build time: they cannot fail.
+	// The calls read the embedded tree, fixed at build time: they cannot fail.
+	headers, _ := fs.Glob(files, "*.cuh")
 	names, _ := fs.Glob(files, "*.cu")
+	sort.Strings(headers)
 	sort.Strings(names)
 	var b strings.Builder
-	for _, name := range append([]string{"common.cuh"}, names...) {
+	for _, name := range append(headers, names...) {
 		data, _ := files.ReadFile(name)
 		fmt.Fprintf(&b, "#line 1 \"%s\"\n%s\n", name, data)
 	}

@@ -5,7 +5,8 @@
 // divisor of the warp) owns one row; its lanes stride over the row's entries
 // and the group sums them with shuffles limited to its own lanes. W = 1 is
 // the plain one-thread-per-row kernel. Package gpu picks W from the mean
-// number of entries per row.
+// number of entries per row. A non-null rowmap sends row k's result to
+// y[rowmap[k]] (off-diagonal blocks store only their non-empty rows).
 
 template <int W>
 __device__ __forceinline__ unsigned fsai_group_mask()
@@ -20,7 +21,8 @@ __device__ __forceinline__ void fsai_spmv(int nrows, const int *__restrict__ row
                                           const int *__restrict__ col,
                                           const T *__restrict__ val,
                                           const double *__restrict__ x,
-                                          double *__restrict__ y, int accumulate)
+                                          double *__restrict__ y, int accumulate,
+                                          const int *__restrict__ rowmap)
 {
     long long row = fsai_tid() / W;
     if (row >= nrows)
@@ -35,16 +37,18 @@ __device__ __forceinline__ void fsai_spmv(int nrows, const int *__restrict__ row
         for (int off = W / 2; off > 0; off >>= 1)
             s += __shfl_down_sync(mask, s, off, W);
     }
-    if (lane == 0)
-        y[row] = accumulate ? y[row] + s : s;
+    if (lane == 0) {
+        long long out = rowmap ? rowmap[row] : row;
+        y[out] = accumulate ? y[out] + s : s;
+    }
 }
 
 #define FSAI_SPMV(name, T, W)                                                        \
     extern "C" __global__ void name(int nrows, const int *rowptr, const int *col,   \
                                     const T *val, const double *x, double *y,       \
-                                    int accumulate)                                 \
+                                    int accumulate, const int *rowmap)              \
     {                                                                                \
-        fsai_spmv<T, W>(nrows, rowptr, col, val, x, y, accumulate);                  \
+        fsai_spmv<T, W>(nrows, rowptr, col, val, x, y, accumulate, rowmap);          \
     }
 
 FSAI_SPMV(spmv_d_w1, double, 1)

@@ -29,31 +29,68 @@ type Diagonal interface {
 	Scaling() backend.Vector
 }
 
-// Reason says why a solve stopped.
+// Reason says why a solve stopped. The values are part of fsai-dist's
+// report: new ones may be added, existing ones never change.
 type Reason string
 
 const (
 	Converged     Reason = "converged"
 	MaxIterations Reason = "max_iterations"
-	// Breakdown: p'Ap <= 0, r'z <= 0 or a NaN/Inf appeared; the matrix or
-	// the preconditioner is not SPD, or the problem is badly scaled.
+	// Breakdown: p'Ap <= 0 or r'z <= 0; the matrix or the preconditioner is
+	// not positive definite.
 	Breakdown Reason = "breakdown"
+	// NaN: a NaN or infinite value appeared in the iteration (||b||, the
+	// residual, r'z or p'Ap): overflow, or NaN from the preconditioner.
+	NaN Reason = "nan"
+	// Stagnation: the residual has not reached a new low for
+	// Options.Stagnation iterations (see StagnationFactor).
+	Stagnation Reason = "stagnation"
+	// Interrupted: Options.Stop asked the solve to stop.
+	Interrupted Reason = "interrupted"
 )
+
+// StagnationFactor defines a new low of the residual for the stagnation
+// test: a relative residual at most this factor times the lowest one before.
+// A solve that cannot gain 0.1% in Options.Stagnation iterations would need
+// on the order of 20000 times as many to gain a factor 1e8, so it is not
+// going to converge.
+const StagnationFactor = 0.999
 
 // Options control a solve.
 type Options struct {
 	Tol   float64 // stop when ||r||/||b|| <= Tol
 	MaxIt int
+	// Stagnation, when positive, stops the solve with reason Stagnation
+	// once that many iterations have passed without a new low of the
+	// recurrence's relative residual (at most StagnationFactor times the
+	// lowest earlier value). The residual of CG is not monotone, so the
+	// window should be long: hundreds of iterations.
+	Stagnation int
+	// Stop, when set, is called on every rank once per iteration; when it
+	// returns true on any rank, all ranks stop after the same iteration with
+	// reason Interrupted, x holding that iteration's iterate. The answers
+	// travel in the iteration's one Allreduce, so the check sends no
+	// message of its own. It should be cheap, like reading a flag that a
+	// signal handler sets.
+	Stop func() bool
 	// Progress, when set, is called after each iteration with the relative
 	// residual of the recurrence.
 	Progress func(iter int, relres float64)
+}
+
+// stopFlag is this rank's vote to stop: 1 to stop, 0 to go on.
+func (o *Options) stopFlag() float64 {
+	if o.Stop != nil && o.Stop() {
+		return 1
+	}
+	return 0
 }
 
 // Result reports how a solve ended.
 type Result struct {
 	Converged  bool
 	Reason     Reason
-	Detail     string // what broke down, for Breakdown
+	Detail     string // what went wrong, for Breakdown, NaN and Stagnation
 	Iterations int
 	// RelRes is the true relative residual ||b - A x||/||b||, recomputed
 	// from x at the end, not the recurrence's estimate.
@@ -114,10 +151,14 @@ func (s *solver) run(M Preconditioner, b, x *ddmat.Dense, opt Options) (Result, 
 	if err != nil {
 		return res, err
 	}
-	if bnorm == 0 {
+	switch {
+	case bnorm == 0:
 		be.Fill(x.V, 0)
 		res.Converged, res.Reason, res.History = true, Converged, []float64{0}
 		return res, nil
+	case !finite(bnorm):
+		res.History = []float64{math.NaN()}
+		return stopped(res, NaN, "||b|| = %v: the right-hand side overflows; scale the system", bnorm), nil
 	}
 	// r = b - A x
 	if err := s.A.Apply(q.V, x.V); err != nil {
@@ -128,27 +169,36 @@ func (s *solver) run(M Preconditioner, b, x *ddmat.Dense, opt Options) (Result, 
 	if err := M.Apply(z, r); err != nil {
 		return res, err
 	}
-	sums, err := ddmat.Sum(c, be.Dot(r.V, r.V), be.Dot(r.V, z.V))
+	sums, err := ddmat.Sum(c, be.Dot(r.V, r.V), be.Dot(r.V, z.V), opt.stopFlag())
 	if err != nil {
 		return res, err
 	}
-	rr, rz := sums[0], sums[1]
+	rr, rz, stop := sums[0], sums[1], sums[2]
 	res.History = append(res.History, math.Sqrt(rr)/bnorm)
 	ddmat.Copy(p, z)
+	stag := stagnation{window: opt.Stagnation, best: res.History[0]}
 
 	for it := 1; ; it++ {
 		relres := res.History[len(res.History)-1]
 		switch {
-		case math.IsNaN(relres) || math.IsInf(relres, 0):
-			return breakdown(res, "the residual became %v", relres), nil
+		case !finite(relres):
+			return stopped(res, NaN, "the residual is %v at iteration %d", relres, it-1), nil
 		case relres <= opt.Tol:
 			res.Converged, res.Reason = true, Converged
+			return res, nil
+		case stop > 0:
+			res.Reason = Interrupted
 			return res, nil
 		case it > opt.MaxIt:
 			res.Reason = MaxIterations
 			return res, nil
+		case stag.stuck(it-1, relres):
+			return stopped(res, Stagnation, "the relative residual has stayed above %.4g (its low at iteration %d) for %d iterations",
+				StagnationFactor*stag.best, stag.bestIt, stag.window), nil
+		case !finite(rz):
+			return stopped(res, NaN, "r'z = %v at iteration %d: the preconditioner produced NaN or Inf", rz, it-1), nil
 		case !(rz > 0):
-			return breakdown(res, "r'z = %.3g: the preconditioner is not positive definite", rz), nil
+			return stopped(res, Breakdown, "r'z = %.3g at iteration %d: the preconditioner is not positive definite", rz, it-1), nil
 		}
 
 		if err := s.A.Apply(q.V, p.V); err != nil {
@@ -158,21 +208,18 @@ func (s *solver) run(M Preconditioner, b, x *ddmat.Dense, opt Options) (Result, 
 		if err != nil {
 			return res, err
 		}
-		if !(pq > 0) || math.IsInf(pq, 0) {
-			return breakdown(res, "p'Ap = %.3g at iteration %d: the matrix is not positive definite", pq, it), nil
+		if !finite(pq) {
+			return stopped(res, NaN, "p'Ap = %v at iteration %d: overflow or NaN in the matrix product", pq, it), nil
+		}
+		if !(pq > 0) {
+			return stopped(res, Breakdown, "p'Ap = %.3g at iteration %d: the matrix is not positive definite", pq, it), nil
 		}
 		alpha := rz / pq
-		var rrLocal, rzLocal float64
-		if d, ok := M.(Diagonal); ok {
-			rrLocal, rzLocal = be.UpdateXRZ(x.V, r.V, alpha, p.V, q.V, d.Scaling(), z.V)
-		} else {
-			rrLocal = be.UpdateXR(x.V, r.V, alpha, p.V, q.V)
-			if err := M.Apply(z, r); err != nil {
-				return res, err
-			}
-			rzLocal = be.Dot(r.V, z.V)
+		rrLocal := be.UpdateXR(x.V, r.V, alpha, p.V, q.V)
+		if err := M.Apply(z, r); err != nil {
+			return res, err
 		}
-		sums, err := ddmat.Sum(c, rrLocal, rzLocal)
+		sums, err := ddmat.Sum(c, rrLocal, be.Dot(r.V, z.V), opt.stopFlag())
 		if err == nil {
 			err = be.Err()
 		}
@@ -180,6 +227,7 @@ func (s *solver) run(M Preconditioner, b, x *ddmat.Dense, opt Options) (Result, 
 			return res, err
 		}
 		rr, rzNew := sums[0], sums[1]
+		stop = sums[2]
 		res.Iterations = it
 		res.History = append(res.History, math.Sqrt(rr)/bnorm)
 		if opt.Progress != nil {
@@ -190,10 +238,29 @@ func (s *solver) run(M Preconditioner, b, x *ddmat.Dense, opt Options) (Result, 
 	}
 }
 
-func breakdown(res Result, format string, args ...any) Result {
-	res.Reason = Breakdown
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// stopped ends a solve that failed for reason, with a detail that says how.
+func stopped(res Result, reason Reason, format string, args ...any) Result {
+	res.Reason = reason
 	res.Detail = fmt.Sprintf(format, args...)
 	return res
+}
+
+// stagnation tracks the lowest relative residual for the stagnation test.
+type stagnation struct {
+	window int     // 0: no test
+	best   float64 // the lowest relative residual so far, as of bestIt
+	bestIt int
+}
+
+// stuck records the relative residual of iteration it and reports whether
+// window iterations have passed since the last new low.
+func (s *stagnation) stuck(it int, relres float64) bool {
+	if relres <= StagnationFactor*s.best {
+		s.best, s.bestIt = relres, it
+	}
+	return s.window > 0 && it-s.bestIt >= s.window
 }
 
 // trueResidual returns ||b - A x||/||b|| computed from x.

@@ -2,6 +2,7 @@ package pcg_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/backend"
@@ -211,6 +212,122 @@ func TestPCGStops(t *testing.T) {
 		}
 		if n, _ := ddmat.Norm(sys.x); n != 0 {
 			t.Fatalf("b = 0: ||x|| = %g", n)
+		}
+	})
+}
+
+// neumann is the stripe [lo, hi) of the n x n 1D Laplacian with Neumann
+// ends, tridiag(-1, 2, -1) with corner entries 1: singular, with the
+// constants as null space.
+func neumann(n, lo, hi int64) *dsmat.Rows {
+	r := &dsmat.Rows{N: n, First: lo, RowPtr: []int64{0}}
+	for i := lo; i < hi; i++ {
+		d := 2.0
+		if i == 0 || i == n-1 {
+			d = 1
+		}
+		for _, e := range []struct {
+			col int64
+			val float64
+		}{{i - 1, -1}, {i, d}, {i + 1, -1}} {
+			if e.col >= 0 && e.col < n {
+				r.Col, r.Val = append(r.Col, e.col), append(r.Val, e.val)
+			}
+		}
+		r.RowPtr = append(r.RowPtr, int64(len(r.Col)))
+	}
+	return r
+}
+
+// TestStagnation: b = e_1 has a component in the null space of the
+// Neumann Laplacian, so the residual cannot fall below it. On the path graph
+// CG does not reduce ||r|| at all for many iterations, so the test stops
+// after exactly the window.
+func TestStagnation(t *testing.T) {
+	mpitest.Run(t, 3, func(t *testing.T, c *comm.Comm) {
+		const n = 300
+		part := dsmat.NewPartition(n, c.Size())
+		lo, hi := part.Range(c.Rank())
+		A, err := dsmat.New(c, part, neumann(n, lo, hi))
+		if err != nil {
+			t.Fatal(err)
+		}
+		be := cpu.New(1)
+		op, err := A.Bind(be, backend.Double)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := ddmat.NewVector(c, be, A.LocalRows())
+		x, _ := ddmat.NewVector(c, be, A.LocalRows())
+		host := make([]float64, A.LocalRows())
+		if lo == 0 {
+			host[0] = 1
+		}
+		if err := b.Set(host); err != nil {
+			t.Fatal(err)
+		}
+		res, err := pcg.Solve(op, pcg.None{}, b, x, pcg.Options{Tol: 1e-8, MaxIt: 1000, Stagnation: 40})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Converged || res.Reason != pcg.Stagnation || res.Iterations != 40 || res.Detail == "" {
+			t.Fatalf("reason %q after %d iterations (%s), want stagnation after 40", res.Reason, res.Iterations, res.Detail)
+		}
+		// without the test the same solve runs to the iteration limit
+		be.Fill(x.V, 0)
+		res, err = pcg.Solve(op, pcg.None{}, b, x, pcg.Options{Tol: 1e-8, MaxIt: 60})
+		if err != nil || res.Reason != pcg.MaxIterations {
+			t.Fatalf("no stagnation test: reason %q, err %v", res.Reason, err)
+		}
+	})
+}
+
+// TestStop: a stop request on one rank only stops every rank after the same
+// iteration, with the iterate of that iteration in x.
+func TestStop(t *testing.T) {
+	mpitest.Run(t, 3, func(t *testing.T, c *comm.Comm) {
+		sys := setup(t, c, "poisson7:10", 1)
+		calls := 0
+		stop := func() bool {
+			calls++
+			return c.Rank() == 1 && calls > 5 // asked during iteration 5
+		}
+		res, err := pcg.Solve(sys.op, pcg.None{}, sys.b, sys.x, pcg.Options{Tol: 1e-8, MaxIt: 100, Stop: stop})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Converged || res.Reason != pcg.Interrupted || res.Iterations != 5 || len(res.History) != 6 {
+			t.Fatalf("reason %q after %d iterations, want interrupted after 5", res.Reason, res.Iterations)
+		}
+		// x is the 5th iterate: resuming from it takes 5 fewer iterations
+		// than the whole solve, give or take one
+		full := setup(t, c, "poisson7:10", 1)
+		all, err := pcg.Solve(full.op, pcg.None{}, full.b, full.x, pcg.Options{Tol: 1e-8, MaxIt: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rest, err := pcg.Solve(sys.op, pcg.None{}, sys.b, sys.x, pcg.Options{Tol: 1e-8, MaxIt: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rest.Converged || math.Abs(rest.History[0]-res.RelRes) > 1e-12 || rest.Iterations >= all.Iterations {
+			t.Fatalf("resume: %d iterations from relres %g (interrupted at %g), %d from scratch",
+				rest.Iterations, rest.History[0], res.RelRes, all.Iterations)
+		}
+	})
+}
+
+// TestNaN: values near the largest float64 make ||b|| overflow; the solve
+// stops with reason nan instead of iterating on NaN.
+func TestNaN(t *testing.T) {
+	mpitest.Run(t, 2, func(t *testing.T, c *comm.Comm) {
+		sys := setup(t, c, "poisson7:6", 1e300)
+		res, err := pcg.Solve(sys.op, pcg.None{}, sys.b, sys.x, pcg.Options{Tol: 1e-8, MaxIt: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Converged || res.Reason != pcg.NaN || res.Iterations != 0 || !strings.Contains(res.Detail, "overflow") {
+			t.Fatalf("reason %q after %d iterations (%s), want nan", res.Reason, res.Iterations, res.Detail)
 		}
 	})
 }

@@ -108,19 +108,26 @@ func execute(argv []string, logPath string, timeout time.Duration) (status int, 
 	return 0, nil
 }
 
-// lastLine returns the last non-empty line the command wrote to the log at
-// path (the first line is execute's own): fsai-dist says what went wrong
-// in one line.
+// lastLine returns the last line the command wrote to the log at path that
+// is not the launcher's: fsai-dist says what went wrong in one line, and
+// mpirun then prints banners between lines of dashes, srun lines that
+// start with "srun:". The log's first line is execute's own.
 func lastLine(path string) string {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return ""
 	}
 	lines := strings.Split(string(data), "\n")
-	for i := len(lines) - 1; i >= 1; i-- {
-		if line := strings.TrimSpace(lines[i]); line != "" {
-			return line
+	last, banner := "", false
+	for _, line := range lines[1:] {
+		line = strings.TrimSpace(line)
+		switch {
+		case line != "" && strings.Trim(line, "-") == "":
+			banner = !banner
+		case line == "" || banner || strings.HasPrefix(line, "srun:"):
+		default:
+			last = line
 		}
 	}
-	return ""
+	return last
 }

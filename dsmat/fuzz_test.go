@@ -1,0 +1,124 @@
+package dsmat
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+)
+
+// The fuzz targets drive the readers' per-rank steps serially, on bytes in
+// memory, with ranks simulated by splitting the work as the collective
+// readers do. Their seed corpus is testdata/fuzz/<target>; scripts/test.sh
+// fuzzes each for a few seconds.
+
+// fuzzMaxN bounds the dimension of matrices the targets assemble, whose row
+// pointers are allocated in full.
+const fuzzMaxN = 1 << 12
+
+// FuzzReadMTX parses a Matrix Market coordinate file whole and in three
+// shares, as three ranks do: both must agree on the lines, the entries and
+// the first error, and an accepted file must assemble into valid rows.
+func FuzzReadMTX(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := readMMHeader("fuzz.mtx", bytes.NewReader(data))
+		if err == nil {
+			err = checkCoordinateHeader("fuzz.mtx", h, 1)
+		}
+		if err != nil {
+			return
+		}
+		size := int64(len(data))
+		if h.dataStart > size {
+			t.Fatalf("data section starts at %d of %d bytes", h.dataStart, size)
+		}
+		ts, entries, lines, failed, err := parseCoordinates(bytes.NewReader(data), h, h.dataStart, size, size)
+
+		var ts3 []Triplet
+		var entries3, lines3 int64
+		failed3, err3 := int64(-1), error(nil)
+		for rank := range 3 {
+			lo, hi := mmShare(h.dataStart, size, rank, 3)
+			tsr, er, lr, fr, errr := parseCoordinates(bytes.NewReader(data), h, lo, hi, size)
+			if errr != nil && err3 == nil {
+				failed3, err3 = lines3+fr, errr
+			}
+			ts3 = append(ts3, tsr...)
+			entries3 += er
+			lines3 += lr
+		}
+		switch {
+		case lines3 != lines:
+			t.Fatalf("%d lines whole, %d in shares", lines, lines3)
+		case (err == nil) != (err3 == nil) || err != nil && (failed3 != failed || err.Error() != err3.Error()):
+			t.Fatalf("whole: line %d %v; shares: line %d %v", failed, err, failed3, err3)
+		case err != nil:
+			return
+		case entries3 != entries || !slices.Equal(ts, ts3):
+			t.Fatalf("whole: %d entries %v; shares: %d entries %v", entries, ts, entries3, ts3)
+		}
+		if n := h.size[0]; n <= fuzzMaxN {
+			r, _, err := AssembleRows(n, 0, int(n), ts)
+			if err == nil {
+				err = r.Check()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// FuzzReadPETSc reads a PETSc binary matrix whole and as two stripes, as
+// two ranks do: both must succeed or fail together and give the same rows,
+// which must be valid.
+func FuzzReadPETSc(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rd, size := bytes.NewReader(data), int64(len(data))
+		n, nz, err := readPETScHeader(rd, size)
+		if err != nil || n > fuzzMaxN {
+			return
+		}
+		// read reads the stripes split at the given rows.
+		read := func(split ...int64) ([]*Rows, error) {
+			bounds := append(append([]int64{0}, split...), n)
+			stripes := make([]*Rows, len(bounds)-1)
+			var total int64
+			for k := range stripes {
+				r, err := readPETScLengths(rd, n, bounds[k], bounds[k+1])
+				if err != nil {
+					return nil, err
+				}
+				stripes[k] = r
+				total += r.NNZ()
+			}
+			var before int64
+			for _, r := range stripes {
+				if _, err := readPETScEntries(rd, r, nz, size, before, total); err != nil {
+					return nil, err
+				}
+				before += r.NNZ()
+			}
+			return stripes, nil
+		}
+		whole, err := read()
+		halves, err2 := read(n / 2)
+		if (err == nil) != (err2 == nil) {
+			t.Fatalf("whole: %v; halves: %v", err, err2)
+		}
+		if err != nil {
+			return
+		}
+		w := whole[0]
+		if err := w.Check(); err != nil {
+			t.Fatal(err)
+		}
+		var col []int64
+		var val []float64
+		for _, r := range halves {
+			col, val = append(col, r.Col...), append(val, r.Val...)
+		}
+		if !slices.Equal(w.Col, col) || !slices.Equal(w.Val, val) {
+			t.Fatalf("whole: %v %v; halves: %v %v", w.Col, w.Val, col, val)
+		}
+	})
+}

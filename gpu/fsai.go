@@ -1,0 +1,221 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"unsafe"
+
+	"github.com/fsai-dist/fsai-dist/afsai"
+	"github.com/fsai-dist/fsai-dist/csr"
+)
+
+// The adaptive FSAI set-up on the GPU (paper 001 sections 2-3), in single
+// precision: Backend implements afsai.Device.
+//
+// A is uploaded once. The requested rows are computed in batches as large as
+// half the free device memory allows (usually all at once). Per step, a few
+// kernels run over all rows of the batch; rows that stop leave the work
+// (their threads return at once), and the steps end early when no row is
+// left:
+//
+//	fsai_solve      g = -L'^-1 y (cholesky.cu)
+//	fsai_kapgrad    Kaporin gradient, the StepSize best new columns (kapgrad.cu)
+//	fsai_sysgather  the new rows of A[P,P] and A[P,i] (sysgather.cu)
+//	fsai_border     bordered Cholesky, psi, breakdown and stopping tests (cholesky.cu)
+//
+// then a final solve and fsai_assemble, which writes the rows of G scaled by
+// 1/sqrt(psi) in CSR on the device. The kernels repeat the CPU's float32
+// operations in the CPU's order (kernels/fsai.cuh), so G is the one that
+// afsai.Adaptive computes from the same float32 A, bit for bit.
+
+// AdaptiveSetup computes afsai.Adaptive(a, rows, p) on the GPU: the rows of
+// the adaptive FSAI factor G of a for the requested local rows, in the same
+// layout, with the same Stats, and the device seconds of each stage. Input
+// that Adaptive refuses is refused alike; rows too long for the gradient's
+// shared-memory table give an error wrapping afsai.ErrDeviceUnsupported.
+func (b *Backend) AdaptiveSetup(a *csr.Matrix[float32], rows []int, p afsai.Params) (*csr.Matrix[float32], afsai.Stats, afsai.KernelTimes, error) {
+	return b.adaptiveSetup(a, rows, p, 0)
+}
+
+// adaptiveSetup is AdaptiveSetup with at most maxBatch rows per batch (0: as
+// many as memory allows), so that tests can run several batches.
+func (b *Backend) adaptiveSetup(a *csr.Matrix[float32], rows []int, p afsai.Params, maxBatch int) (*csr.Matrix[float32], afsai.Stats, afsai.KernelTimes, error) {
+	var st afsai.Stats
+	var kt afsai.KernelTimes
+	diag, err := afsai.CheckAdaptive(a, rows, p)
+	if err != nil {
+		return nil, st, kt, err
+	}
+	maxRow := 0
+	for i := range a.Rows {
+		maxRow = max(maxRow, int(a.RowPtr[i+1]-a.RowPtr[i]))
+	}
+	pl, err := planFSAI(maxRow, p)
+	if err != nil {
+		return nil, st, kt, err
+	}
+	g := &csr.Matrix[float32]{Rows: len(rows), Cols: a.Cols, RowPtr: make([]int32, len(rows)+1)}
+	if len(rows) == 0 {
+		return g, st, kt, nil
+	}
+
+	defer b.enter()()
+	if b.err != nil {
+		return nil, st, kt, b.err
+	}
+	fn, err := b.fsaiKernels()
+	if err != nil {
+		return nil, st, kt, err
+	}
+	free, err := b.freeMemory()
+	if err != nil {
+		return nil, st, kt, err
+	}
+	nb := min(len(rows), int(free/2/uint64(pl.rowBytes())))
+	if maxBatch > 0 {
+		nb = min(nb, maxBatch)
+	}
+	if nb < 1 {
+		return nil, st, kt, fmt.Errorf("gpu: adaptive FSAI: %d bytes per row, %s", pl.rowBytes(), b.drv.memInfo())
+	}
+
+	bufs := &fsaiBuffers{b: b}
+	defer bufs.free()
+	tm := &stageTimer{b: b}
+	defer tm.free()
+	tm.start()
+	s := fsaiSetup{mmax: int64(pl.mmax), s: int64(pl.s), eps: p.Eps, tol: 64 * math.Ldexp(1, -24)}
+	s.rowptr = bufs.alloc(4*len(a.RowPtr), "A row pointers")
+	s.col = bufs.alloc(4*a.NNZ(), "A columns")
+	s.val = bufs.alloc(4*a.NNZ(), "A values")
+	s.diag = bufs.alloc(4*a.Rows, "A diagonal")
+	bufs.allocBatch(&s, pl, nb)
+	outCol := bufs.alloc(4*nb*(pl.mmax+1), "G columns")
+	outVal := bufs.alloc(4*nb*(pl.mmax+1), "G values")
+	outPtr := bufs.alloc(4*(nb+1), "G row pointers")
+	if bufs.err != nil {
+		return nil, st, kt, bufs.err
+	}
+	b.upload(s.rowptr, unsafe.Pointer(&a.RowPtr[0]), 4*len(a.RowPtr))
+	if a.NNZ() > 0 {
+		b.upload(s.col, unsafe.Pointer(&a.ColIdx[0]), 4*a.NNZ())
+		b.upload(s.val, unsafe.Pointer(&a.Val[0]), 4*a.NNZ())
+	}
+	b.upload(s.diag, unsafe.Pointer(&diag[0]), 4*a.Rows)
+	tm.mark(&kt.Upload)
+
+	l := newFSAILauncher(b, s)
+	defer l.close()
+	batch := &fsaiBatch{b: b, fn: fn, l: l, tm: tm, pl: pl, kt: &kt,
+		rows32: make([]int32, nb), lens: make([]int32, nb), states: make([]int32, nb), ptr: make([]int32, nb+1),
+		outCol: outCol, outVal: outVal, outPtr: outPtr}
+	for lo := 0; lo < len(rows); lo += nb {
+		hi := min(lo+nb, len(rows))
+		if err := batch.run(rows[lo:hi], g, lo, &st); err != nil {
+			return nil, st, kt, err
+		}
+	}
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(diag)
+	return g, st, kt, nil
+}
+
+// fsaiBroken is FSAI_BROKEN of kernels/fsai.cuh: the row state of a
+// Cholesky breakdown.
+const fsaiBroken = 2
+
+// fsaiBatch runs the set-up on one batch of rows at a time, reusing the
+// device state and host scratch of the largest batch.
+type fsaiBatch struct {
+	b                      *Backend
+	fn                     *fsaiKernels
+	l                      *fsaiLauncher
+	tm                     *stageTimer
+	pl                     fsaiPlan
+	kt                     *afsai.KernelTimes
+	rows32, lens, states   []int32
+	ptr                    []int32 // the batch's row pointers into its output
+	outCol, outVal, outPtr uintptr
+}
+
+// run computes the rows of G for rows, which are rows first.. of g, and
+// appends them to g; st collects the statistics.
+func (f *fsaiBatch) run(rows []int, g *csr.Matrix[float32], first int, st *afsai.Stats) error {
+	b, fn, l, tm, kt := f.b, f.fn, f.l, f.tm, f.kt
+	nb := len(rows)
+	s := &l.params.setup
+	s.nb = int64(nb)
+	tm.start()
+	for k, r := range rows {
+		f.rows32[k] = int32(r)
+	}
+	b.upload(s.rows, unsafe.Pointer(&f.rows32[0]), 4*nb)
+	tm.mark(&kt.Upload)
+	l.rows(&fn.init, nb)
+	for step := 0; step < f.pl.steps; step++ {
+		if step > 0 {
+			l.rows(&fn.solve, nb, 0)
+			tm.mark(&kt.Solve)
+		}
+		warps, bits := f.pl.warps[step], f.pl.bits[step]
+		l.launch(&fn.kapgrad, ceilDiv(nb, warps), 32*warps, warps*slotBytes<<bits, uint64(bits))
+		tm.mark(&kt.Gradient)
+		width := (step + 1) * f.pl.s
+		l.launch(&fn.sysgather, b.elementBlocks(f.pl.s*width*nb), blockSize, 0, uint64(width))
+		tm.mark(&kt.Gather)
+		if b.err == nil {
+			b.fail(b.drv.check(b.drv.call(b.drv.memsetD32Async, s.activeCount, 0, 1, b.stream), "cuMemsetD32Async"))
+		}
+		l.rows(&fn.border, nb)
+		b.download(b.host, s.activeCount, 4)
+		if b.syncLocked() != nil {
+			return b.err
+		}
+		tm.mark(&kt.Cholesky)
+		if *(*int32)(b.host) == 0 {
+			break
+		}
+	}
+	l.rows(&fn.solve, nb, 1)
+	tm.mark(&kt.Solve)
+
+	// Row lengths and breakdowns give the statistics and the row pointers.
+	b.download(unsafe.Pointer(&f.lens[0]), s.len, 4*nb)
+	b.download(unsafe.Pointer(&f.states[0]), s.state, 4*nb)
+	if b.syncLocked() != nil {
+		return b.err
+	}
+	tm.mark(&kt.Download)
+	base := int64(g.RowPtr[first])
+	for k, m := range f.lens[:nb] {
+		f.ptr[k+1] = f.ptr[k] + m + 1
+		st.MaxPattern = max(st.MaxPattern, int(m))
+		if f.states[k] == fsaiBroken {
+			st.FallbackRows++
+		}
+	}
+	nnz := int(f.ptr[nb])
+	st.NNZ += int64(nnz)
+	if base+int64(nnz) > math.MaxInt32 {
+		return fmt.Errorf("gpu: adaptive FSAI: G has more than %d entries, more than a CSR block's int32 row pointers hold",
+			math.MaxInt32)
+	}
+	for k := range nb {
+		g.RowPtr[first+k+1] = int32(base) + f.ptr[k+1]
+	}
+
+	b.upload(f.outPtr, unsafe.Pointer(&f.ptr[0]), 4*(nb+1))
+	l.rows(&fn.assemble, nb, uint64(f.outPtr), uint64(f.outCol), uint64(f.outVal))
+	tm.mark(&kt.Assemble)
+	g.ColIdx = slices.Grow(g.ColIdx, nnz)[:int(base)+nnz]
+	g.Val = slices.Grow(g.Val, nnz)[:int(base)+nnz]
+	b.download(unsafe.Pointer(&g.ColIdx[base]), f.outCol, 4*nnz)
+	b.download(unsafe.Pointer(&g.Val[base]), f.outVal, 4*nnz)
+	if b.syncLocked() != nil {
+		return b.err
+	}
+	tm.mark(&kt.Download)
+	return tm.collect()
+}

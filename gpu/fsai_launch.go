@@ -1,0 +1,176 @@
+package gpu
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+)
+
+// fsaiKernelNames are the kernels of the adaptive FSAI set-up
+// (kernels/kapgrad.cu, sysgather.cu, cholesky.cu, fsai_assemble.cu).
+var fsaiKernelNames = [...]string{"fsai_init", "fsai_kapgrad", "fsai_sysgather", "fsai_border", "fsai_solve", "fsai_assemble"}
+
+// fsaiKernels are those kernels in the loaded module.
+type fsaiKernels struct {
+	init, kapgrad, sysgather, border, solve, assemble kernel
+}
+
+// fsaiKernels looks the set-up kernels up in the backend's module. They are
+// part of the module that Open loaded, but not of the table of kernels that
+// the solver launches, and a set-up runs once: looking them up per set-up
+// costs microseconds.
+func (b *Backend) fsaiKernels() (*fsaiKernels, error) {
+	f := new(fsaiKernels)
+	for i, k := range []*kernel{&f.init, &f.kapgrad, &f.sysgather, &f.border, &f.solve, &f.assemble} {
+		k.name = fsaiKernelNames[i]
+		name := cString(k.name)
+		if err := b.drv.check(b.drv.call(b.drv.moduleGetFunction, uintptr(unsafe.Pointer(&k.h)),
+			b.module, uintptr(unsafe.Pointer(&name[0]))), "cuModuleGetFunction("+k.name+")"); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// fsaiLauncher launches the set-up kernels: each takes the FsaiSetup struct
+// by value and up to three 8-byte arguments. Unlike Backend.launch it sets
+// the block size and the dynamic shared memory. Its parameter array is
+// pinned for the life of the set-up.
+type fsaiLauncher struct {
+	b      *Backend
+	params *fsaiParams
+	pinner runtime.Pinner
+}
+
+// fsaiParams is cuLaunchKernel's kernelParams: ptrs[0] points at setup,
+// ptrs[1+i] at vals[i].
+type fsaiParams struct {
+	setup fsaiSetup
+	vals  [3]uint64
+	ptrs  [4]uintptr
+}
+
+func newFSAILauncher(b *Backend, setup fsaiSetup) *fsaiLauncher {
+	l := &fsaiLauncher{b: b, params: &fsaiParams{setup: setup}}
+	l.pinner.Pin(l.params)
+	p := l.params
+	p.ptrs[0] = uintptr(unsafe.Pointer(&p.setup))
+	for i := range p.vals {
+		p.ptrs[1+i] = uintptr(unsafe.Pointer(&p.vals[i]))
+	}
+	return l
+}
+
+func (l *fsaiLauncher) close() { l.pinner.Unpin() }
+
+// launch queues k on grid blocks of block threads with shared bytes of
+// dynamic shared memory.
+func (l *fsaiLauncher) launch(k *kernel, grid, block, shared int, args ...uint64) {
+	b := l.b
+	if b.err != nil || grid == 0 {
+		return
+	}
+	copy(l.params.vals[:], args)
+	d := b.drv
+	b.fail(d.check(d.call(d.launchKernel, k.h, uintptr(grid), 1, 1, uintptr(block), 1, 1, uintptr(shared), b.stream,
+		uintptr(unsafe.Pointer(&l.params.ptrs[0])), 0), k.name))
+}
+
+// rows launches k with one thread per batch row (grid-stride beyond 32
+// blocks per multiprocessor).
+func (l *fsaiLauncher) rows(k *kernel, nb int, args ...uint64) {
+	l.launch(k, l.b.elementBlocks(nb), blockSize, 0, args...)
+}
+
+// stageTimer attributes device time to stages with CUDA events recorded in
+// the stream between them: start begins a round, mark(s) charges the time
+// since the previous event to *s, collect ends the round. Events are reused
+// from round to round.
+type stageTimer struct {
+	b      *Backend
+	events []uintptr
+	stages []*float64 // stages[k] ends at events[k+1]
+	used   int
+}
+
+// start records the first event of a round, unless the round has begun.
+func (t *stageTimer) start() {
+	if t.used == 0 {
+		t.record(nil)
+	}
+}
+
+// mark records an event and charges the interval that it closes to stage.
+func (t *stageTimer) mark(stage *float64) {
+	if t.used > 0 {
+		t.record(stage)
+	}
+}
+
+// record records the next event; stage is charged with the interval before
+// it, except for the first.
+func (t *stageTimer) record(stage *float64) {
+	b := t.b
+	if b.err != nil {
+		return
+	}
+	if t.used == len(t.events) {
+		var e uintptr
+		b.fail(b.drv.check(b.drv.call(b.drv.eventCreate, uintptr(unsafe.Pointer(&e)), 0), "cuEventCreate"))
+		if b.err != nil {
+			return
+		}
+		t.events = append(t.events, e)
+	}
+	b.fail(b.drv.check(b.drv.call(b.drv.eventRecord, t.events[t.used], b.stream), "cuEventRecord"))
+	if t.used > 0 {
+		t.stages = append(t.stages, stage)
+	}
+	t.used++
+}
+
+// collect waits for the last event, adds the intervals to their stages and
+// starts a new round.
+func (t *stageTimer) collect() error {
+	b := t.b
+	if t.used > 0 && b.err == nil {
+		b.fail(b.drv.check(b.drv.call(b.drv.eventSynchronize, t.events[t.used-1]), "cuEventSynchronize"))
+	}
+	for k, s := range t.stages {
+		if b.err != nil {
+			break
+		}
+		var ms float32
+		b.fail(b.drv.check(b.drv.call(b.drv.eventElapsedTime, uintptr(unsafe.Pointer(&ms)), t.events[k], t.events[k+1]),
+			"cuEventElapsedTime"))
+		*s += float64(ms) / 1e3
+	}
+	t.stages, t.used = t.stages[:0], 0
+	return b.err
+}
+
+// free destroys the events.
+func (t *stageTimer) free() {
+	for _, e := range t.events {
+		t.b.fail(t.b.drv.check(t.b.drv.call(t.b.drv.eventDestroy, e), "cuEventDestroy"))
+	}
+	t.events = nil
+}
+
+// download queues a copy of bytes from device memory at src to host memory
+// at dst; the caller synchronizes before reading dst and keeps it alive.
+func (b *Backend) download(dst unsafe.Pointer, src uintptr, bytes int) {
+	if b.err == nil && bytes > 0 {
+		b.fail(b.drv.check(b.drv.call(b.drv.memcpyDtoHAsync, uintptr(dst), src, uintptr(bytes), b.stream),
+			fmt.Sprintf("cuMemcpyDtoHAsync(%d bytes)", bytes)))
+	}
+}
+
+// freeMemory returns the device memory free now; the context must be
+// current.
+func (b *Backend) freeMemory() (uint64, error) {
+	var free, total uint64
+	err := b.drv.check(b.drv.call(b.drv.memGetInfo, uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total))),
+		"cuMemGetInfo")
+	return free, err
+}

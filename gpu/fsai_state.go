@@ -1,0 +1,110 @@
+package gpu
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/fsai-dist/fsai-dist/afsai"
+)
+
+// fsaiSetup mirrors struct FsaiSetup of kernels/fsai.cuh, member for member:
+// device pointers and 8-byte scalars, so that both sides lay it out alike.
+type fsaiSetup struct {
+	rowptr, col, val, diag         uintptr // A
+	rows, len, ncand, state, psi   uintptr // per batch row
+	pat, l, y, g, sys, activeCount uintptr
+	nb, mmax, s                    int64
+	eps, tol                       float64
+}
+
+// Shared memory of the gradient kernel: a block may use 48 KiB without
+// opting in; a table slot holds a column, a sum and a pattern flag.
+const (
+	sharedLimit = 48 << 10
+	slotBytes   = 9
+	maxWarps    = 8 // warps (rows) per block of the gradient kernel
+)
+
+// fsaiPlan is the shape of an adaptive set-up: the longest pattern and, per
+// step, the hash table of the gradient kernel.
+type fsaiPlan struct {
+	steps, s, mmax int
+	bits, warps    []int // per step: log2 of the table size, rows per block
+}
+
+// planFSAI sizes the set-up of p on a matrix whose longest row has maxRow
+// entries. At step st a pattern has at most st*s columns, so the gradient
+// reaches at most (st*s+1)*maxRow columns; the table is the next power of
+// two above that, which leaves an empty slot for probing to stop at. A
+// table beyond the shared memory of one warp is not supported: such rows
+// are left to the CPU.
+func planFSAI(maxRow int, p afsai.Params) (fsaiPlan, error) {
+	pl := fsaiPlan{steps: p.Steps, s: p.StepSize, mmax: p.Steps * p.StepSize}
+	for st := 0; st < p.Steps; st++ {
+		reach := (st*p.StepSize + 1) * maxRow
+		b := max(5, bits.Len(uint(reach)))
+		if slotBytes<<b > sharedLimit {
+			return pl, fmt.Errorf("gpu: adaptive FSAI step %d reaches up to %d columns, more than the %d of a "+
+				"gradient table in shared memory: %w", st, reach, sharedLimit/slotBytes, afsai.ErrDeviceUnsupported)
+		}
+		pl.bits = append(pl.bits, b)
+		pl.warps = append(pl.warps, min(maxWarps, sharedLimit/(slotBytes<<b)))
+	}
+	return pl, nil
+}
+
+// rowBytes is the device memory one batch row needs: the per-row state of
+// fsai.cuh and the largest output row.
+func (pl fsaiPlan) rowBytes() int {
+	m := pl.mmax
+	words := 5 + 3*m + m*(m+1)/2 + pl.s*(m+1) + 1 // state, pat/y/g, L, sys, outptr
+	return 4*words + 8*(m+1)
+}
+
+// fsaiBuffers allocates device memory and frees all of it at once; the
+// first allocation error is kept and later allocations are skipped.
+type fsaiBuffers struct {
+	b    *Backend
+	ptrs []uintptr
+	err  error
+}
+
+func (f *fsaiBuffers) alloc(bytes int, what string) uintptr {
+	if f.err != nil {
+		return 0
+	}
+	p, err := f.b.alloc(bytes, what)
+	if err != nil {
+		f.err = err
+		return 0
+	}
+	if p != 0 {
+		f.ptrs = append(f.ptrs, p)
+	}
+	return p
+}
+
+func (f *fsaiBuffers) free() {
+	for _, p := range f.ptrs {
+		f.b.free(p, "adaptive FSAI set-up")
+	}
+	f.ptrs = nil
+}
+
+// allocBatch allocates the per-row state of nb batch rows into s.
+func (f *fsaiBuffers) allocBatch(s *fsaiSetup, pl fsaiPlan, nb int) {
+	m := pl.mmax
+	for _, a := range []struct {
+		p     *uintptr
+		words int
+		what  string
+	}{
+		{&s.rows, 1, "batch rows"}, {&s.len, 1, "pattern lengths"}, {&s.ncand, 1, "candidate counts"},
+		{&s.state, 1, "row states"}, {&s.psi, 1, "psi"}, {&s.pat, m, "patterns"},
+		{&s.l, m * (m + 1) / 2, "Cholesky factors"}, {&s.y, m, "y"}, {&s.g, m, "g"},
+		{&s.sys, pl.s * (m + 1), "gathered systems"},
+	} {
+		*a.p = f.alloc(4*max(a.words, 1)*nb, a.what)
+	}
+	s.activeCount = f.alloc(4, "active row count")
+}

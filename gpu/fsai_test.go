@@ -1,0 +1,329 @@
+package gpu
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fsai-dist/fsai-dist/afsai"
+	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/kernels"
+	"github.com/fsai-dist/fsai-dist/problem"
+)
+
+// Backend must satisfy the interface that afsai.New looks for.
+var _ afsai.Device = (*Backend)(nil)
+
+// TestFSAIKernelsCompile compiles the kernels with the NVRTC found (11.2 on
+// the build machine, which has no GPU) and checks that every set-up kernel
+// is an entry of the module.
+func TestFSAIKernelsCompile(t *testing.T) {
+	nv := needNVRTC(t)
+	ptx, err := nv.compile(kernels.Source(), "fsai-kernels.cu", target{arch: 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range fsaiKernelNames {
+		if !bytes.Contains(ptx, []byte(".entry "+name+"(")) {
+			t.Errorf("kernel %s missing from the PTX", name)
+		}
+	}
+}
+
+// TestPlanFSAI checks the sizing of the gradient's hash table: above the
+// columns a step can reach, and refused, as unsupported, beyond shared
+// memory.
+func TestPlanFSAI(t *testing.T) {
+	pl, err := planFSAI(7, afsai.DefaultParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.bits) != 10 || pl.mmax != 20 {
+		t.Fatalf("plan %+v: want 10 steps and patterns of up to 20", pl)
+	}
+	for st, b := range pl.bits {
+		reach := (2*st + 1) * 7
+		if 1<<b <= reach || (b > 5 && 1<<(b-1) > reach) {
+			t.Errorf("step %d: table of %d slots for %d columns", st, 1<<b, reach)
+		}
+		if pl.warps[st]*slotBytes<<b > sharedLimit || pl.warps[st] < 1 {
+			t.Errorf("step %d: %d warps of %d slots exceed shared memory", st, pl.warps[st], 1<<b)
+		}
+	}
+	if _, err := planFSAI(2000, afsai.DefaultParams()); !errors.Is(err, afsai.ErrDeviceUnsupported) {
+		t.Errorf("rows of 2000 entries: err %v, want ErrDeviceUnsupported", err)
+	}
+}
+
+// fsaiCase is a test matrix: A in float64 (for diag(G A G')) and the
+// float32 A that both set-ups factor.
+type fsaiCase struct {
+	name string
+	a    *csr.Matrix[float64]
+	a32  *csr.Matrix[float32]
+}
+
+func fsaiCases(t *testing.T) []fsaiCase {
+	t.Helper()
+	mats := []struct {
+		name string
+		a    *csr.Matrix[float64]
+	}{
+		{"laplace7-12", stencil3D(12, 7)},
+		{"laplace27-8", stencil3D(8, 27)},
+		{"diffusion-14", diffusion(t, 14)},
+		{"random-2000", randomSPD(rand.New(rand.NewPCG(5, 1)), 2000, 4)},
+		{"breakdown", breakdownMatrix()},
+	}
+	for _, name := range []string{"gr_30_30", "bcsstk02", "494_bus"} {
+		a, err := readMTX(filepath.Join("testdata", name+".mtx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mats = append(mats, struct {
+			name string
+			a    *csr.Matrix[float64]
+		}{name, a})
+	}
+	var cases []fsaiCase
+	for _, m := range mats {
+		cases = append(cases, fsaiCase{m.name, m.a, csr.Convert[float32](m.a)})
+	}
+	return cases
+}
+
+// breakdownMatrix is SPD in float64, but in float32 its leading 2x2 block
+// is singular, so the float32 Cholesky of row 2 breaks down (the matrix of
+// afsai's TestBreakdownFallback).
+func breakdownMatrix() *csr.Matrix[float64] {
+	const d = 1 + 1e-9
+	return csr.FromEntries(3, 3, []csr.Entry[float64]{
+		{Row: 0, Col: 0, Val: d}, {Row: 0, Col: 1, Val: 1}, {Row: 0, Col: 2, Val: 0.5},
+		{Row: 1, Col: 0, Val: 1}, {Row: 1, Col: 1, Val: d}, {Row: 1, Col: 2, Val: 0.5},
+		{Row: 2, Col: 0, Val: 0.5}, {Row: 2, Col: 1, Val: 0.5}, {Row: 2, Col: 2, Val: d},
+	})
+}
+
+// diffusion returns the n^3 diffusion problem of package problem (7-point,
+// random layered permeability) as one CSR block.
+func diffusion(t testing.TB, n int) *csr.Matrix[float64] {
+	t.Helper()
+	spec := problem.Spec{Kind: "diffusion", N: n, Seed: problem.DefaultSeed}
+	r, err := spec.Generate(0, spec.Rows())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &csr.Matrix[float64]{Rows: r.Count(), Cols: r.Count(), RowPtr: make([]int32, r.Count()+1),
+		ColIdx: make([]int32, len(r.Col)), Val: r.Val}
+	for i, p := range r.RowPtr {
+		m.RowPtr[i] = int32(p)
+	}
+	for k, c := range r.Col {
+		m.ColIdx[k] = int32(c)
+	}
+	return m
+}
+
+// TestAdaptiveSetupMatchesCPU compares the GPU set-up with afsai.Adaptive on
+// the same float32 matrix and rows: all rows in one batch, and the last
+// rows (the rank's own rows in the distributed case) in batches of 97 rows.
+func TestAdaptiveSetupMatchesCPU(t *testing.T) {
+	b := openGPU(t)
+	params := []afsai.Params{afsai.DefaultParams(), {Steps: 6, StepSize: 3}, {Steps: 0, StepSize: 1}}
+	for _, c := range fsaiCases(t) {
+		n := c.a.Rows
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		for _, p := range params {
+			for _, sub := range []struct {
+				name  string
+				rows  []int
+				batch int
+			}{{"all", all, 0}, {"last", all[n/3:], 97}} {
+				name := fmt.Sprintf("%s/steps%d-s%d-eps%g/%s", c.name, p.Steps, p.StepSize, p.Eps, sub.name)
+				t.Run(name, func(t *testing.T) {
+					g, st, kt, err := b.adaptiveSetup(c.a32, sub.rows, p, sub.batch)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, wst, err := afsai.Adaptive(c.a32, sub.rows, p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkLowerRows(t, g, sub.rows)
+					r := compareFactors(g, want)
+					t.Logf("%d rows: %d identical patterns, %d bit-identical rows, max rel. diff %.2g; "+
+						"nnz %d/%d, fallback %d/%d; device %.3f ms",
+						len(sub.rows), r.samePattern, r.sameBits, r.maxRel, st.NNZ, wst.NNZ,
+						st.FallbackRows, wst.FallbackRows, kt.Total()*1e3)
+					if r.samePattern < int(math.Ceil(0.99*float64(len(sub.rows)))) {
+						t.Errorf("only %d of %d rows have the CPU's pattern", r.samePattern, len(sub.rows))
+					}
+					if r.maxRel > 1e-4 {
+						t.Errorf("values differ from the CPU's by %.2g (relative to the row's largest)", r.maxRel)
+					}
+					if r.samePattern == len(sub.rows) && st != wst {
+						t.Errorf("stats %+v, CPU %+v", st, wst)
+					}
+					if st.NNZ != int64(g.NNZ()) {
+						t.Errorf("Stats.NNZ %d, G holds %d", st.NNZ, g.NNZ())
+					}
+					for k, q := range quadForm(c.a, g, sub.rows) {
+						if math.Abs(q-1) > 1e-3 {
+							t.Errorf("row %d: (G A G')_ii = %.6g, want 1", sub.rows[k], q)
+							break
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestAdaptiveSetupErrors: input that afsai.Adaptive refuses is refused,
+// and the backend stays usable.
+func TestAdaptiveSetupErrors(t *testing.T) {
+	b := openGPU(t)
+	a := csr.Convert[float32](stencil3D(3, 7))
+	if _, _, _, err := b.AdaptiveSetup(a, []int{0, 27}, afsai.DefaultParams()); err == nil {
+		t.Error("row 27 of 27 accepted")
+	}
+	if _, _, _, err := b.AdaptiveSetup(a, []int{0}, afsai.Params{Steps: 2}); err == nil {
+		t.Error("StepSize 0 accepted")
+	}
+	g, _, _, err := b.AdaptiveSetup(a, nil, afsai.DefaultParams())
+	if err != nil || g.Rows != 0 || len(g.RowPtr) != 1 {
+		t.Errorf("no rows: %v, %+v", err, g)
+	}
+	if _, _, _, err := b.AdaptiveSetup(a, []int{26}, afsai.DefaultParams()); err != nil {
+		t.Errorf("after refusals: %v", err)
+	}
+}
+
+// checkLowerRows checks the layout of G: row k has columns ascending, all
+// below rows[k], and the diagonal last.
+func checkLowerRows(t *testing.T, g *csr.Matrix[float32], rows []int) {
+	t.Helper()
+	if g.Rows != len(rows) || g.Check() != nil {
+		t.Fatalf("G is %d rows for %d requested: %v", g.Rows, len(rows), g.Check())
+	}
+	for k, i := range rows {
+		cols, _ := g.Row(k)
+		if len(cols) == 0 || int(cols[len(cols)-1]) != i {
+			t.Fatalf("row %d (local %d): columns %v do not end with the diagonal", k, i, cols)
+		}
+	}
+}
+
+// factorDiff summarizes how a GPU G compares with the CPU's.
+type factorDiff struct {
+	samePattern, sameBits int
+	maxRel                float64 // over rows of the same pattern, relative to the row's largest value
+}
+
+func compareFactors(g, want *csr.Matrix[float32]) factorDiff {
+	var r factorDiff
+	for k := 0; k < want.Rows; k++ {
+		gc, gv := g.Row(k)
+		wc, wv := want.Row(k)
+		if !slices.Equal(gc, wc) {
+			continue
+		}
+		r.samePattern++
+		if slices.Equal(gv, wv) {
+			r.sameBits++
+		}
+		var scale, diff float64
+		for p := range wv {
+			scale = max(scale, math.Abs(float64(wv[p])))
+			diff = max(diff, math.Abs(float64(gv[p])-float64(wv[p])))
+		}
+		r.maxRel = max(r.maxRel, diff/scale)
+	}
+	return r
+}
+
+// quadForm returns (G A G')_kk for every row k of G, in float64.
+func quadForm(a *csr.Matrix[float64], g *csr.Matrix[float32], rows []int) []float64 {
+	q := make([]float64, len(rows))
+	x := make([]float64, a.Cols)
+	for k := range rows {
+		cols, vals := g.Row(k)
+		for p, c := range cols {
+			x[c] = float64(vals[p])
+		}
+		for p, c := range cols {
+			ac, av := a.Row(int(c))
+			var s float64
+			for e, j := range ac {
+				s += av[e] * x[j]
+			}
+			q[k] += float64(vals[p]) * s
+		}
+		for _, c := range cols {
+			x[c] = 0
+		}
+	}
+	return q
+}
+
+var fsaiN = flag.Int("fsai.n", 100, "grid points per side of the diffusion problem of BenchmarkAdaptiveSetup")
+
+// BenchmarkAdaptiveSetup times the GPU set-up against afsai.Adaptive on all
+// cores, with DefaultParams, on the diffusion problem of -fsai.n^3 rows in
+// float32, and reports the device time of each stage. Run with
+// -test.benchtime 3x (the CPU set-up runs once per b.N round).
+func BenchmarkAdaptiveSetup(bm *testing.B) {
+	be := openGPU(bm)
+	a := csr.Convert[float32](diffusion(bm, *fsaiN))
+	rows := make([]int, a.Rows)
+	for i := range rows {
+		rows[i] = i
+	}
+	p := afsai.DefaultParams()
+	t0 := time.Now()
+	want, _, err := afsai.Adaptive(a, rows, p)
+	if err != nil {
+		bm.Fatal(err)
+	}
+	cpu := time.Since(t0).Seconds()
+	if _, _, _, err := be.AdaptiveSetup(a, rows, p); err != nil { // warm-up
+		bm.Fatal(err)
+	}
+	var g *csr.Matrix[float32]
+	var kt afsai.KernelTimes
+	bm.ResetTimer()
+	t0 = time.Now()
+	for range bm.N {
+		if g, _, kt, err = be.AdaptiveSetup(a, rows, p); err != nil {
+			bm.Fatal(err)
+		}
+	}
+	gpu := time.Since(t0).Seconds() / float64(bm.N)
+	bm.StopTimer()
+	r := compareFactors(g, want)
+	bm.ReportMetric(cpu, "cpu-s")
+	bm.ReportMetric(gpu, "gpu-s")
+	bm.ReportMetric(cpu/gpu, "speedup")
+	bm.ReportMetric(float64(r.samePattern)/float64(len(rows)), "same-pattern")
+	for _, s := range []struct {
+		name string
+		v    float64
+	}{{"upload", kt.Upload}, {"gradient", kt.Gradient}, {"gather", kt.Gather}, {"cholesky", kt.Cholesky},
+		{"solve", kt.Solve}, {"assemble", kt.Assemble}, {"download", kt.Download}} {
+		bm.ReportMetric(s.v*1e3, s.name+"-ms")
+	}
+	bm.Logf("%d rows, nnz(G) %d: CPU %.3f s (%d cores), GPU %.4f s (device stages %.4f s), %.1fx; "+
+		"%d identical patterns, %d bit-identical rows, max rel. diff %.2g",
+		a.Rows, g.NNZ(), cpu, runtime.GOMAXPROCS(0), gpu, kt.Total(), cpu/gpu, r.samePattern, r.sameBits, r.maxRel)
+}

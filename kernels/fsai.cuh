@@ -1,0 +1,71 @@
+// State of the GPU adaptive FSAI set-up (package gpu, fsai.go), shared by
+// the kernels kapgrad.cu, sysgather.cu, cholesky.cu and fsai_assemble.cu.
+//
+// A batch of nb rows of G is computed at once. Per-row arrays are stored
+// "structure of arrays": entry p of batch row k is at [p * nb + k], so that
+// threads of consecutive rows touch consecutive words. Row k is local row
+// rows[k] of A. It holds, like the CPU factor (afsai/factor.go), its pattern
+// P in insertion order, the Cholesky factor L of A[P,P] packed by rows
+// (row r starts at r(r+1)/2), y = L^-1 A[P,i], g = -L'^-1 y and psi.
+//
+// Every floating-point operation that the CPU reference does in float32 is
+// written with a round-to-nearest intrinsic (__fmul_rn, __fadd_rn, ...),
+// which the compiler never contracts into a fused multiply-add, and in the
+// CPU's order: the GPU then computes bit for bit what the CPU computes.
+
+// Row states.
+#define FSAI_ACTIVE 0   // still growing
+#define FSAI_DONE 1     // stopped: steps, tolerance or no candidate left
+#define FSAI_BROKEN 2   // stopped: the Cholesky of a new column broke down
+
+// FsaiSetup is passed by value to every kernel. Every member is 8 bytes, so
+// the layout matches the Go struct fsaiSetup without padding rules.
+struct FsaiSetup {
+    // A: the local matrix, both triangles, columns ascending; diag its
+    // diagonal.
+    const int *rowptr;
+    const int *col;
+    const float *val;
+    const float *diag;
+    // per batch row
+    const int *rows; // local row i
+    int *len;        // committed pattern length m
+    int *ncand;      // columns chosen by this step's gradient
+    int *state;      // FSAI_ACTIVE, FSAI_DONE or FSAI_BROKEN
+    float *psi;
+    int *pat;   // [mmax][nb]: pattern, then this step's candidates
+    float *L;   // [mmax(mmax+1)/2][nb]
+    float *y;   // [mmax][nb]
+    float *g;   // [mmax][nb]
+    float *sys; // [s][mmax+1][nb]: gathered A[j,P] of candidate j; slot mmax holds A[j,i]
+    int *active_count; // rows still active after a step
+    long long nb;      // rows in the batch
+    long long mmax;    // Steps * StepSize: the longest pattern
+    long long s;       // StepSize
+    double eps;        // Params.Eps
+    double tol;        // breakdown threshold, relative (afsai/factor.go)
+};
+
+// fsai_entry returns A[r][c], zero when it is not stored: a binary search of
+// row r's sorted columns.
+__device__ __forceinline__ float fsai_entry(const FsaiSetup &S, int r, int c)
+{
+    int lo = S.rowptr[r], hi = S.rowptr[r + 1];
+    while (lo < hi) {
+        int mid = (lo + hi) >> 1;
+        int cm = S.col[mid];
+        if (cm == c)
+            return S.val[mid];
+        if (cm < c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0.0f;
+}
+
+// fsai_tri is the offset of row r of a packed lower triangle.
+__device__ __forceinline__ long long fsai_tri(long long r)
+{
+    return r * (r + 1) / 2;
+}

@@ -1,0 +1,140 @@
+// Kaporin gradient and selection of the new pattern columns of the adaptive
+// FSAI (paper 001 section 3, first kernel): one warp per active row.
+//
+// For row i with pattern P and current g, the gradient of psi at a candidate
+// j < i not in P is 2 (A g~)_j with g~ = (g, 1) (paper 001 eq. 2.15). The
+// warp accumulates A g~ on the columns < i in a hash table in its share of
+// shared memory, the GPU form of the CPU's sparse accumulator
+// (afsai/adaptive.go): the rows of A are added in the CPU's order, row i
+// first and then the pattern rows in insertion order, one row at a time with
+// its entries spread over the lanes. A row holds each column once, so no two
+// lanes add into one slot at once, and every slot receives its terms in the
+// CPU's order and rounding. Then s rounds of a warp-wide arg-max by
+// shuffles (full mask: the whole warp is active there) pick the s largest
+// |gradient|, ties to the smaller column; zero gradients are never taken.
+// The picks are written after the pattern, in pick order.
+//
+// Shared memory per warp: 2^bits keys, sums and pattern flags (9 bytes a
+// slot). Package gpu sizes the table above the number of columns the rows of
+// a pattern can reach, so probing always ends.
+
+#define FSAI_EMPTY (-1)
+#define FSAI_FULL 0xffffffffu
+
+// fsai_slot returns the slot of column c in a warp's table, inserting c when
+// it is absent: multiplicative hashing and linear probing; atomicCAS makes
+// concurrent insertions of different columns by different lanes safe.
+__device__ __forceinline__ int fsai_slot(int *keys, int bits, int c)
+{
+    const int mask = (1 << bits) - 1;
+    int h = (int)(((unsigned)c * 2654435761u) >> (32 - bits));
+    for (;;) {
+        int old = atomicCAS(&keys[h], FSAI_EMPTY, c);
+        if (old == FSAI_EMPTY || old == c)
+            return h;
+        h = (h + 1) & mask;
+    }
+}
+
+// fsai_better orders candidates: larger |gradient| first, then the smaller
+// column (afsai cand.before).
+__device__ __forceinline__ bool fsai_better(float a, int c, float b, int d)
+{
+    return a > b || (a == b && c < d);
+}
+
+extern "C" __global__ void fsai_kapgrad(const FsaiSetup S, int bits)
+{
+    extern __shared__ int fsai_smem[];
+    const int table = 1 << bits;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    int *keys = fsai_smem + warp * table;
+    float *acc = (float *)(fsai_smem + warps * table) + warp * table;
+    unsigned char *inpat = (unsigned char *)(fsai_smem + 2 * warps * table) + warp * table;
+
+    const long long nb = S.nb;
+    const long long k = (long long)blockIdx.x * warps + warp;
+    if (k >= nb || S.state[k] != FSAI_ACTIVE)
+        return; // the whole warp leaves: k is the same on its lanes
+    const int i = S.rows[k], m = S.len[k];
+
+    for (int h = lane; h < table; h += 32) {
+        keys[h] = FSAI_EMPTY;
+        acc[h] = 0.0f;
+        inpat[h] = 0;
+    }
+    __syncwarp();
+    for (int q = lane; q < m; q += 32)
+        inpat[fsai_slot(keys, bits, S.pat[q * nb + k])] = 1;
+    __syncwarp();
+
+    // Sources: number 0 is row i with coefficient 1, number q+1 is pattern
+    // column q with coefficient g[q]. Each lane loads one source's row
+    // bounds, then the warp walks the sources in order.
+    for (int base = 0; base <= m; base += 32) {
+        const int src = base + lane;
+        float coef = 0.0f;
+        int lo = 0, hi = 0;
+        if (src <= m) {
+            const int r = src == 0 ? i : S.pat[(src - 1) * nb + k];
+            coef = src == 0 ? 1.0f : S.g[(src - 1) * nb + k];
+            lo = S.rowptr[r];
+            hi = S.rowptr[r + 1];
+        }
+        const int n = min(32, m + 1 - base);
+        for (int q = 0; q < n; q++) {
+            const float cq = __shfl_sync(FSAI_FULL, coef, q);
+            const int lq = __shfl_sync(FSAI_FULL, lo, q), hq = __shfl_sync(FSAI_FULL, hi, q);
+            for (int e = lq + lane; e < hq; e += 32) {
+                const int c = S.col[e];
+                if (c >= i)
+                    break; // columns ascend: the rest of the row is >= i too
+                const int h = fsai_slot(keys, bits, c);
+                if (!inpat[h])
+                    acc[h] = __fadd_rn(acc[h], __fmul_rn(cq, S.val[e]));
+            }
+            __syncwarp();
+        }
+    }
+
+    // Round t picks the best candidate after round t-1's pick in the order.
+    int chosen = 0;
+    float pa = 0.0f;
+    int pc = 0;
+    for (int t = 0; t < S.s; t++) {
+        float ba = -1.0f;
+        int bc = 0x7fffffff;
+        for (int h = lane; h < table; h += 32) {
+            const int c = keys[h];
+            if (c == FSAI_EMPTY || inpat[h] || acc[h] == 0.0f)
+                continue;
+            const float a = fabsf(acc[h]);
+            if (t > 0 && !fsai_better(pa, pc, a, c))
+                continue; // picked already
+            if (fsai_better(a, c, ba, bc)) {
+                ba = a;
+                bc = c;
+            }
+        }
+        for (int off = 16; off > 0; off >>= 1) {
+            const float oa = __shfl_xor_sync(FSAI_FULL, ba, off);
+            const int oc = __shfl_xor_sync(FSAI_FULL, bc, off);
+            if (fsai_better(oa, oc, ba, bc)) {
+                ba = oa;
+                bc = oc;
+            }
+        }
+        if (ba < 0.0f)
+            break; // no candidate left; the same on every lane
+        if (lane == 0)
+            S.pat[(m + t) * nb + k] = bc;
+        pa = ba;
+        pc = bc;
+        chosen++;
+    }
+    if (lane == 0) {
+        S.ncand[k] = chosen;
+        if (chosen == 0)
+            S.state[k] = FSAI_DONE;
+    }
+}

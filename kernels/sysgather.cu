@@ -1,0 +1,37 @@
+// Systems gather of the adaptive FSAI (paper 001 section 3, second kernel):
+// for every active row and every column j chosen by this step's gradient,
+// the new row of the bordered system, A[j,P] over the pattern P grown by the
+// step's earlier picks, and A[j,i].
+//
+// One thread per gathered entry, as in paper 000 section 4.3, but with a
+// fixed stride instead of prefix sums: entry e = (t * width + p) * nb + k is
+// position p of pick t of batch row k, so consecutive threads serve
+// consecutive rows and touch consecutive words. width is the step's largest
+// committed pattern length plus s: positions p < m + t are pattern columns,
+// p = width - 1 is column i, the others have nothing to do. Each entry is
+// found by a binary search of row j of A.
+
+extern "C" __global__ void fsai_sysgather(const FsaiSetup S, int width)
+{
+    const long long nb = S.nb, total = S.s * width * nb;
+    for (long long e = fsai_tid(); e < total; e += fsai_stride()) {
+        const long long k = e % nb, tp = e / nb;
+        const int p = (int)(tp % width), t = (int)(tp / width);
+        if (S.state[k] != FSAI_ACTIVE || t >= S.ncand[k])
+            continue;
+        const int m = S.len[k];
+        int c;
+        long long slot;
+        if (p == width - 1) {
+            c = S.rows[k];
+            slot = S.mmax;
+        } else if (p < m + t) {
+            c = S.pat[p * nb + k];
+            slot = p;
+        } else {
+            continue;
+        }
+        const int j = S.pat[(m + t) * nb + k];
+        S.sys[(t * (S.mmax + 1) + slot) * nb + k] = fsai_entry(S, j, c);
+    }
+}
