@@ -105,9 +105,12 @@ func (b *Backend) SpMV(y backend.Vector, a backend.Matrix, x backend.Vector, bet
 
 func spmvRows[T csr.Real](m *csr.Matrix[T], rowMap []int32, x []float64, beta float64, y []float64, lo, hi int) {
 	for i := lo; i < hi; i++ {
+		start, end := m.RowPtr[i], m.RowPtr[i+1]
+		cols, vals := m.ColIdx[start:end], m.Val[start:end]
+		vals = vals[:len(cols)] // lets the compiler drop the bounds check on vals
 		var s float64
-		for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
-			s += float64(m.Val[k]) * x[m.ColIdx[k]]
+		for k, c := range cols {
+			s += float64(vals[k]) * x[c]
 		}
 		out := i
 		if rowMap != nil {
