@@ -38,8 +38,13 @@ __device__ double fsai_block_sum(double v)
     return v;
 }
 
-// fsai_grid_sum2 is fsai_grid_sum for two sums at once: partials holds
-// 2*gridDim.x values and result two.
+// fsai_grid_sum2 finishes two reductions in the same launch: each block
+// stores its sums in partials[blockIdx.x] and partials[gridDim.x +
+// blockIdx.x]; the last block to finish adds the partials in index order and
+// writes result[0] and result[1]. Deterministic for a given grid size
+// (unlike atomicAdd on doubles). result may be page-locked host memory,
+// which the device writes directly. *counter must be 0 before the launch; the
+// last block's atomicInc wraps it back to 0 for the next one.
 __device__ void fsai_grid_sum2(double v, double w, double *partials, unsigned *counter, double *result)
 {
     __shared__ bool last;
@@ -69,30 +74,9 @@ __device__ void fsai_grid_sum2(double v, double w, double *partials, unsigned *c
     }
 }
 
-// fsai_grid_sum finishes a reduction in the same launch: each block stores
-// its sum in partials[blockIdx.x]; the last block to finish adds the partials
-// in index order and writes *result. Deterministic for a given grid size
-// (unlike atomicAdd on doubles). result may be page-locked host memory,
-// which the device writes directly. *counter must be 0 before the launch; the
-// last block's atomicInc wraps it back to 0 for the next one.
+// fsai_grid_sum is fsai_grid_sum2 for one sum (the second is zero, so
+// partials and result still need room for two).
 __device__ void fsai_grid_sum(double v, double *partials, unsigned *counter, double *result)
 {
-    __shared__ bool last;
-    v = fsai_block_sum(v);
-    if (threadIdx.x == 0) {
-        partials[blockIdx.x] = v;
-        __threadfence();
-        last = atomicInc(counter, gridDim.x - 1) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (!last)
-        return;
-    __threadfence();
-    const volatile double *p = partials;
-    double s = 0.0;
-    for (unsigned i = threadIdx.x; i < gridDim.x; i += blockDim.x)
-        s += p[i];
-    s = fsai_block_sum(s);
-    if (threadIdx.x == 0)
-        *result = s;
+    fsai_grid_sum2(v, 0.0, partials, counter, result);
 }
