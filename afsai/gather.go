@@ -90,8 +90,12 @@ type lowerPart struct {
 // column owner is in set (sorted).
 func lower(A *dsmat.Matrix, set []int) lowerPart {
 	first := A.First()
-	var out lowerPart
-	out.lens = make([]int32, A.LocalRows())
+	capacity := A.Diag.NNZ()/2 + A.LocalRows()
+	for _, b := range A.Off {
+		capacity += b.A.NNZ()
+	}
+	out := lowerPart{lens: make([]int32, A.LocalRows()),
+		cols: make([]int64, 0, capacity), vals: make([]float64, 0, capacity)}
 	for i := 0; i < A.LocalRows(); i++ {
 		n := len(out.cols)
 		for _, b := range A.Off {
@@ -241,7 +245,11 @@ func gatherLocal(A *dsmat.Matrix, power int) (*localSystem, error) {
 		blocks = append(blocks, lowerPart{msgs[k].lens.Data, msgs[k].cols.Data, msgs[k].vals.Data})
 	}
 	blocks = append(blocks, lower(A, set))
-	var entries []csr.Entry[float64]
+	total := 0
+	for _, b := range blocks {
+		total += 2 * len(b.cols)
+	}
+	entries := make([]csr.Entry[float64], 0, total)
 	for k, b := range blocks {
 		lo, _ := A.Part.Range(set[k])
 		pos := 0

@@ -58,6 +58,10 @@ type Info struct {
 	// backend ("cuda"); SetupKernels are then its stage times.
 	SetupDevice  string       `json:"setup_device"`
 	SetupKernels *KernelTimes `json:"setup_kernels,omitempty"`
+	// the precisions of the set-up and of G and G' during PCG ("single"
+	// application is mixed precision: float32 values, float64 vectors)
+	SetupPrecision string `json:"setup_precision"`
+	ApplyPrecision string `json:"apply_precision"`
 }
 
 // Preconditioner is M^{-1} = G'G with G the distributed FSAI factor; Apply
@@ -74,7 +78,7 @@ type Preconditioner struct {
 // left neighbours, then compute their stripes of G independently.
 func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, error) {
 	c := A.Comm
-	var info Info
+	info := Info{SetupPrecision: cfg.Setup.String(), ApplyPrecision: cfg.Apply.String()}
 	power := cfg.Power
 	if cfg.Static {
 		power = max(power, cfg.StaticParams.K)

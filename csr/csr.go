@@ -77,31 +77,73 @@ type Entry[T Real] struct {
 }
 
 // FromEntries assembles a rows x cols matrix from coordinate entries in any
-// order. Duplicate entries are summed, as Matrix Market and finite-element
-// assembly expect. The entries slice is reordered.
+// order. Duplicate entries are summed, in the order given, as Matrix Market
+// and finite-element assembly expect. It runs in time linear in the number
+// of entries for short rows: a counting sort by row, then a sort of each row
+// by column.
 func FromEntries[T Real](rows, cols int, entries []Entry[T]) *Matrix[T] {
-	sort.Slice(entries, func(a, b int) bool {
-		if entries[a].Row != entries[b].Row {
-			return entries[a].Row < entries[b].Row
-		}
-		return entries[a].Col < entries[b].Col
-	})
-	m := &Matrix[T]{Rows: rows, Cols: cols, RowPtr: make([]int32, rows+1)}
-	m.ColIdx = make([]int32, 0, len(entries))
-	m.Val = make([]T, 0, len(entries))
-	for k, e := range entries {
-		if k > 0 && e.Row == entries[k-1].Row && e.Col == entries[k-1].Col {
-			m.Val[len(m.Val)-1] += e.Val
-			continue
-		}
-		m.ColIdx = append(m.ColIdx, e.Col)
-		m.Val = append(m.Val, e.Val)
+	m := &Matrix[T]{Rows: rows, Cols: cols, RowPtr: make([]int32, rows+1),
+		ColIdx: make([]int32, len(entries)), Val: make([]T, len(entries))}
+	for _, e := range entries {
 		m.RowPtr[e.Row+1]++
 	}
 	for i := 0; i < rows; i++ {
 		m.RowPtr[i+1] += m.RowPtr[i]
 	}
+	next := append([]int32(nil), m.RowPtr[:rows]...)
+	for _, e := range entries {
+		k := next[e.Row]
+		m.ColIdx[k], m.Val[k] = e.Col, e.Val
+		next[e.Row]++
+	}
+	// sort each row by column, summing duplicates, and close the gaps
+	w := int32(0)
+	for i := 0; i < rows; i++ {
+		lo, hi := m.RowPtr[i], m.RowPtr[i+1]
+		sortRow(m.ColIdx[lo:hi], m.Val[lo:hi])
+		m.RowPtr[i] = w
+		for k := lo; k < hi; k++ {
+			if k > lo && m.ColIdx[k] == m.ColIdx[k-1] {
+				m.Val[w-1] += m.Val[k]
+				continue
+			}
+			m.ColIdx[w], m.Val[w] = m.ColIdx[k], m.Val[k]
+			w++
+		}
+	}
+	m.RowPtr[rows] = w
+	m.ColIdx, m.Val = m.ColIdx[:w], m.Val[:w]
 	return m
+}
+
+// sortRow sorts one row's entries by column, stably so that duplicates are
+// summed in the order they were given: insertion sort for the short rows of
+// sparse matrices, a merge sort beyond.
+func sortRow[T Real](cols []int32, vals []T) {
+	if len(cols) > 32 {
+		sort.Stable(rowSorter[T]{cols, vals})
+		return
+	}
+	for k := 1; k < len(cols); k++ {
+		c, v := cols[k], vals[k]
+		j := k
+		for ; j > 0 && cols[j-1] > c; j-- {
+			cols[j], vals[j] = cols[j-1], vals[j-1]
+		}
+		cols[j], vals[j] = c, v
+	}
+}
+
+type rowSorter[T Real] struct {
+	cols []int32
+	vals []T
+}
+
+func (s rowSorter[T]) Len() int           { return len(s.cols) }
+func (s rowSorter[T]) Less(a, b int) bool { return s.cols[a] < s.cols[b] }
+func (s rowSorter[T]) Swap(a, b int) {
+	s.cols[a], s.cols[b] = s.cols[b], s.cols[a]
+	s.vals[a], s.vals[b] = s.vals[b], s.vals[a]
 }
 
 // Convert returns a copy of m with values of another precision: the

@@ -20,6 +20,7 @@ func isPrec(name string) bool { return slices.Contains(precNames, name) }
 type fsaiFlags struct {
 	cfg       afsai.Config
 	precision string
+	apply     string
 }
 
 func (f *fsaiFlags) register(fs *flag.FlagSet) {
@@ -30,6 +31,7 @@ func (f *fsaiFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&p.Eps, "afsai.eps", p.Eps, "aFSAI: stop a row when its Kaporin number falls by this factor")
 	fs.IntVar(&f.cfg.Power, "afsai.power", f.cfg.Power, "aFSAI and FSAI: G reaches ranks within this power of the block graph (1-3)")
 	fs.StringVar(&f.precision, "afsai.precision", "single", "precision of the FSAI set-up: single or double")
+	fs.StringVar(&f.apply, "afsai.apply", "double", "how G and G' are stored for PCG: double, or single (float32 values with float64 vectors: half the traffic of G)")
 	fs.Float64Var(&s.Tau, "fsai.tau", s.Tau, "static FSAI: drop |a_ij| <= tau*sqrt(a_ii a_jj) before building the pattern")
 	fs.IntVar(&s.K, "fsai.k", s.K, "static FSAI: pattern of Low(A~^k)")
 	fs.Float64Var(&s.Delta, "fsai.delta", s.Delta, "static FSAI: post-filter entries below delta times the row norm")
@@ -43,6 +45,14 @@ func (f *fsaiFlags) check() error {
 		f.cfg.Setup = backend.Double
 	default:
 		return fmt.Errorf("flag -afsai.precision: %q is not single or double", f.precision)
+	}
+	switch f.apply {
+	case "single":
+		f.cfg.Apply = backend.Single
+	case "double":
+		f.cfg.Apply = backend.Double
+	default:
+		return fmt.Errorf("flag -afsai.apply: %q is not single or double", f.apply)
 	}
 	if f.cfg.Power < 1 || f.cfg.Power > 3 {
 		return fmt.Errorf("flag -afsai.power: %d is not 1, 2 or 3", f.cfg.Power)

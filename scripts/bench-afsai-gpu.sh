@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# GPU benchmark of aFSAI against Jacobi and CuPy on diffusion:N (default 200,
+# 8M rows) in one run on the GPU machine: the aFSAI set-up on the GPU in
+# single precision, G applied in double and in mixed precision, one and two
+# GPUs. Build here first (no Go there):
+#   go build -o bin/fsai-dist ./cmd/fsai-dist
+# then run there: scripts/bench-afsai-gpu.sh [outdir] [N]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. scripts/env.sh
+out=${1:-${OUT:-out/bench-afsai-gpu}}
+n=${2:-200}
+mkdir -p "$out"
+work=$(mktemp -d)
+gpus=$(nvidia-smi -L | wc -l)
+
+run() { name=$1; shift; "$@" -progress 0 -maxit 20000 -report "$out/$name.json" 2>&1 | tail -1; }
+run jacobi bin/fsai-dist -backend cuda -problem diffusion:$n -prec jacobi -write-matrix "$work/d.petsc"
+run afsai bin/fsai-dist -backend cuda -problem diffusion:$n -prec afsai
+run afsai-mixed bin/fsai-dist -backend cuda -problem diffusion:$n -prec afsai -afsai.apply single
+if [ "$gpus" -ge 2 ]; then
+  run afsai-np2 mpirun -np 2 --bind-to none bin/fsai-dist -backend cuda -problem diffusion:$n -prec afsai
+fi
+python3 scripts/peers/cupy_cg.py -matrix "$work/d.petsc" -maxit 20000 -json "$out/cupy.json" >/dev/null
+rm -rf "$work"
+
+python3 - "$out" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+def load(name):
+    p = os.path.join(out, name + ".json")
+    return json.load(open(p)) if os.path.exists(p) else None
+j, a, m, a2, c = (load(x) for x in ("jacobi", "afsai", "afsai-mixed", "afsai-np2", "cupy"))
+print(f"{'run':12} {'its':>6} {'setup s':>8} {'solve s':>8} {'ms/it':>7} {'density':>7} {'setup on':>8}")
+for name, r in (("jacobi", j), ("afsai", a), ("afsai-mixed", m), ("afsai-np2", a2)):
+    if r:
+        info = r.get("prec_info") or {}
+        print(f"{name:12} {r['iterations']:>6} {r['setup_s']:>8.3f} {r['solve_s']:>8.3f} {1e3*r['iter_s']:>7.3f} {r.get('prec_density',0):>7.2f} {info.get('setup_device',''):>8}")
+print(f"{'cupy':12} {c['iterations']:>6} {'':>8} {c['solve_s']:>8.3f} {1e3*c['time_per_iter_s']:>7.3f}")
+s = {
+  "afsai_total_over_jacobi_solve": (a["setup_s"] + a["solve_s"]) / j["solve_s"],
+  "afsai_total_over_cupy": (a["setup_s"] + a["solve_s"]) / c["solve_s"],
+  "afsai_setup_over_solve": a["setup_s"] / a["solve_s"],
+  "mixed_speedup_per_iteration": a["iter_s"] / m["iter_s"],
+  "afsai_mixed_total_over_jacobi_solve": (m["setup_s"] + m["solve_s"]) / j["solve_s"],
+}
+if a2:
+    s["two_gpu_setup_ratio"] = a2["setup_s"] / a["setup_s"]
+    s["two_gpu_compute_ratio"] = a2["prec_info"]["compute_s"] / a["prec_info"]["compute_s"]
+for k, v in s.items():
+    print(f"{k}: {v:.3f}")
+json.dump(s, open(os.path.join(out, "summary.json"), "w"), indent=2)
+PY
