@@ -41,7 +41,12 @@ func BalanceNNZ(c *comm.Comm, rows *Rows) (*Rows, Partition, error) {
 	}
 	part := Partition{Offsets: offsets}
 
-	ts := rows.triplets(func(row, col int64) (int64, int64) { return row, col })
+	ts := make([]Triplet, 0, rows.NNZ())
+	for i := 0; i < rows.Count(); i++ {
+		for k := rows.RowPtr[i]; k < rows.RowPtr[i+1]; k++ {
+			ts = append(ts, Triplet{Row: rows.First + int64(i), Col: rows.Col[k], Val: rows.Val[k]})
+		}
+	}
 	mine, err := routeTriplets(c, part, ts)
 	if err != nil {
 		return nil, Partition{}, err
