@@ -106,9 +106,12 @@ func (b *Backend) adaptiveSetup(a *csr.Matrix[float32], rows []int, p afsai.Para
 	b.upload(s.diag, unsafe.Pointer(&diag[0]), 4*a.Rows)
 	tm.mark(&kt.Upload)
 
+	out := b.newHostOutput(len(rows) * (pl.mmax + 1))
+	defer out.release()
+	g.ColIdx, g.Val = out.cols[:0], out.vals[:0]
 	l := newFSAILauncher(b, s)
 	defer l.close()
-	batch := &fsaiBatch{b: b, fn: fn, l: l, tm: tm, pl: pl, kt: &kt,
+	batch := &fsaiBatch{b: b, fn: fn, l: l, tm: tm, pl: pl, kt: &kt, out: out,
 		rows32: make([]int32, nb), lens: make([]int32, nb), states: make([]int32, nb), ptr: make([]int32, nb+1),
 		outCol: outCol, outVal: outVal, outPtr: outPtr}
 	for lo := 0; lo < len(rows); lo += nb {
@@ -119,7 +122,11 @@ func (b *Backend) adaptiveSetup(a *csr.Matrix[float32], rows []int, p afsai.Para
 	}
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(diag)
-	return g, st, kt, nil
+	if 2*len(g.ColIdx) < cap(g.ColIdx) { // rows stopped early: keep only what G holds
+		out.release()
+		g.ColIdx, g.Val = slices.Clone(g.ColIdx), slices.Clone(g.Val)
+	}
+	return g, st, kt, b.err
 }
 
 // fsaiBroken is FSAI_BROKEN of kernels/fsai.cuh: the row state of a
@@ -135,13 +142,15 @@ type fsaiBatch struct {
 	tm                     *stageTimer
 	pl                     fsaiPlan
 	kt                     *afsai.KernelTimes
+	out                    *hostOutput
 	rows32, lens, states   []int32
 	ptr                    []int32 // the batch's row pointers into its output
 	outCol, outVal, outPtr uintptr
 }
 
 // run computes the rows of G for rows, which are rows first.. of g, and
-// appends them to g; st collects the statistics.
+// appends them to g, whose arrays have the capacity of the longest rows; st
+// collects the statistics.
 func (f *fsaiBatch) run(rows []int, g *csr.Matrix[float32], first int, st *afsai.Stats) error {
 	b, fn, l, tm, kt := f.b, f.fn, f.l, f.tm, f.kt
 	nb := len(rows)
@@ -209,8 +218,9 @@ func (f *fsaiBatch) run(rows []int, g *csr.Matrix[float32], first int, st *afsai
 	b.upload(f.outPtr, unsafe.Pointer(&f.ptr[0]), 4*(nb+1))
 	l.rows(&fn.assemble, nb, uint64(f.outPtr), uint64(f.outCol), uint64(f.outVal))
 	tm.mark(&kt.Assemble)
-	g.ColIdx = slices.Grow(g.ColIdx, nnz)[:int(base)+nnz]
-	g.Val = slices.Grow(g.Val, nnz)[:int(base)+nnz]
+	g.ColIdx = g.ColIdx[:int(base)+nnz]
+	g.Val = g.Val[:int(base)+nnz]
+	f.out.wait()
 	b.download(unsafe.Pointer(&g.ColIdx[base]), f.outCol, 4*nnz)
 	b.download(unsafe.Pointer(&g.Val[base]), f.outVal, 4*nnz)
 	if b.syncLocked() != nil {

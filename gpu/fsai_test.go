@@ -80,6 +80,7 @@ func fsaiCases(t *testing.T) []fsaiCase {
 		{"laplace7-12", stencil3D(12, 7)},
 		{"laplace27-8", stencil3D(8, 27)},
 		{"diffusion-14", diffusion(t, 14)},
+		{"diffusion-40", diffusion(t, 40)}, // G over 1 MiB: page-locked download
 		{"random-2000", randomSPD(rand.New(rand.NewPCG(5, 1)), 2000, 4)},
 		{"breakdown", breakdownMatrix()},
 	}

@@ -143,9 +143,9 @@ func (c *peersCmd) check(passthrough []string) (peers []string, err error) {
 }
 
 // sources returns the matrix arguments of fsai-dist and of the peers, and
-// the extra arguments of the first fsai-dist run: -write-matrix when the
-// peers cannot generate the problem themselves.
-func (c *peersCmd) sources(out string) (fsai, peer, first []string) {
+// the extra arguments of the first fsai-dist run: -write-matrix file when
+// the peers cannot generate the problem themselves.
+func (c *peersCmd) sources(file string) (fsai, peer, first []string) {
 	switch {
 	case c.matrix != "":
 		fsai = []string{"-matrix", c.matrix}
@@ -155,7 +155,6 @@ func (c *peersCmd) sources(out string) (fsai, peer, first []string) {
 	default:
 		fsai = []string{"-problem", c.problem}
 	}
-	file := filepath.Join(out, "runs", "peers-matrix.petsc")
 	return fsai, []string{"-matrix", file}, []string{"-write-matrix", file}
 }
 
@@ -182,7 +181,11 @@ func (c *peersCmd) run(passthrough []string, log io.Writer) (int, error) {
 			return 0, usagef("flag -python: %v", err)
 		}
 	}
-	source, peerSource, first := c.sources(c.out)
+	matrixFile, err := r.path("peers-matrix", ".petsc")
+	if err != nil {
+		return 0, err
+	}
+	source, peerSource, first := c.sources(matrixFile)
 	stop := []string{"-tol", strconv.FormatFloat(c.tol, 'g', -1, 64), "-maxit", strconv.Itoa(c.maxit)}
 	peerArgs := append(slices.Clone(peerSource), stop...)
 	// Jacobi, as the peers; flags after -- still override it
@@ -222,17 +225,7 @@ func (c *peersCmd) run(passthrough []string, log io.Writer) (int, error) {
 		return 0, err
 	}
 	fmt.Fprintf(log, "peers: wrote %s\n", csvPath)
-	failed := 0
-	for i := range rows {
-		if !rows[i].ok() {
-			failed++
-		}
-	}
-	if failed > 0 {
-		fmt.Fprintf(log, "peers: %d of %d comparisons had a failed run (see reason in the CSV and runs/*.log)\n", failed, len(rows))
-		return exitRunsFail, nil
-	}
-	return exitOK, nil
+	return exitStatus(log, "peers", rows, (*peerRow).ok), nil
 }
 
 // peer runs the command argv(out) that writes a peer's JSON to the file

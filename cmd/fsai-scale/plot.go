@@ -3,10 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"image/color"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -228,6 +228,9 @@ func addLines(p *plot.Plot, lines []series) error {
 // setTicksAxis makes a log axis with a labelled tick at each of the values
 // (rank counts, problem sizes), padded a little on both sides.
 func setTicksAxis(ax *plot.Axis, values []float64, label func(float64) string) {
+	if len(values) == 0 {
+		return
+	}
 	ax.Scale = plot.LogScale{}
 	var ticks plot.ConstantTicks
 	for _, v := range values {
@@ -237,7 +240,7 @@ func setTicksAxis(ax *plot.Axis, values []float64, label func(float64) string) {
 	ax.Min, ax.Max = slices.Min(values)/1.25, slices.Max(values)*1.25
 }
 
-// setLogAxis makes a log axis that spans the series from the 1-2-5 value
+// setLogAxis makes a log axis that spans the points of the series from the 1-2-5 value
 // below their smallest point to the one above their largest, labelled at
 // 1, 2 and 5 times powers of ten (only at powers of ten over more than
 // three decades).
@@ -247,6 +250,9 @@ func setLogAxis(ax *plot.Axis, lines []series) {
 		for _, p := range s.pts {
 			lo, hi = min(lo, p.Y), max(hi, p.Y)
 		}
+	}
+	if lo > hi { // no points: an empty plot keeps the default axis
+		return
 	}
 	ax.Scale = plot.LogScale{}
 	ticks, tlo, thi := ticks125(lo, hi)

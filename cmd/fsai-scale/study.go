@@ -114,7 +114,7 @@ func (s *studyCmd) run(passthrough []string, log io.Writer) (int, error) {
 		return 0, err
 	}
 	fmt.Fprintf(log, "%s: wrote %s and %d plots in %s\n", s.name(), csvPath, len(plots), s.out)
-	return exitStatus(log, s.name(), recs), nil
+	return exitStatus(log, s.name(), recs, (*record).ok), nil
 }
 
 // title names the study in its plots: problem, backend and preconditioner
@@ -135,18 +135,19 @@ func (s *studyCmd) title(recs []record) string {
 	return t
 }
 
-// exitStatus is 0 when every run succeeded, else 3 after saying how many
-// did not.
-func exitStatus(log io.Writer, name string, recs []record) int {
+// exitStatus is 0 when every row is ok, else 3 after saying how many are
+// not.
+func exitStatus[T any](log io.Writer, name string, rows []T, ok func(*T) bool) int {
 	failed := 0
-	for i := range recs {
-		if !recs[i].ok() {
+	for i := range rows {
+		if !ok(&rows[i]) {
 			failed++
 		}
 	}
 	if failed == 0 {
 		return exitOK
 	}
-	fmt.Fprintf(log, "%s: %d of %d runs failed or did not converge (see reason in the CSV and runs/*.log)\n", name, failed, len(recs))
+	fmt.Fprintf(log, "%s: %d of %d runs failed or did not converge (see the reason column of the CSV and runs/*.log)\n",
+		name, failed, len(rows))
 	return exitRunsFail
 }

@@ -114,3 +114,14 @@ func TestCountLabel(t *testing.T) {
 		}
 	}
 }
+
+// Plots of runs that reported no positive time or iteration (maxit 0) are
+// written, empty, rather than failing.
+func TestPlotWithoutTimes(t *testing.T) {
+	dir := t.TempDir()
+	recs := []record{{ranks: 1, rep: &report{N: 8}}, {ranks: 2, rep: &report{N: 8}}}
+	files, err := plotStudy(dir, "empty", recs, true)
+	if err != nil || len(files) != 4 {
+		t.Fatalf("plots %v, error %v; want 4 plots", files, err)
+	}
+}
