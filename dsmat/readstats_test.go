@@ -51,4 +51,3 @@ func TestReadMatrixStats(t *testing.T) {
 		})
 	}
 }
-

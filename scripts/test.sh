@@ -8,3 +8,9 @@ scripts/deps.sh
 . scripts/env.sh
 go vet ./...
 go test -count=1 -timeout 20m ./...
+# Fuzz the readers and the problem-spec parser for a bounded time each; the
+# seed corpus is in testdata/fuzz, and go test above already ran it. A
+# failing input is saved there: commit it with the fix.
+go test -run '^$' -fuzz '^FuzzReadMTX$' -fuzztime 10s ./dsmat
+go test -run '^$' -fuzz '^FuzzReadPETSc$' -fuzztime 10s ./dsmat
+go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 10s ./problem

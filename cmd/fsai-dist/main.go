@@ -5,9 +5,13 @@
 //	mpirun -np 4 fsai-dist -matrix A.mtx -prec jacobi -report r.json -out x.mtx
 //	mpirun -np 2 fsai-dist -problem poisson7:128 -backend cpu
 //
-// Exit status: 0 converged; 2 bad usage or bad input; 3 did not converge
-// (the report is still written); 1 any other failure. Every rank exits with
-// the same status, and only the rank that saw a problem prints it.
+// Exit status: 0 converged; 2 bad usage or bad input; 3 the matrix is not
+// SPD or the solve did not converge (when the solve ran, the report is still
+// written, with the reason); 1 any other failure. Every rank exits with the
+// same status, and only the rank that saw a problem prints it. SIGTERM or
+// SIGINT stops the solve after the current iteration: the iterate and the
+// report are written, with reason interrupted, and the status is 3.
+// docs/errors.md lists every message.
 package main
 
 import (
@@ -16,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -47,6 +52,8 @@ type options struct {
 	progressEvery   int
 	benchSpMV       int
 	writeMatrix     string
+	checkSymmetry   bool
+	stagnation      int
 }
 
 func parseFlags(args []string, usage io.Writer) (*options, error) {
@@ -71,6 +78,8 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.IntVar(&o.benchSpMV, "bench-spmv", 0, "time this many SpMVs with A before solving; report spmv_s and spmv_gbs")
 	fs.BoolVar(&o.verbose, "v", false, "log from every rank, not only rank 0")
 	fs.IntVar(&o.progressEvery, "progress", 50, "log the residual every this many iterations (0: never)")
+	fs.BoolVar(&o.checkSymmetry, "check-symmetry", true, "check that a -matrix is symmetric before solving (one exchange of the halo entries); false skips it")
+	fs.IntVar(&o.stagnation, "stagnation", 500, "stop when the residual has not fallen 0.1% below its lowest value over the latter half of the iterations, and over at least this many (0: never)")
 	o.fsai.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -90,6 +99,8 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 		return nil, fmt.Errorf("flag -bench-spmv: %d is negative", o.benchSpMV)
 	case o.maxit < 0:
 		return nil, fmt.Errorf("flag -maxit: %d is negative", o.maxit)
+	case o.stagnation < 0:
+		return nil, fmt.Errorf("flag -stagnation: %d is negative", o.stagnation)
 	case o.backend != "auto" && o.backend != "cpu" && o.backend != "cuda":
 		return nil, fmt.Errorf("flag -backend: %q is not auto, cpu or cuda", o.backend)
 	case o.partition != "rows" && o.partition != "nnz":
@@ -110,6 +121,14 @@ func run(args []string) int {
 	}
 	defer comm.Finalize()
 	c := comm.World()
+	// A bug must not leave the other ranks waiting, nor exit with status 2,
+	// which means bad input: end the job with status 1 and the stack.
+	defer func() {
+		if r := recover(); r != nil {
+			c.Abort(exitFailure, fmt.Sprintf("fsai-dist: rank %d: internal error: %v\n%s", c.Rank(), r, debug.Stack()))
+		}
+	}()
+	stop := catchSignals()
 
 	usage := io.Discard
 	if c.Rank() == 0 {
@@ -128,7 +147,7 @@ func run(args []string) int {
 	log := newLogger(c, o.verbose)
 	defer log.Sync()
 
-	code, err := solve(c, o, log, start)
+	code, err := solve(c, o, log, stop, start)
 	return finish(c, code, err)
 }
 
@@ -151,10 +170,11 @@ func tag(code int, err error) error {
 	return &stageError{code: code, err: err}
 }
 
-// finish makes every rank leave with the same status: the highest any rank
-// has. Of the ranks that saw an error themselves (not comm.ErrPeer), the
-// lowest prints it, in one line: when every rank finds the same bad input,
-// the user reads it once.
+// finish makes every rank leave with the same status: the highest of the
+// ranks that saw an error themselves (a rank that only heard of one,
+// comm.ErrPeer, does not know its kind and does not vote). Of those ranks
+// the lowest prints its error, in one line: when every rank finds the same
+// bad input, the user reads it once.
 func finish(c *comm.Comm, code int, err error) int {
 	speaker := int32(c.Size())
 	if err != nil {
@@ -163,7 +183,9 @@ func finish(c *comm.Comm, code int, err error) int {
 		if errors.As(err, &se) {
 			code = se.code
 		}
-		if !errors.Is(err, comm.ErrPeer) {
+		if errors.Is(err, comm.ErrPeer) {
+			code = exitConverged
+		} else {
 			speaker = int32(c.Rank())
 		}
 	}

@@ -188,62 +188,6 @@ func TestNotConverged(t *testing.T) {
 	}
 }
 
-// TestBadInput: a clear message on one line, the right status, no panic, no
-// output left behind, no rank hanging.
-func TestBadInput(t *testing.T) {
-	dir := t.TempDir()
-	badMtx := filepath.Join(dir, "bad.mtx")
-	os.WriteFile(badMtx, []byte("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1\n4 1 2\n"), 0o644)
-	short := filepath.Join(dir, "short.mtx")
-	os.WriteFile(short, []byte("%%MatrixMarket matrix array real general\n5 1\n1\n2\n3\n4\n5\n"), 0o644)
-	for _, c := range []struct {
-		name string
-		args []string
-		code int
-		want string // in the message
-	}{
-		{"missing matrix", []string{"-matrix", filepath.Join(dir, "none.mtx")}, 2, "none.mtx"},
-		{"bad entry", []string{"-matrix", badMtx}, 2, "line 4"},
-		{"bad problem", []string{"-problem", "poisson9:4"}, 2, "poisson9"},
-		{"bad flag", []string{"-tol", "2"}, 2, "-tol"},
-		{"unknown flag", []string{"-nosuch"}, 2, "nosuch"},
-		{"rhs length", []string{"-problem", "poisson7:3", "-rhs", short}, 2, "short.mtx"},
-		{"no gpu", []string{"-problem", "poisson7:4", "-backend", "cuda"}, 2, "cuda"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			if c.name == "no gpu" && haveGPU() {
-				t.Skip("a GPU is present")
-			}
-			out := filepath.Join(dir, "x-"+strings.ReplaceAll(c.name, " ", "-")+".mtx")
-			rep := out + ".json"
-			res := mpirun(t, 3, append(c.args, "-out", out, "-report", rep)...)
-			if res.code != c.code {
-				t.Fatalf("exit %d, want %d\n%s", res.code, c.code, res.stderr)
-			}
-			var ours []string
-			for _, line := range strings.Split(res.stderr, "\n") {
-				if strings.HasPrefix(line, "fsai-dist:") {
-					ours = append(ours, line)
-				}
-			}
-			if len(ours) != 1 || !strings.Contains(ours[0], c.want) {
-				t.Fatalf("want one fsai-dist line naming %q, got %q\n%s", c.want, ours, res.stderr)
-			}
-			if strings.Contains(res.stderr, "panic") || strings.Contains(res.stderr, "goroutine ") {
-				t.Fatalf("panic trace:\n%s", res.stderr)
-			}
-			for _, f := range []string{out, rep} {
-				if _, err := os.Stat(f); err == nil {
-					t.Fatalf("%s was written", f)
-				}
-			}
-			if tmp, _ := filepath.Glob(filepath.Join(dir, "*.tmp*")); len(tmp) > 0 {
-				t.Fatalf("temporary files left: %v", tmp)
-			}
-		})
-	}
-}
-
 // haveGPU reports whether a CUDA driver is installed here.
 func haveGPU() bool {
 	_, err := os.Stat("/dev/nvidia0")

@@ -29,6 +29,8 @@ func (f *fsaiFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&p.Steps, "afsai.steps", p.Steps, "aFSAI: most pattern-growing steps per row (kmax)")
 	fs.IntVar(&p.StepSize, "afsai.step-size", p.StepSize, "aFSAI: entries added to a row per step (s)")
 	fs.Float64Var(&p.Eps, "afsai.eps", p.Eps, "aFSAI: stop a row when its Kaporin number falls by this factor")
+	fs.Float64Var(&p.Stall, "afsai.stall", p.Stall, "aFSAI: stop a row after a step that lowers its Kaporin number by less than this fraction (0: off)")
+	fs.BoolVar(&p.Scaled, "afsai.scaled", p.Scaled, "aFSAI: rank candidate entries by |gradient_j|/sqrt(a_jj) instead of |gradient_j|")
 	fs.IntVar(&f.cfg.Power, "afsai.power", f.cfg.Power, "aFSAI and FSAI: G reaches ranks within this power of the block graph (1-3)")
 	fs.StringVar(&f.precision, "afsai.precision", "single", "precision of the FSAI set-up: single or double")
 	fs.StringVar(&f.apply, "afsai.apply", "double", "how G and G' are stored for PCG: double, or single (float32 values with float64 vectors: half the traffic of G)")
@@ -65,6 +67,8 @@ func (f *fsaiFlags) check() error {
 		return fmt.Errorf("flag -afsai.step-size: %d is below 1", p.StepSize)
 	case !(p.Eps >= 0 && p.Eps < 1):
 		return fmt.Errorf("flag -afsai.eps: %g is not in [0,1)", p.Eps)
+	case !(p.Stall >= 0 && p.Stall < 1):
+		return fmt.Errorf("flag -afsai.stall: %g is not in [0,1)", p.Stall)
 	case !(s.Tau >= 0):
 		return fmt.Errorf("flag -fsai.tau: %g is negative", s.Tau)
 	case s.K < 1 || s.K > 3:

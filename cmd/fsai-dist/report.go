@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -13,28 +14,28 @@ import (
 // report is the JSON summary of a run (-report). Its fields are a contract
 // with scripts and users: extend it, never rename or drop a field.
 type report struct {
-	Converged  bool      `json:"converged"`
-	Reason     string    `json:"reason"`
-	Detail     string    `json:"detail,omitempty"`
-	Iterations int       `json:"iterations"`
-	RelRes     float64   `json:"relres"` // true ||b - A x||/||b||
-	N          int64     `json:"n"`
-	NNZ        int64     `json:"nnz"` // both triangles
-	Ranks      int       `json:"ranks"`
-	Backend    string    `json:"backend"`
-	Device     string    `json:"device"`
-	Prec       string    `json:"prec"`
-	Matrix     string    `json:"matrix,omitempty"`
-	Problem    string    `json:"problem,omitempty"`
-	Partition  string    `json:"partition"`
-	Tol        float64   `json:"tol"`
-	MaxIt      int       `json:"maxit"`
-	ReadS      float64   `json:"read_s"`
-	SetupS     float64   `json:"setup_s"`
-	SolveS     float64   `json:"solve_s"`
-	TotalS     float64   `json:"total_s"`
-	IterS      float64   `json:"iter_s"` // solve_s per iteration
-	History    []float64 `json:"history"`
+	Converged  bool     `json:"converged"`
+	Reason     string   `json:"reason"`
+	Detail     string   `json:"detail,omitempty"`
+	Iterations int      `json:"iterations"`
+	RelRes     number   `json:"relres"` // true ||b - A x||/||b||
+	N          int64    `json:"n"`
+	NNZ        int64    `json:"nnz"` // both triangles
+	Ranks      int      `json:"ranks"`
+	Backend    string   `json:"backend"`
+	Device     string   `json:"device"`
+	Prec       string   `json:"prec"`
+	Matrix     string   `json:"matrix,omitempty"`
+	Problem    string   `json:"problem,omitempty"`
+	Partition  string   `json:"partition"`
+	Tol        float64  `json:"tol"`
+	MaxIt      int      `json:"maxit"`
+	ReadS      float64  `json:"read_s"`
+	SetupS     float64  `json:"setup_s"`
+	SolveS     float64  `json:"solve_s"`
+	TotalS     float64  `json:"total_s"`
+	IterS      float64  `json:"iter_s"` // solve_s per iteration
+	History    []number `json:"history"`
 	// -bench-spmv only: seconds per SpMV with A (slowest rank) and the
 	// bandwidth of the bytes a CSR SpMV must move
 	SpMVS   float64 `json:"spmv_s,omitempty"`
@@ -53,10 +54,25 @@ type report struct {
 
 func (r *report) fill(res pcg.Result) {
 	r.Converged, r.Reason, r.Detail = res.Converged, string(res.Reason), res.Detail
-	r.Iterations, r.RelRes, r.History = res.Iterations, res.RelRes, res.History
+	r.Iterations, r.RelRes = res.Iterations, number(res.RelRes)
+	r.History = make([]number, len(res.History))
+	for i, v := range res.History {
+		r.History[i] = number(v)
+	}
 	if res.Iterations > 0 {
 		r.IterS = r.SolveS / float64(res.Iterations)
 	}
+}
+
+// number is a float64 that encodes NaN and infinities, which JSON lacks, as
+// null: a solve that ends in NaN still gets its report.
+type number float64
+
+func (x number) MarshalJSON() ([]byte, error) {
+	if f := float64(x); !math.IsNaN(f) && !math.IsInf(f, 0) {
+		return json.Marshal(f)
+	}
+	return []byte("null"), nil
 }
 
 // write stores the report atomically: a temporary file in the same
@@ -75,6 +91,9 @@ func writeAtomic(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(0o644) // CreateTemp's 0600 is meant for secrets
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/gpu"
 	"github.com/fsai-dist/fsai-dist/pcg"
 	"github.com/fsai-dist/fsai-dist/problem"
 )
@@ -19,12 +21,20 @@ import (
 // ends with every rank agreeing on success, so a failure anywhere before the
 // solve ends all ranks cleanly with one message; a failure inside the solve,
 // where ranks wait on each other's messages, aborts the job.
-func solve(c *comm.Comm, o *options, log *zap.Logger, start time.Time) (int, error) {
+func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start time.Time) (int, error) {
 	rep := &report{Ranks: c.Size(), Prec: o.prec, Tol: o.tol, MaxIt: o.maxit, Partition: o.partition}
+	if err := checkOutputs(c, o); err != nil {
+		return 0, err
+	}
 
-	rows, part, err := load(c, o, rep)
+	rows, part, err := load(c, o, rep, log)
 	if err != nil {
 		return 0, badInput(err)
+	}
+	if o.matrix != "" {
+		if err := checkMatrix(c, o, part, rows); err != nil {
+			return 0, err
+		}
 	}
 	if o.partition == "nnz" {
 		if rows, part, err = dsmat.BalanceNNZ(c, rows); err != nil {
@@ -65,9 +75,13 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, start time.Time) (int, err
 	defer x.Free()
 	M, err := newPreconditioner(o, A, op, rep)
 	if err := c.Agree(err); err != nil {
-		return 0, numerical(err)
+		return 0, setupError(err)
 	}
 	defer M.Free()
+	if rep.PrecInfo != nil && rep.PrecInfo.FallbackRows > 0 {
+		log.Warn("FSAI: rows whose dense factorization broke down keep a shorter pattern (prec_info.fallback_rows)",
+			zap.Int64("rows", rep.PrecInfo.FallbackRows))
+	}
 	rep.SetupS = time.Since(setup).Seconds()
 	log.Info("setup", zap.String("prec", M.Name()), zap.Float64("setup_s", rep.SetupS))
 
@@ -79,16 +93,20 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, start time.Time) (int, err
 	}
 
 	solveStart := time.Now()
-	res, err := pcg.Solve(op, M, b, x, pcg.Options{Tol: o.tol, MaxIt: o.maxit, Progress: progress(log, o.progressEvery)})
+	res, err := pcg.Solve(op, M, b, x, pcg.Options{Tol: o.tol, MaxIt: o.maxit, Stagnation: o.stagnation,
+		Stop: stop.requested, Progress: progress(log, o.progressEvery)})
 	if err != nil {
 		c.Abort(exitFailure, fmt.Sprintf("fsai-dist: rank %d: solve: %v", c.Rank(), err))
 	}
 	rep.SolveS = time.Since(solveStart).Seconds()
+	if res.Reason == pcg.Interrupted {
+		res.Detail = "a rank received SIGTERM or SIGINT"
+	}
 	rep.fill(res)
 	log.Info("solved", zap.Bool("converged", res.Converged), zap.String("reason", string(res.Reason)),
 		zap.Int("iterations", res.Iterations), zap.Float64("relres", res.RelRes), zap.Float64("solve_s", rep.SolveS))
 
-	if o.out != "" {
+	if o.out != "" && usable(res.Reason) {
 		host := make([]float64, x.Rows)
 		err := x.Get(host)
 		if err == nil {
@@ -110,33 +128,49 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, start time.Time) (int, err
 	}
 	if !res.Converged {
 		if c.Rank() == 0 {
-			fmt.Fprintf(os.Stderr, "fsai-dist: did not converge: %s\n", rep.Reason)
+			fmt.Fprintf(os.Stderr, "fsai-dist: %s\n", outcome(res, o.out))
 		}
 		return exitNotConverged, nil
 	}
 	return exitConverged, nil
 }
 
+// setupError gives a failed preconditioner set-up its exit status: 1 for a
+// device failure (out of memory, say), else 3, a matrix that is not SPD.
+func setupError(err error) error {
+	var dev *gpu.Error
+	if errors.As(err, &dev) {
+		return err
+	}
+	return numerical(err)
+}
+
 // load reads the matrix file or generates the built-in problem; each rank
-// holds only its own stripe.
-func load(c *comm.Comm, o *options, rep *report) (*dsmat.Rows, dsmat.Partition, error) {
+// holds only its own stripe. Both need at least one row per rank.
+func load(c *comm.Comm, o *options, rep *report, log *zap.Logger) (*dsmat.Rows, dsmat.Partition, error) {
 	if o.matrix != "" {
 		rep.Matrix = o.matrix
-		return dsmat.ReadMatrix(c, o.matrix)
+		rows, part, stats, err := dsmat.ReadMatrixStats(c, o.matrix)
+		if err != nil {
+			return nil, part, err
+		}
+		if stats.Duplicates > 0 {
+			log.Warn("repeated entries were summed, as the format says", zap.String("matrix", o.matrix),
+				zap.Int64("entries", stats.Duplicates))
+		}
+		return rows, part, checkRanks(c.Size(), part.N(), "matrix "+o.matrix)
 	}
 	rep.Problem = o.problem
 	spec, err := problem.Parse(o.problem)
 	if err != nil {
 		return nil, dsmat.Partition{}, c.Agree(fmt.Errorf("flag -problem: %w", err))
 	}
-	var rows *dsmat.Rows
 	part := dsmat.NewPartition(spec.Rows(), c.Size())
-	if int64(c.Size()) > spec.Rows() {
-		err = fmt.Errorf("%d ranks for %d rows: use at most one rank per row", c.Size(), spec.Rows())
-	} else {
-		lo, hi := part.Range(c.Rank())
-		rows, err = spec.Generate(lo, hi)
+	if err := checkRanks(c.Size(), spec.Rows(), "problem "+o.problem); err != nil {
+		return nil, part, err
 	}
+	lo, hi := part.Range(c.Rank())
+	rows, err := spec.Generate(lo, hi)
 	return rows, part, c.Agree(err)
 }
 

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/fsai-dist/fsai-dist/pcg"
+)
+
+// usable reports whether the iterate of a solve that ended for reason is
+// worth writing to -out: the solution, or an approximation to resume from
+// with -x0. After a breakdown or NaN it is not.
+func usable(reason pcg.Reason) bool {
+	return reason != pcg.Breakdown && reason != pcg.NaN
+}
+
+// outcome is the one line that says why a solve did not converge, and
+// where the iterate went.
+func outcome(res pcg.Result, out string) string {
+	line := fmt.Sprintf("did not converge: %s after %d iterations (relative residual %.3g)", res.Reason, res.Iterations, res.RelRes)
+	if res.Reason == pcg.Interrupted {
+		line = fmt.Sprintf("interrupted after %d iterations (relative residual %.3g): %s", res.Iterations, res.RelRes, res.Detail)
+	} else if res.Detail != "" {
+		line += ": " + res.Detail
+	}
+	switch {
+	case !usable(res.Reason):
+		return line
+	case out != "":
+		return line + "; the iterate is in " + out + " (resume with -x0 " + out + ")"
+	default:
+		return line + "; the iterate is not saved (no -out)"
+	}
+}

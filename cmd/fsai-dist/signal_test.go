@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// job is fsai-dist running under mpirun in the background.
+type job struct {
+	cmd   *exec.Cmd
+	lines chan string // standard error, line by line; closed at its end
+}
+
+// startJob starts fsai-dist on np ranks; its log goes to j.lines.
+func startJob(t *testing.T, np int, args ...string) *job {
+	t.Helper()
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not found")
+	}
+	full := append([]string{"-np", strconv.Itoa(np), "--oversubscribe", "--bind-to", "none", binary}, args...)
+	cmd := exec.Command("mpirun", full...)
+	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+		"OMPI_MCA_btl_vader_single_copy_mechanism=none")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	j := &job{cmd: cmd, lines: make(chan string, 1024)}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			j.lines <- sc.Text()
+		}
+		close(j.lines)
+	}()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return j
+}
+
+// waitFor reads the log until a line contains s and returns the lines read.
+func (j *job) waitFor(t *testing.T, s string) []string {
+	t.Helper()
+	var seen []string
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case line, ok := <-j.lines:
+			if !ok {
+				t.Fatalf("fsai-dist ended before logging %q:\n%s", s, strings.Join(seen, "\n"))
+			}
+			seen = append(seen, line)
+			if strings.Contains(line, s) {
+				return seen
+			}
+		case <-timeout:
+			t.Fatalf("no %q in the log within 30 s:\n%s", s, strings.Join(seen, "\n"))
+		}
+	}
+}
+
+// wait waits up to limit for the job to end and returns its exit status and
+// the rest of its log.
+func (j *job) wait(t *testing.T, limit time.Duration) (int, []string) {
+	t.Helper()
+	var rest []string
+	timeout := time.After(limit)
+	for done := false; !done; {
+		select {
+		case line, ok := <-j.lines:
+			rest = append(rest, line)
+			done = !ok
+		case <-timeout:
+			t.Fatalf("mpirun did not end within %v:\n%s", limit, strings.Join(rest, "\n"))
+		}
+	}
+	err := j.cmd.Wait()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), rest
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, rest
+}
+
+// rankPIDs returns the process ids of the ranks running fsai-dist with the
+// argument marker.
+func rankPIDs(t *testing.T, marker string) []int {
+	t.Helper()
+	out, err := exec.Command("pgrep", "-f", "^"+regexp.QuoteMeta(binary)+" .*"+regexp.QuoteMeta(marker)).Output()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		return nil // none
+	}
+	if err != nil {
+		t.Fatalf("pgrep: %v", err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(out)) {
+		pid, _ := strconv.Atoi(f)
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// slowSolve is a solve of about 170 iterations that logs every one.
+var slowSolve = []string{"-problem", "poisson7:60", "-prec", "none", "-tol", "1e-10", "-progress", "1"}
+
+// TestInterrupt: SIGTERM to one rank, as SLURM sends it to every task at
+// the time limit, stops all ranks after the same iteration; the iterate and
+// the report (reason interrupted) are written, the status is 3, and -x0
+// resumes from the iterate in fewer iterations than a fresh solve.
+func TestInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	out, rep := filepath.Join(dir, "x.mtx"), filepath.Join(dir, "r.json")
+	j := startJob(t, 3, append(slowSolve, "-out", out, "-report", rep)...)
+	j.waitFor(t, `"iteration": 60,`)
+	pids := rankPIDs(t, out)
+	if len(pids) != 3 {
+		t.Fatalf("rank processes %v", pids)
+	}
+	if err := syscall.Kill(pids[1], syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	code, log := j.wait(t, 30*time.Second)
+	if code != exitNotConverged {
+		t.Fatalf("exit %d, want 3\n%s", code, strings.Join(log, "\n"))
+	}
+	var ours []string
+	for _, line := range log {
+		if strings.HasPrefix(line, "fsai-dist:") {
+			ours = append(ours, line)
+		}
+	}
+	if len(ours) != 1 || !strings.Contains(ours[0], "interrupted after") || !strings.Contains(ours[0], "resume with -x0 "+out) {
+		t.Fatalf("messages %q", ours)
+	}
+	r := readReport(t, rep)
+	stopped := r["iterations"].(float64)
+	if r["reason"] != "interrupted" || r["converged"] != false || stopped < 60 || stopped > 160 || !strings.Contains(r["detail"].(string), "SIGTERM") {
+		t.Fatalf("report: reason %v after %v iterations, detail %v", r["reason"], stopped, r["detail"])
+	}
+	if x := readArray(t, out); len(x) != 216000 {
+		t.Fatalf("iterate has %d entries", len(x))
+	}
+
+	// resume on another rank count, and solve afresh
+	resumed, fresh := filepath.Join(dir, "resumed.json"), filepath.Join(dir, "fresh.json")
+	if res := mpirun(t, 2, append(slowSolve, "-progress", "0", "-x0", out, "-report", resumed)...); res.code != 0 {
+		t.Fatalf("resume: exit %d\n%s", res.code, res.stderr)
+	}
+	if res := mpirun(t, 2, append(slowSolve, "-progress", "0", "-report", fresh)...); res.code != 0 {
+		t.Fatalf("fresh: exit %d\n%s", res.code, res.stderr)
+	}
+	rr, rf := readReport(t, resumed), readReport(t, fresh)
+	start := rr["history"].([]any)[0].(float64)
+	if math.Abs(start-r["relres"].(float64)) > 1e-6*start {
+		t.Fatalf("resumed from relative residual %g, the iterate had %g", start, r["relres"])
+	}
+	if rr["iterations"].(float64) >= rf["iterations"].(float64) {
+		t.Fatalf("resumed solve took %v iterations, a fresh one %v", rr["iterations"], rf["iterations"])
+	}
+}
+
+// TestKillRank: a rank that dies (here by SIGKILL) mid-solve ends the whole
+// job within 10 seconds, and leaves no output file.
+func TestKillRank(t *testing.T) {
+	dir := t.TempDir()
+	out, rep := filepath.Join(dir, "x.mtx"), filepath.Join(dir, "r.json")
+	j := startJob(t, 3, append(slowSolve, "-out", out, "-report", rep)...)
+	j.waitFor(t, `"iteration": 20,`)
+	pids := rankPIDs(t, out)
+	if len(pids) != 3 {
+		t.Fatalf("rank processes %v", pids)
+	}
+	if err := syscall.Kill(pids[2], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	code, log := j.wait(t, 10*time.Second)
+	if code == 0 {
+		t.Fatalf("exit 0 after a rank was killed\n%s", strings.Join(log, "\n"))
+	}
+	// Ranks may have got past the dead one by a collective or two (their
+	// messages match its earlier ones) and started a write: its temporary
+	// file may remain, but never a file at -out or -report.
+	for _, f := range []string{out, rep} {
+		if _, err := os.Stat(f); err == nil {
+			t.Fatalf("%s was written", f)
+		}
+	}
+	if pids := rankPIDs(t, out); len(pids) > 0 {
+		t.Fatalf("ranks still running: %v", pids)
+	}
+}

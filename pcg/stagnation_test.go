@@ -1,0 +1,33 @@
+package pcg
+
+import "testing"
+
+// TestStagnationRule: a plateau stops the solve only once it has lasted as
+// long as the iterations before it, and at least the window.
+func TestStagnationRule(t *testing.T) {
+	s := stagnation{window: 50, best: 1}
+	relres, it := 1.0, 0
+	for ; it <= 100; it++ { // a new low at every iteration up to 100
+		if s.stuck(it, relres) {
+			t.Fatalf("stuck at iteration %d while converging", it)
+		}
+		relres *= 0.99
+	}
+	for ; it < 200; it++ { // then a plateau, which may last 100 iterations
+		if s.stuck(it, 2*relres) {
+			t.Fatalf("stuck at iteration %d, %d iterations into the plateau", it, it-100)
+		}
+	}
+	if !s.stuck(200, 2*relres) {
+		t.Fatal("not stuck after a plateau as long as the solve before it")
+	}
+	s = stagnation{window: 50, best: 1}
+	for it := range 50 {
+		if s.stuck(it, 1) {
+			t.Fatalf("stuck at iteration %d, before the window", it)
+		}
+	}
+	if !s.stuck(50, 1) {
+		t.Fatal("not stuck after the window")
+	}
+}
