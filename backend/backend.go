@@ -69,6 +69,12 @@ type Backend interface {
 	// two stripes has few).
 	NewMatrix(m *csr.Matrix[float64], rowMap []int32, p Precision) (Matrix, error)
 	NewIndex(idx []int32) (Index, error)
+	// SetValues overwrites the values of m, which keeps its pattern and
+	// memory: vals lists them in the order of the CSR block m was made
+	// from, and is rounded to m's precision. It waits for the copy, so
+	// vals may change when it returns. Solvers whose matrix changes values
+	// from step to step (Newton, time stepping) use it.
+	SetValues(m Matrix, vals []float64) error
 
 	// Upload copies host data into dst. It may return before the copy is
 	// done: src must stay unchanged until the next synchronizing call

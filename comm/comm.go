@@ -25,13 +25,18 @@ var (
 
 // Init initializes MPI with MPI_THREAD_SERIALIZED and sets MPI_ERRORS_RETURN on
 // MPI_COMM_WORLD. Calling it again is a no-op; calling it after Finalize is an
-// error, as MPI cannot be restarted.
+// error, as MPI cannot be restarted. When the program has initialized MPI
+// itself (a C or Fortran program using fsai-dist as a library), Init adopts
+// that MPI as it is, and Finalize will not finalize it.
 func Init() error {
 	if finalized {
 		return errors.New("comm: Init after Finalize")
 	}
 	if world != nil {
 		return nil
+	}
+	if found, err := adopt(); found || err != nil {
+		return err
 	}
 	var provided C.int
 	if err := check("MPI_Init_thread", C.MPI_Init_thread(nil, nil, C.MPI_THREAD_SERIALIZED, &provided)); err != nil {
@@ -56,9 +61,9 @@ func Init() error {
 func Initialized() bool { return world != nil && !finalized }
 
 // Finalize shuts MPI down. It is a no-op if MPI is not initialized or already
-// finalized.
+// finalized, or if the program initialized it (see Init).
 func Finalize() error {
-	if !Initialized() {
+	if !Initialized() || adopted {
 		return nil
 	}
 	finalized = true

@@ -1,0 +1,263 @@
+package afsai
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+)
+
+// Updater recomputes a Preconditioner for new values of A on the patterns
+// New chose, for a matrix whose values change while its pattern stays
+// (Newton steps, time steps). The first Update finds what does not change:
+// the structure of the local system and the plan that gathers its values
+// from the neighbours, G's patterns in the local numbering, the stripes of
+// G and G' and the plan that moves values from G to G' (both plans are
+// found by running the set-up's own gather and transpose on entry numbers
+// instead of values). Every Update then moves values only: it gathers the
+// local system's values, computes the exact FSAI rows on G's patterns with
+// FixedPattern, moves them to G' and copies both into the device blocks,
+// which keep their memory and halo plans.
+//
+// What it saves over New is the pattern search (the Kaporin gradients of
+// the adaptive set-up, the symbolic powers of the static one), the assembly
+// of the local system and of the distributed matrices of G and G', and
+// their allocation. A row whose dense factorization breaks down (possible
+// in single precision) keeps zeros beyond the columns that factored. For
+// static FSAI the rows are the exact FSAI on the post-filtered pattern
+// rather than the rescaled filtered rows. The preconditioner's Info still
+// describes its set-up.
+type Updater struct {
+	p   *Preconditioner
+	A   *dsmat.Matrix
+	cfg Config
+
+	// found by the first Update
+	ls        *localSystem     // its values are rewritten by every Update
+	gather    *dsmat.ValuePlan // A's block values (flat) to ls.A.Val
+	flat      []float64        // A's block values: Diag, then Off in order
+	patterns  [][]int32        // G's rows in the local system's numbering
+	g, gt     *dsmat.Rows      // the stripes of G and G'
+	transpose *dsmat.ValuePlan // g.Val to gt.Val
+}
+
+// NewUpdater prepares updates of p, which New computed for A with cfg. A
+// keeps its pattern and partition; Update reads its current values.
+func NewUpdater(p *Preconditioner, A *dsmat.Matrix, cfg Config) *Updater {
+	return &Updater{p: p, A: A, cfg: cfg}
+}
+
+// Update recomputes G and G' from A's current values. Collective.
+func (u *Updater) Update() error {
+	c := u.A.Comm
+	if u.ls == nil {
+		if err := u.prepare(); err != nil {
+			return err
+		}
+	}
+	u.flat = flatten(u.A, u.flat[:0])
+	err := u.gather.Move(u.ls.A.Val, u.flat)
+	var g *csr.Matrix[float64]
+	if err == nil {
+		g, err = fixedRows(u.ls, u.patterns, u.cfg.Setup)
+	}
+	if err == nil {
+		onPattern(g, u.patterns, u.g.Val)
+		err = u.p.G.Matrix().SetValues(u.g)
+	}
+	if err := c.Agree(err); err != nil {
+		return err
+	}
+	err = u.transpose.Move(u.gt.Val, u.g.Val)
+	if err == nil {
+		err = u.p.Gt.Matrix().SetValues(u.gt)
+	}
+	if err == nil {
+		err = u.p.G.Refresh()
+	}
+	if err == nil {
+		err = u.p.Gt.Refresh()
+	}
+	return c.Agree(err)
+}
+
+// prepare finds the structures and plans that every Update reuses.
+// Collective.
+func (u *Updater) prepare() error {
+	c := u.A.Comm
+	power := u.cfg.Power
+	if u.cfg.Static {
+		power = max(power, u.cfg.StaticParams.K)
+	}
+	n := len(flatten(u.A, nil))
+	first, err := dsmat.FirstEntry(c, n)
+	if err != nil {
+		return err
+	}
+	ls, err := gatherLocal(numbered(u.A, first), power)
+	if err := c.Agree(err); err != nil {
+		return err
+	}
+	gather, err := dsmat.NewValuePlan(c, n, entryNumbers(ls.A.Val))
+	if err := c.Agree(err); err != nil {
+		return err
+	}
+	patterns, g, err := localPatterns(u.p.G.Matrix(), ls)
+	if err := c.Agree(err); err != nil {
+		return err
+	}
+	if first, err = dsmat.FirstEntry(c, len(g.Val)); err != nil {
+		return err
+	}
+	for k := range g.Val {
+		g.Val[k] = float64(first + int64(k))
+	}
+	gt, err := dsmat.Transpose(c, u.A.Part, g)
+	if err != nil {
+		return err
+	}
+	transpose, err := dsmat.NewValuePlan(c, len(g.Val), entryNumbers(gt.Val))
+	if err := c.Agree(err); err != nil {
+		return err
+	}
+	u.ls, u.gather, u.patterns, u.g, u.gt, u.transpose = ls, gather, patterns, g, gt, transpose
+	return nil
+}
+
+// flatten appends the values of A's blocks to dst: the diagonal block, then
+// the off-diagonal blocks in order.
+func flatten(A *dsmat.Matrix, dst []float64) []float64 {
+	dst = append(dst, A.Diag.Val...)
+	for _, b := range A.Off {
+		dst = append(dst, b.A.Val...)
+	}
+	return dst
+}
+
+// numbered returns a copy of A whose values are the global numbers of its
+// entries in flatten's order, from first on.
+func numbered(A *dsmat.Matrix, first int64) *dsmat.Matrix {
+	next := first
+	number := func(m *csr.Matrix[float64]) *csr.Matrix[float64] {
+		out := *m
+		out.Val = make([]float64, len(m.Val))
+		for k := range out.Val {
+			out.Val[k] = float64(next)
+			next++
+		}
+		return &out
+	}
+	idA := *A
+	idA.Diag = number(A.Diag)
+	idA.Off = slices.Clone(A.Off)
+	for k := range idA.Off {
+		idA.Off[k].A = number(A.Off[k].A)
+	}
+	return &idA
+}
+
+// entryNumbers reads back the entry numbers that values carry.
+func entryNumbers(vals []float64) []int64 {
+	ids := make([]int64, len(vals))
+	for k, v := range vals {
+		ids[k] = int64(v)
+	}
+	return ids
+}
+
+// localPatterns returns, for each row of this rank's stripe of G, its
+// columns (diagonal included, ascending) in the numbering of the local
+// system ls, and the stripe of G in global numbering without values.
+func localPatterns(G *dsmat.Matrix, ls *localSystem) ([][]int32, *dsmat.Rows, error) {
+	// ls numbers the stripes of the ranks in its set one after the other.
+	part := G.Part
+	base := make([]int, part.Ranks()) // local index of each stripe's first row; -1: not in ls
+	for q := range base {
+		base[q] = -1
+	}
+	for k := 0; k < len(ls.global); k += part.Size(part.Owner(ls.global[k])) {
+		base[part.Owner(ls.global[k])] = k
+	}
+	type block struct {
+		b    *dsmat.Block
+		base int
+		next int // the next of b.Rows
+	}
+	blocks := make([]block, len(G.Off))
+	for k := range G.Off {
+		b := &G.Off[k]
+		lo, _ := part.Range(b.Rank)
+		if base[b.Rank] < 0 {
+			return nil, nil, fmt.Errorf("afsai: update: G couples rank %d, which is not in the local system: is Config the set-up's?", b.Rank)
+		}
+		blocks[k] = block{b: b, base: base[b.Rank] - int(lo)}
+	}
+	first := G.First()
+	own := base[G.Comm.Rank()]
+
+	rows := &dsmat.Rows{N: G.N(), First: first, RowPtr: make([]int64, 1, G.LocalRows()+1)}
+	patterns := make([][]int32, G.LocalRows())
+	for i := range patterns {
+		var p []int32
+		for k := range blocks { // lower triangular: left blocks in rank order, then the diagonal block
+			bl := &blocks[k]
+			if bl.next == len(bl.b.Rows) || int(bl.b.Rows[bl.next]) != i {
+				continue
+			}
+			cols, _ := bl.b.A.Row(bl.next)
+			bl.next++
+			for _, c := range cols {
+				gc := bl.b.Cols[c]
+				rows.Col = append(rows.Col, gc)
+				p = append(p, int32(bl.base+int(gc)))
+			}
+		}
+		cols, _ := G.Diag.Row(i)
+		for _, c := range cols {
+			rows.Col = append(rows.Col, first+int64(c))
+			p = append(p, int32(own+int(c)))
+		}
+		if !slices.IsSorted(p) {
+			return nil, nil, fmt.Errorf("afsai: update: row %d of G is not lower triangular", first+int64(i))
+		}
+		patterns[i] = p
+		rows.RowPtr = append(rows.RowPtr, int64(len(rows.Col)))
+	}
+	rows.Val = make([]float64, len(rows.Col))
+	return patterns, rows, nil
+}
+
+// fixedRows computes the FSAI rows of the rank's own rows on patterns, in
+// the set-up precision, as float64.
+func fixedRows(ls *localSystem, patterns [][]int32, prec backend.Precision) (*csr.Matrix[float64], error) {
+	if prec == backend.Single {
+		g, _, err := FixedPattern(csr.Convert[float32](ls.A), ls.own, patterns)
+		if err != nil {
+			return nil, err
+		}
+		return csr.Convert[float64](g), nil
+	}
+	g, _, err := FixedPattern(ls.A, ls.own, patterns)
+	return g, err
+}
+
+// onPattern writes the values of g's rows into vals, laid out on patterns
+// (sorted columns): a row that FixedPattern shortened after a breakdown
+// gets zeros in the columns it lost.
+func onPattern(g *csr.Matrix[float64], patterns [][]int32, vals []float64) {
+	at := 0
+	for i, p := range patterns {
+		cols, gv := g.Row(i)
+		k := 0
+		for _, c := range p {
+			vals[at] = 0
+			if k < len(cols) && cols[k] == c {
+				vals[at] = gv[k]
+				k++
+			}
+			at++
+		}
+	}
+}

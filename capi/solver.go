@@ -1,0 +1,264 @@
+package main
+
+// #include <stdint.h>
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/fsai-dist/fsai-dist/solver"
+)
+
+// slice views n C values at p as a Go slice, which must not outlive the
+// call; a nil p is an error unless n is 0.
+func slice[T, C any](p *C, n int, what string) ([]T, error) {
+	switch {
+	case n < 0:
+		return nil, fmt.Errorf("fsai: %s: negative length %d", what, n)
+	case n == 0:
+		return nil, nil
+	case p == nil:
+		return nil, fmt.Errorf("fsai: %s is NULL", what)
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(p)), n), nil
+}
+
+// fsai_matrix_create builds a distributed n x n matrix from this rank's
+// nlocal rows, first to first+nlocal-1, in CSR: row i has the columns
+// cols[row_ptr[i]-base .. row_ptr[i+1]-base-1] and values vals likewise.
+// Indices count from base (0 in C, 1 in Fortran): first, row_ptr and cols.
+// Both triangles are stored; columns within a row may come in any order.
+// The ranks' rows follow each other in rank order. The arrays are copied.
+// Collective.
+//
+//export fsai_matrix_create
+func fsai_matrix_create(n, first, nlocal C.int64_t, rowPtr, cols *C.int64_t, vals *C.double, base C.int, out *C.int64_t) C.int {
+	return call(func() error {
+		c, err := world()
+		if err != nil {
+			return err
+		}
+		rp, cs, vs, err := csrArrays(int64(nlocal), rowPtr, cols, vals, int64(base))
+		if err == nil && out == nil {
+			err = errors.New("fsai: matrix_create: the output handle is NULL")
+		}
+		if err := c.Agree(err); err != nil {
+			return err
+		}
+		A, err := solver.NewMatrix(c, int64(n), int64(first)-int64(base), rp, cs, vs)
+		if err != nil {
+			return err
+		}
+		*out = store(A)
+		return nil
+	})
+}
+
+// csrArrays copies the caller's CSR arrays, counting indices from 0.
+func csrArrays(nlocal int64, rowPtr, cols *C.int64_t, vals *C.double, base int64) (rp, cs []int64, vs []float64, err error) {
+	if base != 0 && base != 1 {
+		return nil, nil, nil, fmt.Errorf("fsai: matrix_create: index base %d is not 0 or 1", base)
+	}
+	if nlocal < 1 {
+		return nil, nil, nil, fmt.Errorf("fsai: matrix_create: %d local rows: every rank needs at least one", nlocal)
+	}
+	crp, err := slice[int64](rowPtr, int(nlocal+1), "row_ptr")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	nnz := crp[nlocal] - crp[0]
+	ccs, err := slice[int64](cols, int(nnz), "cols")
+	if err == nil {
+		vs, err = slice[float64](vals, int(nnz), "vals")
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rp = make([]int64, len(crp))
+	for i, p := range crp {
+		rp[i] = p - base
+	}
+	cs = make([]int64, len(ccs))
+	for k, c := range ccs {
+		cs[k] = c - base
+	}
+	return rp, cs, vs, nil
+}
+
+// fsai_matrix_free releases a matrix handle. Solvers made from it stay
+// usable. Not collective.
+//
+//export fsai_matrix_free
+func fsai_matrix_free(m C.int64_t) C.int {
+	return call(func() error {
+		if _, err := lookup[*solver.Matrix](m, "matrix"); err != nil {
+			return err
+		}
+		delete(state.handles, int64(m))
+		return nil
+	})
+}
+
+// fsai_solver_create sets up a solver for matrix m: preconditioner prec
+// ("afsai", "fsai", "jacobi", "none"; NULL: afsai), tolerance tol on
+// ||b - A x||/||b|| (0: 1e-8), iteration limit maxit (0: 10000), backend
+// ("auto", "cpu", "cuda"; NULL: auto). Collective.
+//
+//export fsai_solver_create
+func fsai_solver_create(m C.int64_t, prec *C.char, tol C.double, maxit C.int, backend *C.char, out *C.int64_t) C.int {
+	return call(func() error {
+		c, err := world()
+		if err != nil {
+			return err
+		}
+		A, err := lookup[*solver.Matrix](m, "matrix")
+		if err == nil && out == nil {
+			err = errors.New("fsai: solver_create: the output handle is NULL")
+		}
+		if err := c.Agree(err); err != nil {
+			return err
+		}
+		opt := solver.Options{Tol: float64(tol), MaxIt: int(maxit)}
+		if prec != nil {
+			opt.Prec = C.GoString(prec)
+		}
+		if backend != nil {
+			opt.Backend = C.GoString(backend)
+		}
+		s, err := solver.New(A, nil, opt)
+		if err != nil {
+			return err
+		}
+		*out = store(s)
+		return nil
+	})
+}
+
+// solverFor returns the solver of handle s after checking, with every rank,
+// that each has one.
+func solverFor(s C.int64_t) (*solver.Solver, error) {
+	c, err := world()
+	if err != nil {
+		return nil, err
+	}
+	sv, err := lookup[*solver.Solver](s, "solver")
+	return sv, c.Agree(err)
+}
+
+// fsai_solve solves A x = b for this rank's rows of b and x: x holds the
+// initial guess on entry and the solution on return. iterations and relres
+// (the true relative residual), when not NULL, receive how the solve
+// ended. It returns FSAI_NOT_CONVERGED, with the reason in
+// fsai_last_error, when the solve stopped before the tolerance.
+// Collective.
+//
+//export fsai_solve
+func fsai_solve(s C.int64_t, b *C.double, x *C.double, iterations *C.int, relres *C.double) C.int {
+	return call(func() error {
+		sv, err := solverFor(s)
+		if err != nil {
+			return err
+		}
+		n := sv.Matrix().LocalRows()
+		bs, err := slice[float64](b, n, "b")
+		var xs []float64
+		if err == nil {
+			xs, err = slice[float64](x, n, "x")
+		}
+		if err := sv.Matrix().Comm().Agree(err); err != nil {
+			return err
+		}
+		res, err := sv.Solve(bs, xs)
+		if err != nil {
+			return failure(err)
+		}
+		if iterations != nil {
+			*iterations = C.int(res.Iterations)
+		}
+		if relres != nil {
+			*relres = C.double(res.RelRes)
+		}
+		if !res.Converged {
+			return codedError{codeNotConverged, fmt.Errorf("fsai: not converged: %s after %d iterations (relres %.3g) %s",
+				res.Reason, res.Iterations, res.RelRes, res.Detail)}
+		}
+		return nil
+	})
+}
+
+// values views this rank's nnz new values of s's matrix.
+func values(sv *solver.Solver, vals *C.double) ([]float64, error) {
+	vs, err := slice[float64](vals, sv.Matrix().LocalNNZ(), "vals")
+	return vs, sv.Matrix().Comm().Agree(err)
+}
+
+// fsai_set_values gives the matrix of solver s new values on its pattern
+// (this rank's entries in the order given to fsai_matrix_create) and keeps
+// the preconditioner. Collective.
+//
+//export fsai_set_values
+func fsai_set_values(s C.int64_t, vals *C.double) C.int {
+	return call(func() error {
+		sv, err := solverFor(s)
+		if err != nil {
+			return err
+		}
+		vs, err := values(sv, vals)
+		if err != nil {
+			return err
+		}
+		return sv.SetValues(vs)
+	})
+}
+
+// fsai_update_values is fsai_set_values followed by the recomputation of
+// the preconditioner's values on its pattern. Collective.
+//
+//export fsai_update_values
+func fsai_update_values(s C.int64_t, vals *C.double) C.int {
+	return call(func() error {
+		sv, err := solverFor(s)
+		if err != nil {
+			return err
+		}
+		vs, err := values(sv, vals)
+		if err != nil {
+			return err
+		}
+		return sv.UpdateValues(vs)
+	})
+}
+
+// fsai_rebuild sets the preconditioner up anew, pattern included, on the
+// current values. Collective.
+//
+//export fsai_rebuild
+func fsai_rebuild(s C.int64_t) C.int {
+	return call(func() error {
+		sv, err := solverFor(s)
+		if err != nil {
+			return err
+		}
+		return sv.Rebuild()
+	})
+}
+
+// fsai_solver_free releases a solver and its device memory. Not
+// collective.
+//
+//export fsai_solver_free
+func fsai_solver_free(s C.int64_t) C.int {
+	return call(func() error {
+		sv, err := lookup[*solver.Solver](s, "solver")
+		if err != nil {
+			return err
+		}
+		delete(state.handles, int64(s))
+		if err := sv.Free(); err != nil {
+			return failure(err)
+		}
+		return nil
+	})
+}

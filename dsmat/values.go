@@ -1,0 +1,97 @@
+package dsmat
+
+import "fmt"
+
+// SetValues replaces the values of the stripe by those of rows, which must
+// have the pattern the matrix was built from: the same rows and, row by row,
+// the same columns. The blocks keep their memory and the halo plan stays, so
+// an Operator bound to the matrix needs only Refresh. Nothing changes when
+// the pattern differs. Not collective.
+func (m *Matrix) SetValues(rows *Rows) error {
+	lo, hi := m.Part.Range(m.Comm.Rank())
+	if err := rows.Check(); err != nil {
+		return err
+	}
+	if rows.First != lo || rows.Count() != int(hi-lo) {
+		return fmt.Errorf("dsmat: set values: stripe of rows [%d,%d) for a matrix of rows [%d,%d)",
+			rows.First, rows.First+int64(rows.Count()), lo, hi)
+	}
+	if err := m.place(rows, false); err != nil {
+		return err
+	}
+	return m.place(rows, true)
+}
+
+// place walks the entries of rows in the order split gave them to the
+// blocks: row by row, the left blocks, the diagonal block and the right
+// blocks, each in ascending columns. Since owners ascend with columns, that
+// is the order of rows itself. It checks every column against the block's
+// and, when write is set, stores the value.
+func (m *Matrix) place(rows *Rows, write bool) error {
+	lo, _ := m.Part.Range(m.Comm.Rank())
+	next := make([]int, len(m.Off)) // each block's next stored row
+	var k, end int64
+	// take matches one block's part of a row: its columns, global
+	// column off+c, or gcols[c] when gcols is set.
+	take := func(cols []int32, vals []float64, gcols []int64, off int64) bool {
+		if int64(len(cols)) > end-k {
+			return false
+		}
+		for j, c := range cols {
+			g := off + int64(c)
+			if gcols != nil {
+				g = gcols[c]
+			}
+			if rows.Col[k+int64(j)] != g {
+				return false
+			}
+		}
+		if write {
+			copy(vals, rows.Val[k:k+int64(len(cols))])
+		}
+		k += int64(len(cols))
+		return true
+	}
+	takeBlock := func(b int, i int) bool {
+		blk := &m.Off[b]
+		if next[b] == len(blk.Rows) || int(blk.Rows[next[b]]) != i {
+			return true
+		}
+		r := next[b]
+		next[b]++
+		p, q := blk.A.RowPtr[r], blk.A.RowPtr[r+1]
+		return take(blk.A.ColIdx[p:q], blk.A.Val[p:q], blk.Cols, 0)
+	}
+	me := m.Comm.Rank()
+	for i := 0; i < rows.Count(); i++ {
+		k, end = rows.RowPtr[i], rows.RowPtr[i+1]
+		ok := true
+		b := 0
+		for ; ok && b < len(m.Off) && m.Off[b].Rank < me; b++ {
+			ok = takeBlock(b, i)
+		}
+		p, q := m.Diag.RowPtr[i], m.Diag.RowPtr[i+1]
+		ok = ok && take(m.Diag.ColIdx[p:q], m.Diag.Val[p:q], nil, lo)
+		for ; ok && b < len(m.Off); b++ {
+			ok = takeBlock(b, i)
+		}
+		if !ok || k != end {
+			return fmt.Errorf("dsmat: set values: row %d: the columns differ from the matrix's pattern", lo+int64(i))
+		}
+	}
+	return nil
+}
+
+// Refresh copies the matrix's current values (after SetValues) into the
+// device blocks that Bind allocated, without reallocating them.
+func (op *Operator) Refresh() error {
+	if err := op.be.SetValues(op.diag, op.m.Diag.Val); err != nil {
+		return fmt.Errorf("dsmat: refresh values: %w", err)
+	}
+	for k, b := range op.off {
+		if err := op.be.SetValues(b.a, op.m.Off[k].A.Val); err != nil {
+			return fmt.Errorf("dsmat: refresh values: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+/*
+ * fsai.h: the C API of fsai-dist, a distributed PCG solver with the adaptive
+ * FSAI preconditioner for sparse symmetric positive definite systems, on
+ * CPUs or one GPU per MPI rank.
+ *
+ * Build the library with
+ *     go build -buildmode=c-shared -o lib/libfsai.so ./capi
+ * and a program with
+ *     mpicc prog.c -Iinclude -Llib -lfsai -Wl,-rpath,$PWD/lib
+ *
+ * Lifecycle: fsai_init once; fsai_matrix_create from each rank's rows;
+ * fsai_solver_create (set-up: backend, preconditioner); fsai_solve as often
+ * as needed; fsai_update_values (or fsai_set_values, fsai_rebuild) when the
+ * values change on the same pattern; fsai_solver_free, fsai_matrix_free;
+ * fsai_finalize.
+ *
+ * MPI: the library works on a duplicate of the communicator given to
+ * fsai_init, so its messages never meet the program's. It uses the
+ * program's MPI as it is (any thread level, if the program calls the library
+ * from the thread that initialized MPI): it neither initializes nor
+ * finalizes an MPI the program initialized. Functions marked collective
+ * must be called by every rank of that communicator, in the same order.
+ *
+ * Errors: every function returns FSAI_OK or a code below, and
+ * fsai_last_error gives the message. On bad input to a collective function
+ * every rank returns an error (the rank that found it FSAI_ERR_INPUT, the
+ * others FSAI_ERR_PEER) and nothing has changed. After FSAI_ERR_FAILURE
+ * (MPI, device) the ranks may be out of step: abort.
+ *
+ * Indices are int64_t and count from the base given to fsai_matrix_create
+ * (0 in C, 1 in Fortran). Vectors and values are this rank's part only.
+ */
+#ifndef FSAI_H
+#define FSAI_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+	FSAI_OK = 0,
+	FSAI_NOT_CONVERGED = 1,  /* fsai_solve stopped before the tolerance */
+	FSAI_ERR_INPUT = -1,     /* bad input on this rank */
+	FSAI_ERR_PEER = -2,      /* bad input on another rank */
+	FSAI_ERR_FAILURE = -3,   /* MPI, device or internal failure */
+	FSAI_ERR_HANDLE = -4     /* not a handle of this library, or no fsai_init */
+};
+
+typedef int64_t fsai_matrix; /* opaque handles */
+typedef int64_t fsai_solver;
+
+/* Starts the library on a duplicate of comm; C passes MPI_Comm_c2f(comm).
+ * Initializes MPI if the program has not (fsai_finalize then finalizes
+ * it). Collective. */
+int fsai_init(MPI_Fint comm);
+
+/* Frees every matrix and solver and the library's communicator.
+ * Collective. */
+int fsai_finalize(void);
+
+/* Copies the message of the last failed call into buf (at most len-1
+ * bytes, NUL-terminated) and returns its full length. */
+int fsai_last_error(char *buf, int len);
+
+/* Builds the n x n matrix whose rows first..first+nlocal-1 this rank holds
+ * in CSR: row i has columns cols[row_ptr[i]-base .. row_ptr[i+1]-base-1] and
+ * values vals likewise; base is 0 or 1 and applies to first, row_ptr and
+ * cols. Both triangles are stored, columns within a row in any order. The
+ * ranks' rows follow each other in rank order, at least one per rank. The
+ * arrays are copied. Collective. */
+int fsai_matrix_create(int64_t n, int64_t first, int64_t nlocal, const int64_t *row_ptr,
+                       const int64_t *cols, const double *vals, int base, fsai_matrix *matrix);
+
+/* Releases a matrix handle; its solvers stay usable. */
+int fsai_matrix_free(fsai_matrix matrix);
+
+/* Sets up a solver: prec "afsai", "fsai", "jacobi" or "none" (NULL: afsai);
+ * tol on ||b - A x||/||b|| (0: 1e-8); maxit (0: 10000); backend "auto",
+ * "cpu" or "cuda" (NULL: auto, the GPU of the rank's node-local rank when
+ * there is one). Collective. */
+int fsai_solver_create(fsai_matrix matrix, const char *prec, double tol, int maxit,
+                       const char *backend, fsai_solver *solver);
+
+/* Solves A x = b on this rank's nlocal rows: x is the initial guess on entry
+ * and the solution on return. iterations and relres (the true relative
+ * residual) may be NULL. Returns FSAI_NOT_CONVERGED when the solve stopped
+ * before the tolerance. Collective. */
+int fsai_solve(fsai_solver solver, const double *b, double *x, int *iterations, double *relres);
+
+/* New values of the solver's matrix, its pattern kept: this rank's entries
+ * in the order given to fsai_matrix_create. The preconditioner is kept as it
+ * was (lagged). Collective. */
+int fsai_set_values(fsai_solver solver, const double *vals);
+
+/* fsai_set_values, and the preconditioner's values recomputed on its
+ * pattern (aFSAI: without the pattern search). Collective. */
+int fsai_update_values(fsai_solver solver, const double *vals);
+
+/* Sets the preconditioner up anew on the current values, pattern included.
+ * Collective. */
+int fsai_rebuild(fsai_solver solver);
+
+/* Releases a solver and its device memory. */
+int fsai_solver_free(fsai_solver solver);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,95 @@
+package solver_test
+
+import (
+	"flag"
+	"fmt"
+	"testing"
+
+	"github.com/fsai-dist/fsai-dist/afsai"
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/problem"
+	"github.com/fsai-dist/fsai-dist/solver"
+)
+
+var (
+	benchProblem = flag.String("solver.problem", "poisson7:30", "built-in problem of the benchmarks")
+	benchBackend = flag.String("solver.backend", "cpu", "backend of the benchmarks: cpu, cuda or auto")
+	benchPrec    = flag.String("solver.prec", "afsai", "preconditioner of the benchmarks")
+)
+
+// BenchmarkUpdate times the ways to take new values on the same pattern,
+// each from the same new values: SetValues (the matrix only), UpdateValues
+// (and the preconditioner's values on its pattern), SetValues+Rebuild (a
+// full preconditioner set-up), and a Solve for comparison; it logs the
+// stages of the last set-up. It runs on one
+// rank as it is, or on several under mpirun with -test.benchtime=Nx (every
+// rank must run the same count).
+func BenchmarkUpdate(b *testing.B) {
+	if err := comm.Init(); err != nil {
+		b.Fatal(err)
+	}
+	c := comm.World()
+	spec, err := problem.Parse(*benchProblem)
+	if err != nil {
+		b.Fatal(err)
+	}
+	part := dsmat.NewPartition(spec.Rows(), c.Size())
+	lo, hi := part.Range(c.Rank())
+	rows, err := spec.Generate(lo, hi)
+	if err != nil {
+		b.Fatal(err)
+	}
+	A, err := solver.NewMatrix(c, rows.N, lo, rows.RowPtr, rows.Col, rows.Val)
+	if err != nil {
+		b.Fatal(err)
+	}
+	opt := solver.DefaultOptions()
+	opt.Prec, opt.Backend = *benchPrec, *benchBackend
+	s, err := solver.New(A, nil, opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Free()
+	vals := make([]float64, len(rows.Val))
+	for k, v := range rows.Val {
+		vals[k] = 1.25 * v
+	}
+	run := func(name string, step func() error) {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if err := step(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	run("SetValues", func() error { return s.SetValues(vals) })
+	// The first UpdateValues also finds what the later ones reuse (G's
+	// patterns in the local numbering, the plan of G'): outside the timing.
+	if err := s.UpdateValues(vals); err != nil {
+		b.Fatal(err)
+	}
+	run("UpdateValues", func() error { return s.UpdateValues(vals) })
+	run("SetValues+Rebuild", func() error {
+		if err := s.SetValues(vals); err != nil {
+			return err
+		}
+		return s.Rebuild()
+	})
+	rhs := make([]float64, len(rows.RowPtr)-1)
+	for i := range rhs {
+		rhs[i] = 1
+	}
+	x := make([]float64, len(rhs))
+	run("Solve", func() error {
+		clear(x)
+		_, err := s.Solve(rhs, x)
+		return err
+	})
+	if p, ok := s.Preconditioner().(*afsai.Preconditioner); ok && c.Rank() == 0 {
+		in := p.Info
+		fmt.Printf("%s set-up on %s: gather %.3f s, compute %.3f s (%s), transpose %.3f s, upload %.3f s; density %.2f\n",
+			p.Name(), s.Backend().Name(), in.GatherS, in.ComputeS, in.SetupDevice, in.TransposeS, in.UploadS, in.Density)
+	}
+}

@@ -1,0 +1,38 @@
+// Package solver is fsai-dist as a library for simulation codes: set up
+// once, solve many times. Most codes call a linear solver from inside a
+// time-stepping or Newton loop, where the matrix keeps its pattern while its
+// values change, and each step brings new right-hand sides. The lifecycle is
+//
+//	A, err := solver.NewMatrix(c, n, first, rowPtr, cols, vals) // this rank's rows
+//	s, err := solver.New(A, nil, solver.DefaultOptions())        // backend, preconditioner
+//	defer s.Free()
+//	for step := range steps {
+//		res, err := s.Solve(b, x)       // as often as needed; x: initial guess in, solution out
+//		err = s.UpdateValues(newVals)   // same pattern, new values
+//	}
+//
+// Set-up (New) copies the matrix to the backend (CPU or GPU), builds the halo
+// plan of the distributed product and computes the preconditioner; every
+// Solve reuses all of it and the device vectors, and moves only b and x.
+// For new values on the same pattern there are three levels of work:
+//
+//   - SetValues: new values of A only; the preconditioner stays (lagged).
+//   - UpdateValues: new values of A and of the preconditioner on its
+//     existing pattern (Jacobi: the new diagonal; aFSAI and FSAI: the exact
+//     FSAI rows on G's pattern, without the pattern search and with the
+//     same halo plans).
+//   - Rebuild: the preconditioner set up anew, pattern included.
+//
+// # MPI and threads
+//
+// Every rank of the matrix's communicator calls NewMatrix, New, Solve,
+// SetValues, UpdateValues and Rebuild, in the same order: they are
+// collective. Bad input (a wrong length, a non-finite value, rows that do
+// not follow each other in rank order) is an error on every rank: the rank
+// that found it gets the description and the others comm.ErrPeer, and
+// nothing has changed. A Solver is used by one goroutine at a time.
+//
+// The communicator is comm.World() after comm.Init in a Go program; a C or
+// Fortran program passes its own through the C API (directory capi), whose
+// functions are these.
+package solver

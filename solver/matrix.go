@@ -1,0 +1,171 @@
+package solver
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+)
+
+// Matrix is a distributed sparse symmetric positive definite matrix: each
+// rank holds the rows it passed to NewMatrix. Its pattern is fixed; its
+// values change with Solver.SetValues and Solver.UpdateValues.
+type Matrix struct {
+	a    *dsmat.Matrix
+	rows *dsmat.Rows // the stripe with columns sorted; Val holds the current values
+	// perm is nil when the caller gave every row's columns in ascending
+	// order; otherwise entry k of rows is entry perm[k] of the caller's.
+	perm []int
+}
+
+// NewMatrix builds a distributed n x n matrix from this rank's rows, in CSR
+// form with 0-based global indices: rows first..first+len(rowPtr)-2, row i
+// holding columns cols[rowPtr[i-first]:rowPtr[i-first+1]] with values vals
+// likewise. Both triangles are stored. Columns within a row may come in any
+// order but not twice. The partition is the caller's: every rank passes at
+// least one row, and the ranks' rows follow each other in rank order and
+// cover 0..n-1. The slices are copied. Collective over c: on bad input every
+// rank returns an error, the rank that found it a description and the
+// others comm.ErrPeer.
+func NewMatrix(c *comm.Comm, n, first int64, rowPtr, cols []int64, vals []float64) (*Matrix, error) {
+	m, err := newStripe(n, first, rowPtr, cols, vals)
+	if err := c.Agree(err); err != nil {
+		return nil, err
+	}
+	part, err := partition(c, n, first, m.rows.Count())
+	if err := c.Agree(err); err != nil {
+		return nil, err
+	}
+	if m.a, err = dsmat.New(c, part, m.rows); err != nil {
+		return nil, fmt.Errorf("solver: %w", err)
+	}
+	return m, nil
+}
+
+// newStripe checks the caller's rows and copies them into a stripe with
+// sorted columns.
+func newStripe(n, first int64, rowPtr, cols []int64, vals []float64) (*Matrix, error) {
+	count := len(rowPtr) - 1
+	switch {
+	case n < 1:
+		return nil, fmt.Errorf("solver: matrix dimension %d", n)
+	case count < 1:
+		return nil, fmt.Errorf("solver: %d row pointers: every rank needs at least one row", len(rowPtr))
+	case first < 0 || first > n-int64(count):
+		return nil, fmt.Errorf("solver: rows [%d,%d) are not within [0,%d)", first, first+int64(count), n)
+	case rowPtr[0] != 0 || rowPtr[count] != int64(len(cols)) || len(cols) != len(vals):
+		return nil, fmt.Errorf("solver: row pointers from %d to %d for %d columns and %d values",
+			rowPtr[0], rowPtr[count], len(cols), len(vals))
+	}
+	rows := &dsmat.Rows{N: n, First: first, RowPtr: slices.Clone(rowPtr),
+		Col: make([]int64, len(cols)), Val: make([]float64, len(vals))}
+	m := &Matrix{rows: rows}
+	var order []int // scratch: one row's entries in column order
+	for i := range count {
+		lo, hi := rowPtr[i], rowPtr[i+1]
+		if lo > hi || hi > int64(len(cols)) {
+			return nil, fmt.Errorf("solver: row %d: row pointers %d to %d for %d columns", first+int64(i), lo, hi, len(cols))
+		}
+		order = order[:0]
+		for k := lo; k < hi; k++ {
+			if cols[k] < 0 || cols[k] >= n {
+				return nil, fmt.Errorf("solver: row %d: column %d is not within [0,%d)", first+int64(i), cols[k], n)
+			}
+			order = append(order, int(k))
+		}
+		byCol := func(a, b int) int { return cmp.Compare(cols[a], cols[b]) }
+		if !slices.IsSortedFunc(order, byCol) {
+			slices.SortFunc(order, byCol)
+			if m.perm == nil {
+				m.perm = make([]int, len(cols))
+				for k := range m.perm[:lo] {
+					m.perm[k] = k
+				}
+			}
+		}
+		for j, k := range order {
+			if j > 0 && cols[k] == cols[order[j-1]] {
+				return nil, fmt.Errorf("solver: row %d: column %d given twice", first+int64(i), cols[k])
+			}
+			rows.Col[int(lo)+j] = cols[k]
+			if m.perm != nil {
+				m.perm[int(lo)+j] = k
+			}
+		}
+	}
+	return m, m.setValues(vals)
+}
+
+// setValues stores the caller's values (in the order given to NewMatrix)
+// in the stripe, checking them first. It does not touch the blocks.
+func (m *Matrix) setValues(vals []float64) error {
+	if len(vals) != len(m.rows.Val) {
+		return fmt.Errorf("solver: %d values for a stripe of %d entries", len(vals), len(m.rows.Val))
+	}
+	for k, v := range vals {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("solver: value %d of the stripe is %g", k, v)
+		}
+	}
+	if m.perm == nil {
+		copy(m.rows.Val, vals)
+		return nil
+	}
+	for k, p := range m.perm {
+		m.rows.Val[k] = vals[p]
+	}
+	return nil
+}
+
+// partition learns every rank's rows and checks that they follow each other
+// in rank order and cover [0,n) on every rank's view of n. Collective.
+func partition(c *comm.Comm, n, first int64, count int) (dsmat.Partition, error) {
+	np, me := c.Size(), c.Rank()
+	counts := make([]int64, np)
+	counts[me] = int64(count)
+	if err := comm.Allreduce(c, comm.Sum, counts); err != nil {
+		return dsmat.Partition{}, fmt.Errorf("solver: partition: %w", err)
+	}
+	ns := []int64{n, -n}
+	if err := comm.Allreduce(c, comm.Max, ns); err != nil {
+		return dsmat.Partition{}, fmt.Errorf("solver: partition: %w", err)
+	}
+	if ns[0] != n || -ns[1] != n {
+		return dsmat.Partition{}, fmt.Errorf("solver: rank %d has dimension %d, others from %d to %d", me, n, -ns[1], ns[0])
+	}
+	off := make([]int64, np+1)
+	for p, k := range counts {
+		off[p+1] = off[p] + k
+	}
+	switch {
+	case first != off[me]:
+		return dsmat.Partition{}, fmt.Errorf("solver: rank %d starts at row %d, but the rows of ranks before it end at %d: ranks must pass consecutive rows in rank order",
+			me, first, off[me])
+	case me == np-1 && off[np] != n:
+		return dsmat.Partition{}, fmt.Errorf("solver: the rows of the last rank end at %d, but the matrix has dimension %d", off[np], n)
+	}
+	return dsmat.Partition{Offsets: off}, nil
+}
+
+// N is the global dimension.
+func (m *Matrix) N() int64 { return m.a.N() }
+
+// NNZ is the global number of stored entries.
+func (m *Matrix) NNZ() int64 { return m.a.NNZ() }
+
+// First is the global index of this rank's first row.
+func (m *Matrix) First() int64 { return m.a.First() }
+
+// LocalRows is the number of rows this rank holds: the length of the
+// vectors Solve takes on it.
+func (m *Matrix) LocalRows() int { return m.a.LocalRows() }
+
+// LocalNNZ is the number of entries this rank holds: the length of the value
+// slices SetValues and UpdateValues take on it.
+func (m *Matrix) LocalNNZ() int { return len(m.rows.Val) }
+
+// Comm is the matrix's communicator.
+func (m *Matrix) Comm() *comm.Comm { return m.a.Comm }

@@ -1,0 +1,166 @@
+package solver
+
+import (
+	"fmt"
+
+	"github.com/fsai-dist/fsai-dist/afsai"
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/ddmat"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/pcg"
+)
+
+// Solver solves A x = b by PCG for a Matrix A, keeping everything it set up
+// (the matrix and the preconditioner on the backend, the halo plans, the
+// device vectors) from one solve to the next.
+type Solver struct {
+	m     *Matrix
+	opt   Options
+	be    backend.Backend
+	ownBE bool // New opened be and Free closes it
+	op    *dsmat.Operator
+	prec  pcg.Preconditioner
+	b, x  *ddmat.Dense
+	// updater keeps what UpdateValues reuses for an FSAI preconditioner;
+	// made by the first UpdateValues, dropped by Rebuild.
+	updater *afsai.Updater
+}
+
+// New sets up a solver for m on be, or on the backend opt.Backend names
+// when be is nil: it copies m to the backend and computes the
+// preconditioner. Collective over m's communicator.
+func New(m *Matrix, be backend.Backend, opt Options) (*Solver, error) {
+	c := m.Comm()
+	opt, err := opt.withDefaults()
+	if err := c.Agree(err); err != nil {
+		return nil, err
+	}
+	s := &Solver{m: m, opt: opt, be: be}
+	if be == nil {
+		s.be, err = OpenBackend(c, opt.Backend, opt.Threads)
+		s.ownBE = err == nil
+	}
+	if err == nil {
+		s.op, err = m.a.Bind(s.be, backend.Double)
+	}
+	n := m.LocalRows()
+	if err == nil {
+		s.b, err = ddmat.NewVector(c, s.be, n)
+	}
+	if err == nil {
+		s.x, err = ddmat.NewVector(c, s.be, n)
+	}
+	if err := c.Agree(err); err != nil {
+		s.Free()
+		return nil, err
+	}
+	if s.prec, err = s.newPrec(); err != nil {
+		s.Free()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Solve solves A x = b for this rank's rows of b and x (LocalRows entries
+// each): x holds the initial guess on entry (zeros, or the previous step's
+// solution) and the iterate on return. A solve that does not converge is
+// not an error: Result says how it ended. An error means the machinery
+// failed (MPI, device); after one, the ranks may be out of step, and the
+// program should abort. Collective.
+func (s *Solver) Solve(b, x []float64) (pcg.Result, error) {
+	n := s.m.LocalRows()
+	var err error
+	if len(b) != n || len(x) != n {
+		err = fmt.Errorf("solver: solve: b has %d entries and x %d, this rank has %d rows", len(b), len(x), n)
+	}
+	if err := s.m.Comm().Agree(err); err != nil {
+		return pcg.Result{}, err
+	}
+	s.be.Upload(s.b.V, b)
+	s.be.Upload(s.x.V, x)
+	res, err := pcg.Solve(s.op, s.prec, s.b, s.x, pcg.Options{Tol: s.opt.Tol, MaxIt: s.opt.MaxIt})
+	if err == nil {
+		err = s.x.Get(x)
+	}
+	if err != nil {
+		return res, fmt.Errorf("solver: solve: %w", err)
+	}
+	return res, nil
+}
+
+// SetValues gives the matrix new values on its pattern: vals lists this
+// rank's entries in the order given to NewMatrix. The copy on the backend
+// is overwritten in place; the preconditioner is kept as it was (a lagged
+// preconditioner, still symmetric positive definite, which PCG may use as
+// long as it helps). Other solvers of the same Matrix see the new values
+// only after their own SetValues. Collective; on bad input nothing changes.
+func (s *Solver) SetValues(vals []float64) error {
+	c := s.m.Comm()
+	if err := c.Agree(s.m.setValues(vals)); err != nil {
+		return err
+	}
+	err := s.m.a.SetValues(s.m.rows)
+	if err == nil {
+		err = s.op.Refresh()
+	}
+	return c.Agree(err)
+}
+
+// UpdateValues is SetValues followed by the preconditioner's recomputation
+// for the new values on its existing pattern: the new diagonal for Jacobi;
+// for the FSAI preconditioners, the exact FSAI rows on G's pattern
+// (afsai.Preconditioner.Update), without the pattern search and with the
+// same halo plans. Collective.
+func (s *Solver) UpdateValues(vals []float64) error {
+	if err := s.SetValues(vals); err != nil {
+		return err
+	}
+	return s.updatePrec()
+}
+
+// Rebuild sets up the preconditioner anew on the current values, pattern
+// included: for when the values have drifted so far that the pattern chosen
+// for the first ones no longer serves. The old preconditioner is freed once
+// the new one is built. Collective.
+func (s *Solver) Rebuild() error {
+	p, err := s.newPrec()
+	if err != nil {
+		return err
+	}
+	s.prec.Free()
+	s.prec, s.updater = p, nil
+	return nil
+}
+
+// Matrix returns the solver's matrix.
+func (s *Solver) Matrix() *Matrix { return s.m }
+
+// Backend returns the backend the solver computes on.
+func (s *Solver) Backend() backend.Backend { return s.be }
+
+// Preconditioner returns the preconditioner; for afsai and fsai it is an
+// *afsai.Preconditioner, whose Info describes it.
+func (s *Solver) Preconditioner() pcg.Preconditioner { return s.prec }
+
+// Free releases the solver's device memory, and its backend if New opened
+// it; the solver must not be used after. The matrix stays usable. Not
+// collective.
+func (s *Solver) Free() error {
+	if s.prec != nil {
+		s.prec.Free()
+	}
+	for _, v := range []*ddmat.Dense{s.b, s.x} {
+		if v != nil {
+			v.Free()
+		}
+	}
+	if s.op != nil {
+		s.op.Free()
+	}
+	var err error
+	if s.ownBE {
+		err = s.be.Close()
+	}
+	*s = Solver{}
+	return err
+}
