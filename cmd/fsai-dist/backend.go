@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 
 	"go.uber.org/zap"
 
@@ -40,14 +43,42 @@ func noGPUReason(n int, err error) string {
 	return fmt.Sprintf("%d GPUs found", n)
 }
 
-// newCPU shares the node's cores among the ranks on it unless -threads says
-// otherwise.
+// newCPU picks the threads of a rank: -threads if given; all the cores the
+// rank may run on when the launcher bound it to a subset (srun
+// --cpus-per-task, mpirun --bind-to); otherwise an equal share of the
+// node's cores among its ranks.
 func newCPU(o *options, nodeSize int) backend.Backend {
 	threads := o.threads
 	if threads <= 0 {
-		threads = max(1, runtime.NumCPU()/max(1, nodeSize))
+		threads = runtime.NumCPU() // the CPUs of this process's affinity mask
+		if threads >= onlineCPUs() {
+			threads = max(1, threads/max(1, nodeSize))
+		}
 	}
 	return cpu.New(threads)
+}
+
+// onlineCPUs counts the node's online CPUs (/sys/devices/system/cpu/online,
+// e.g. "0-31,64-95"); 0 when it cannot tell, which counts as unbound.
+func onlineCPUs() int {
+	data, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, part := range strings.Split(strings.TrimSpace(string(data)), ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil {
+			return 0
+		}
+		n += b - a + 1
+	}
+	return n
 }
 
 func openCUDA(nodeRank int, o *options) (backend.Backend, error) {
