@@ -23,7 +23,7 @@ import (
 //	fsai_solve      g = -L'^-1 y (cholesky.cu)
 //	fsai_kapgrad    Kaporin gradient, the StepSize best new columns (kapgrad.cu)
 //	fsai_sysgather  the new rows of A[P,P] and A[P,i] (sysgather.cu)
-//	fsai_border     bordered Cholesky, psi, breakdown and stopping tests (cholesky.cu)
+//	fsai_border     bordered Cholesky, psi, breakdown and stopping tests (Eps, Stall) (cholesky.cu)
 //
 // then a final solve and fsai_assemble, which writes the rows of G scaled by
 // 1/sqrt(psi) in CSR on the device. The kernels repeat the CPU's float32
@@ -32,9 +32,11 @@ import (
 
 // AdaptiveSetup computes afsai.Adaptive(a, rows, p) on the GPU: the rows of
 // the adaptive FSAI factor G of a for the requested local rows, in the same
-// layout, with the same Stats, and the device seconds of each stage. Input
-// that Adaptive refuses is refused alike; rows too long for the gradient's
-// shared-memory table give an error wrapping afsai.ErrDeviceUnsupported.
+// layout, with the same Stats, and the device seconds of each stage, for
+// any Params (Scaled and Stall included). Input that Adaptive refuses is
+// refused alike; rows too long for the gradient's shared-memory table, and
+// Params fields that the kernels do not implement, give an error wrapping
+// afsai.ErrDeviceUnsupported.
 func (b *Backend) AdaptiveSetup(a *csr.Matrix[float32], rows []int, p afsai.Params) (*csr.Matrix[float32], afsai.Stats, afsai.KernelTimes, error) {
 	return b.adaptiveSetup(a, rows, p, 0)
 }
@@ -86,7 +88,10 @@ func (b *Backend) adaptiveSetup(a *csr.Matrix[float32], rows []int, p afsai.Para
 	tm := &stageTimer{b: b}
 	defer tm.free()
 	tm.start()
-	s := fsaiSetup{mmax: int64(pl.mmax), s: int64(pl.s), eps: p.Eps, tol: 64 * math.Ldexp(1, -24)}
+	s := fsaiSetup{mmax: int64(pl.mmax), s: int64(pl.s), eps: p.Eps, tol: 64 * math.Ldexp(1, -24), stall: p.Stall}
+	if p.Scaled {
+		s.scaled = 1
+	}
 	s.rowptr = bufs.alloc(4*len(a.RowPtr), "A row pointers")
 	s.col = bufs.alloc(4*a.NNZ(), "A columns")
 	s.val = bufs.alloc(4*a.NNZ(), "A values")

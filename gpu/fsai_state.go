@@ -14,7 +14,8 @@ type fsaiSetup struct {
 	rows, len, ncand, state, psi   uintptr // per batch row
 	pat, l, y, g, sys, activeCount uintptr
 	nb, mmax, s                    int64
-	eps, tol                       float64
+	eps, tol, stall                float64
+	scaled                         int64 // Params.Scaled as 0 or 1
 }
 
 // Shared memory of the gradient kernel: a block may use 48 KiB without
@@ -37,9 +38,15 @@ type fsaiPlan struct {
 // reaches at most (st*s+1)*maxRow columns; the table is the next power of
 // two above that, which leaves an empty slot for probing to stop at. A
 // table beyond the shared memory of one warp is not supported: such rows
-// are left to the CPU.
+// are left to the CPU, as are parameters that the kernels do not implement.
 func planFSAI(maxRow int, p afsai.Params) (fsaiPlan, error) {
 	pl := fsaiPlan{steps: p.Steps, s: p.StepSize, mmax: p.Steps * p.StepSize}
+	// A field that afsai.Params gains is zero in the copy: set, it makes p
+	// differ, and the set-up runs on the CPU until the kernels implement it.
+	implemented := afsai.Params{Steps: p.Steps, StepSize: p.StepSize, Eps: p.Eps, Stall: p.Stall, Scaled: p.Scaled}
+	if p != implemented {
+		return pl, fmt.Errorf("gpu: adaptive FSAI parameters %+v: %w", p, afsai.ErrDeviceUnsupported)
+	}
 	for st := 0; st < p.Steps; st++ {
 		reach := (st*p.StepSize + 1) * maxRow
 		b := max(5, bits.Len(uint(reach)))

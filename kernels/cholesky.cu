@@ -24,8 +24,9 @@ extern "C" __global__ void fsai_init(const FsaiSetup S)
 }
 
 // fsai_border appends the step's picks to the factor of every active row, in
-// pick order, then applies the stopping test psi / psi_0 <= Eps and counts
-// the rows still active.
+// pick order, then applies the stopping tests, psi / psi_0 <= Eps and a
+// decrease of psi by less than Stall times its value before the step, both
+// in double as on the CPU, and counts the rows still active.
 extern "C" __global__ void fsai_border(const FsaiSetup S)
 {
     const long long nb = S.nb;
@@ -35,7 +36,8 @@ extern "C" __global__ void fsai_border(const FsaiSetup S)
         const float psi0 = S.diag[S.rows[k]];
         const int nc = S.ncand[k];
         int m = S.len[k];
-        float psi = S.psi[k];
+        const float before = S.psi[k];
+        float psi = before;
         bool broken = false;
         for (int t = 0; t < nc; t++) {
             const int j = S.pat[m * nb + k];
@@ -74,7 +76,8 @@ extern "C" __global__ void fsai_border(const FsaiSetup S)
         S.psi[k] = psi;
         if (broken)
             S.state[k] = FSAI_BROKEN;
-        else if (!((double)psi > __dmul_rn(S.eps, (double)psi0)))
+        else if (!((double)psi > __dmul_rn(S.eps, (double)psi0)) ||
+                 (double)__fsub_rn(before, psi) < __dmul_rn(S.stall, (double)before))
             S.state[k] = FSAI_DONE;
         else
             atomicAdd(S.active_count, 1);

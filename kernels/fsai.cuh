@@ -15,7 +15,7 @@
 
 // Row states.
 #define FSAI_ACTIVE 0   // still growing
-#define FSAI_DONE 1     // stopped: steps, tolerance or no candidate left
+#define FSAI_DONE 1     // stopped: Eps or Stall test, or no candidate left
 #define FSAI_BROKEN 2   // stopped: the Cholesky of a new column broke down
 
 // FsaiSetup is passed by value to every kernel. Every member is 8 bytes, so
@@ -44,6 +44,8 @@ struct FsaiSetup {
     long long s;       // StepSize
     double eps;        // Params.Eps
     double tol;        // breakdown threshold, relative (afsai/factor.go)
+    double stall;      // Params.Stall
+    long long scaled;  // Params.Scaled: rank candidates by |gradient_j| / sqrt(a_jj)
 };
 
 // fsai_entry returns A[r][c], zero when it is not stored: a binary search of

@@ -9,10 +9,12 @@
 // first and then the pattern rows in insertion order, one row at a time with
 // its entries spread over the lanes. A row holds each column once, so no two
 // lanes add into one slot at once, and every slot receives its terms in the
-// CPU's order and rounding. Then s rounds of a warp-wide arg-max by
-// shuffles (full mask: the whole warp is active there) pick the s largest
-// |gradient|, ties to the smaller column; zero gradients are never taken.
-// The picks are written after the pattern, in pick order.
+// CPU's order and rounding. Each candidate then gets its weight, |gradient|
+// or, when Params.Scaled, |gradient| / sqrt(a_jj) with sqrt(a_jj) taken in
+// double and rounded to float (the CPU's sqrtDiag), and s rounds of a
+// warp-wide arg-max by shuffles (full mask: the whole warp is active there)
+// pick the s largest weights, ties to the smaller column; zero gradients are
+// never taken. The picks are written after the pattern, in pick order.
 //
 // Shared memory per warp: 2^bits keys, sums and pattern flags (9 bytes a
 // slot). Package gpu sizes the table above the number of columns the rows of
@@ -36,7 +38,7 @@ __device__ __forceinline__ int fsai_slot(int *keys, int bits, int c)
     }
 }
 
-// fsai_better orders candidates: larger |gradient| first, then the smaller
+// fsai_better orders candidates: larger weight first, then the smaller
 // column (afsai cand.before).
 __device__ __forceinline__ bool fsai_better(float a, int c, float b, int d)
 {
@@ -97,6 +99,19 @@ extern "C" __global__ void fsai_kapgrad(const FsaiSetup S, int bits)
         }
     }
 
+    // Weights replace the sums in acc, -1 marking the slots that hold no
+    // candidate. Each lane weighs the slots that it scans below.
+    for (int h = lane; h < table; h += 32) {
+        const int c = keys[h];
+        float w = -1.0f;
+        if (c != FSAI_EMPTY && !inpat[h] && acc[h] != 0.0f) {
+            w = fabsf(acc[h]);
+            if (S.scaled)
+                w = __fdiv_rn(w, __double2float_rn(__dsqrt_rn((double)S.diag[c])));
+        }
+        acc[h] = w;
+    }
+
     // Round t picks the best candidate after round t-1's pick in the order.
     int chosen = 0;
     float pa = 0.0f;
@@ -105,10 +120,10 @@ extern "C" __global__ void fsai_kapgrad(const FsaiSetup S, int bits)
         float ba = -1.0f;
         int bc = 0x7fffffff;
         for (int h = lane; h < table; h += 32) {
-            const int c = keys[h];
-            if (c == FSAI_EMPTY || inpat[h] || acc[h] == 0.0f)
+            const float a = acc[h];
+            if (a < 0.0f)
                 continue;
-            const float a = fabsf(acc[h]);
+            const int c = keys[h];
             if (t > 0 && !fsai_better(pa, pc, a, c))
                 continue; // picked already
             if (fsai_better(a, c, ba, bc)) {
