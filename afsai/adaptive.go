@@ -5,13 +5,7 @@ import (
 	"math"
 
 	"github.com/fsai-dist/fsai-dist/csr"
-	"os"
-	"strconv"
 )
-
-var xScaled = os.Getenv("AFSAI_SCALED") == "1"
-var xStall, _ = strconv.ParseFloat(os.Getenv("AFSAI_STALL"), 64)
-
 
 // Params controls the adaptive FSAI (blueprint, section 2).
 type Params struct {
@@ -21,18 +15,46 @@ type Params struct {
 	// StepSize is the number of columns added to a row per step (s).
 	StepSize int
 	// Eps stops a row once psi_k/psi_0 <= Eps, psi_0 = a_ii (eq. 2.16); 0
-	// runs every row for all Steps (or until no candidate is left).
+	// turns the test off.
 	Eps float64
+	// Stall stops a row after a step that lowered psi by less than Stall
+	// times its value before the step (hypre's FSAI tolerance, which
+	// HYPRE_FSAISetKapTolerance sets): the row is then close to the best
+	// the search can reach, and more entries would add to the cost of
+	// every PCG iteration for little gain. It puts the entries where they
+	// help, which psi_k/psi_0 <= Eps cannot tell: psi has a floor (the
+	// squared diagonal entry of A's Cholesky factor) that is not known in
+	// advance. 0 turns the test off.
+	Stall float64
+	// Scaled ranks the candidates by |gradient_j|/sqrt(a_jj) instead of
+	// |gradient_j|. Adding column j alone lowers psi by t_j^2/d_j, with
+	// t_j half the gradient and d_j <= a_jj j's pivot against the current
+	// pattern (factor.add), so the scaled value ranks by the bound
+	// t_j^2/a_jj, the exact decrease but for the pivot, while the plain
+	// gradient ignores the size of a_jj. The pattern is then the same for
+	// A and DAD, D any positive diagonal: unknowns of different units
+	// (displacements and rotations of structural matrices) compete fairly.
+	Scaled bool
 }
 
-// DefaultParams are the parameters the solver uses unless told otherwise: up
-// to 20 off-diagonal entries per row, added two at a time. On the shared
-// test matrices they cut PCG iterations 2 to 16 times against Jacobi with
-// nnz(G) about 2 to 4 times nnz(A) (0.35 for the 3D elasticity one), and
-// gave the least PCG work (SpMVs with A, G and G' plus vector updates) of a
-// sweep over Steps 3..15 and StepSize 1..3. Eps rarely stops a row before
-// Steps at this size; it saves work on rows that are easy.
-func DefaultParams() Params { return Params{Steps: 10, StepSize: 2, Eps: 1e-3} }
+// DefaultParams are the parameters the solver uses unless told otherwise:
+// up to 40 off-diagonal entries per row, added two at a time, a row stopped
+// by the first step that lowers psi by less than 0.3%, candidates ranked by
+// the scaled gradient. docs/afsai.md has the measurements
+// (scripts/bench-afsai.sh). On the shared matrices with n >= 1000 and the
+// generated diffusion, poisson7 and aniso problems they need 4 to 59% of
+// Jacobi's PCG iterations at nnz(G)/nnz(A) 0.4 to 2.9, the same counts on 1
+// and 4 ranks. Against the former defaults (10 steps of 2, no stall test,
+// plain gradient) they cut the PCG work (SpMVs with A, G and G' and the
+// vector updates) by 10 to 44% on every one of these matrices, 26% in the
+// geometric mean, and the set-up time about 2 to 7 times: 35 and 24% fewer
+// iterations on the structural bcsstk15 and s1rmq4m1, and on the others -6
+// to +33% (poisson7) at 40 to 94% of the density. They gave the least
+// work, within 1%, of a sweep over Steps 3 to 20, StepSize 1 to 4, Stall 0,
+// 1e-4, 1e-3, 3e-3 and 1e-2, scaled and not.
+func DefaultParams() Params {
+	return Params{Steps: 20, StepSize: 2, Eps: 1e-3, Stall: 3e-3, Scaled: true}
+}
 
 func (p Params) check() error {
 	if p.Steps < 0 || (p.Steps > 0 && p.StepSize < 1) {
@@ -40,6 +62,9 @@ func (p Params) check() error {
 	}
 	if !(p.Eps >= 0) || math.IsInf(p.Eps, 0) {
 		return fmt.Errorf("afsai: Eps %g: need a finite Eps >= 0", p.Eps)
+	}
+	if !(p.Stall >= 0 && p.Stall < 1) {
+		return fmt.Errorf("afsai: Stall %g: need 0 <= Stall < 1", p.Stall)
 	}
 	return nil
 }
@@ -52,10 +77,12 @@ func (p Params) check() error {
 // Row i starts from the empty pattern (g~ = e_i, psi_0 = a_ii). Each step
 // evaluates the Kaporin gradient of psi, 2 (A g~)_j, at the candidates
 // j < i not yet in the pattern, adds the StepSize candidates of largest
-// |gradient| (ties to the smaller column; zero gradients are never taken,
-// they cannot lower psi), and updates the exact FSAI row on the grown
-// pattern. A row stops after Steps steps, when psi/psi_0 <= Eps, or when no
-// candidate is left. Its final form is (g, 1)/sqrt(psi). A row whose
+// |gradient| (divided by sqrt(a_jj) when Scaled; ties to the smaller
+// column; zero gradients are never taken, they cannot lower psi), and
+// updates the exact FSAI row on the grown pattern. A row stops after Steps
+// steps, when psi/psi_0 <= Eps, after a step that lowered psi by less than
+// Stall times its previous value, or when no candidate is left. Its final
+// form is (g, 1)/sqrt(psi). A row whose
 // Cholesky breaks down keeps the columns added before the failing one and
 // stops there (Stats.FallbackRows).
 func Adaptive[T csr.Real](a *csr.Matrix[T], rows []int, p Params) (*csr.Matrix[T], Stats, error) {
@@ -66,28 +93,38 @@ func Adaptive[T csr.Real](a *csr.Matrix[T], rows []int, p Params) (*csr.Matrix[T
 	if err != nil {
 		return nil, Stats{}, err
 	}
+	var sqrtDiag []T
+	if p.Scaled {
+		sqrtDiag = make([]T, len(diag))
+		for j, d := range diag {
+			sqrtDiag[j] = T(math.Sqrt(float64(d)))
+		}
+	}
 	return computeRows(rows, a.Cols, func() rowFunc[T] {
-		w := &adaptiveWorker[T]{f: newFactor(a, diag), acc: make([]T, a.Cols), touched: make([]bool, a.Cols)}
+		w := &adaptiveWorker[T]{f: newFactor(a, diag), sqrtDiag: sqrtDiag,
+			acc: make([]T, a.Cols), touched: make([]bool, a.Cols)}
 		return func(k int, out *rowOut[T]) { w.row(rows[k], p, out) }
 	})
 }
 
 // adaptiveWorker is one goroutine's scratch for Adaptive.
 type adaptiveWorker[T csr.Real] struct {
-	f       *factor[T]
-	acc     []T       // sparse accumulator of A g~ (dense array, len A.Cols)
-	touched []bool    // marks the columns set in acc
-	list    []int32   // the columns set in acc
-	best    []cand[T] // the chosen candidates, best first
+	f        *factor[T]
+	sqrtDiag []T       // sqrt(a_jj) when Params.Scaled, else nil (shared, read only)
+	acc      []T       // sparse accumulator of A g~ (dense array, len A.Cols)
+	touched  []bool    // marks the columns set in acc
+	list     []int32   // the columns set in acc
+	best     []cand[T] // the chosen candidates, best first
 }
 
-// cand is a candidate column with its |gradient|.
+// cand is a candidate column with its weight: |gradient|, divided by
+// sqrt(a_jj) when Params.Scaled.
 type cand[T csr.Real] struct {
 	col int32
 	abs T
 }
 
-// before orders candidates: larger |gradient| first, then smaller column.
+// before orders candidates: larger weight first, then smaller column.
 func (c cand[T]) before(o cand[T]) bool {
 	return c.abs > o.abs || (c.abs == o.abs && c.col < o.col)
 }
@@ -102,8 +139,8 @@ func (w *adaptiveWorker[T]) row(i int, p Params, out *rowOut[T]) {
 		if len(w.best) == 0 {
 			break
 		}
+		before := f.psi
 		added := 0
-		old := f.psi
 		for _, c := range w.best {
 			if !f.add(c.col) {
 				break
@@ -114,7 +151,8 @@ func (w *adaptiveWorker[T]) row(i int, p Params, out *rowOut[T]) {
 			out.stats.FallbackRows++
 			break
 		}
-		if xStall > 0 && float64(old-f.psi) < xStall*float64(old) {
+		// psi only decreases, so Stall = 0 never stops a row
+		if float64(before-f.psi) < p.Stall*float64(before) {
 			break
 		}
 	}
@@ -124,7 +162,8 @@ func (w *adaptiveWorker[T]) row(i int, p Params, out *rowOut[T]) {
 }
 
 // gradient sets w.best to the s candidates j < i, not in the pattern, of
-// largest |(A g~)_j| (the Kaporin gradient up to its factor 2), with
+// largest |(A g~)_j| (the Kaporin gradient up to its factor 2), divided by
+// sqrt(a_jj) when Params.Scaled, with
 // g~ = (g, 1) the current unscaled row: one sparse combination of the rows
 // of A in the pattern and row i, cut to the columns < i.
 func (w *adaptiveWorker[T]) gradient(s int) {
@@ -140,11 +179,11 @@ func (w *adaptiveWorker[T]) gradient(s int) {
 		if f.pos[c] >= 0 || v == 0 {
 			continue
 		}
-		a := max(v, -v)
-		if xScaled {
-			a /= T(math.Sqrt(float64(f.diag[c])))
+		abs := max(v, -v)
+		if w.sqrtDiag != nil {
+			abs /= w.sqrtDiag[c]
 		}
-		w.offer(cand[T]{col: c, abs: a}, s)
+		w.offer(cand[T]{col: c, abs: abs}, s)
 	}
 	w.list = w.list[:0]
 }
