@@ -200,17 +200,7 @@ func values(sv *solver.Solver, vals *C.double) ([]float64, error) {
 //
 //export fsai_set_values
 func fsai_set_values(s C.int64_t, vals *C.double) C.int {
-	return call(func() error {
-		sv, err := solverFor(s)
-		if err != nil {
-			return err
-		}
-		vs, err := values(sv, vals)
-		if err != nil {
-			return err
-		}
-		return sv.SetValues(vs)
-	})
+	return withValues(s, vals, (*solver.Solver).SetValues)
 }
 
 // fsai_update_values is fsai_set_values followed by the recomputation of
@@ -218,17 +208,7 @@ func fsai_set_values(s C.int64_t, vals *C.double) C.int {
 //
 //export fsai_update_values
 func fsai_update_values(s C.int64_t, vals *C.double) C.int {
-	return call(func() error {
-		sv, err := solverFor(s)
-		if err != nil {
-			return err
-		}
-		vs, err := values(sv, vals)
-		if err != nil {
-			return err
-		}
-		return sv.UpdateValues(vs)
-	})
+	return withValues(s, vals, (*solver.Solver).UpdateValues)
 }
 
 // fsai_rebuild sets the preconditioner up anew, pattern included, on the
@@ -260,5 +240,21 @@ func fsai_solver_free(s C.int64_t) C.int {
 			return failure(err)
 		}
 		return nil
+	})
+}
+
+// withValues hands solver s's new values (this rank's entries, in the order
+// given to fsai_matrix_create) to update.
+func withValues(s C.int64_t, vals *C.double, update func(*solver.Solver, []float64) error) C.int {
+	return call(func() error {
+		sv, err := solverFor(s)
+		if err != nil {
+			return err
+		}
+		vs, err := values(sv, vals)
+		if err != nil {
+			return err
+		}
+		return update(sv, vs)
 	})
 }

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/internal/atomicfile"
 )
 
 // ReadVector reads a vector from a Matrix Market array file ("%%MatrixMarket
@@ -151,7 +151,7 @@ func writeShared(c *comm.Comm, path string, size int64, err error, write func(f 
 		tmp, err = createTemp(path, size)
 	}
 	if err = c.Agree(err); err != nil {
-		discardTemp(tmp)
+		atomicfile.Discard(tmp)
 		return err
 	}
 	var name []byte
@@ -165,21 +165,21 @@ func writeShared(c *comm.Comm, path string, size int64, err error, write func(f 
 		}
 	}
 	if err = c.Agree(err); err != nil {
-		discardTemp(tmp)
+		atomicfile.Discard(tmp)
 		return err
 	}
 	if tmp != nil {
-		err = commitTemp(tmp, path)
+		err = atomicfile.Commit(tmp, path)
 	}
 	return c.Agree(err)
 }
 
 // createTemp creates a temporary file of size bytes in the directory of path.
 func createTemp(path string, size int64) (*os.File, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	tmp, err := atomicfile.Create(path)
 	if err == nil {
 		if err = tmp.Truncate(size); err != nil {
-			discardTemp(tmp)
+			atomicfile.Discard(tmp)
 		}
 	}
 	if err != nil {
@@ -204,30 +204,6 @@ func writeInto(name string, tmp *os.File, write func(f *os.File) error) error {
 		return err
 	}
 	return f.Sync()
-}
-
-// commitTemp gives rank 0's finished temporary file its final mode and name.
-func commitTemp(tmp *os.File, path string) error {
-	err := tmp.Chmod(0o644)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("dsmat: write %s: %w", path, err)
-	}
-	return nil
-}
-
-// discardTemp closes and removes rank 0's temporary file, if any.
-func discardTemp(tmp *os.File) {
-	if tmp != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-	}
 }
 
 // bcastBytes broadcasts rank 0's b to all ranks.

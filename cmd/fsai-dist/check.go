@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/atomicfile"
 )
 
 // symmetryTol is the tolerance of the symmetry check, relative to
@@ -74,7 +74,7 @@ func checkOutputs(c *comm.Comm, o *options) error {
 			continue
 		}
 		var f *os.File
-		if f, err = os.CreateTemp(filepath.Dir(p.path), "."+filepath.Base(p.path)+".tmp*"); err == nil {
+		if f, err = atomicfile.Create(p.path); err == nil {
 			f.Close()
 			err = os.Remove(f.Name())
 		}

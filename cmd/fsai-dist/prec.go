@@ -40,21 +40,12 @@ func (f *fsaiFlags) register(fs *flag.FlagSet) {
 }
 
 func (f *fsaiFlags) check() error {
-	switch f.precision {
-	case "single":
-		f.cfg.Setup = backend.Single
-	case "double":
-		f.cfg.Setup = backend.Double
-	default:
-		return fmt.Errorf("flag -afsai.precision: %q is not single or double", f.precision)
+	var err error
+	if f.cfg.Setup, err = parsePrecision("afsai.precision", f.precision); err != nil {
+		return err
 	}
-	switch f.apply {
-	case "single":
-		f.cfg.Apply = backend.Single
-	case "double":
-		f.cfg.Apply = backend.Double
-	default:
-		return fmt.Errorf("flag -afsai.apply: %q is not single or double", f.apply)
+	if f.cfg.Apply, err = parsePrecision("afsai.apply", f.apply); err != nil {
+		return err
 	}
 	if f.cfg.Power < 1 || f.cfg.Power > 3 {
 		return fmt.Errorf("flag -afsai.power: %d is not 1, 2 or 3", f.cfg.Power)
@@ -98,4 +89,15 @@ func newPreconditioner(o *options, A *dsmat.Matrix, op *dsmat.Operator, rep *rep
 	default:
 		return pcg.None{}, nil
 	}
+}
+
+// parsePrecision reads the value of a precision flag.
+func parsePrecision(flag, value string) (backend.Precision, error) {
+	switch value {
+	case "single":
+		return backend.Single, nil
+	case "double":
+		return backend.Double, nil
+	}
+	return 0, fmt.Errorf("flag -%s: %q is not single or double", flag, value)
 }
