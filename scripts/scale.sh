@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds fsai-dist and fsai-scale and runs a strong and a weak scaling study, each writing a
+# Builds fsai-dist and fsai-scale (or, where there is no Go, as on the GPU machine, uses the
+# ones in bin/) and runs a strong and a weak scaling study, each writing a
 # CSV, PNG plots and runs/ (every run's report and log) under DIR/strong and DIR/weak.
 # The defaults fit a 2-core CPU machine (CI):
 #
@@ -37,10 +38,16 @@ fsai=("$@")
 [ ${#fsai[@]} -gt 0 ] || fsai=(-backend cpu -threads 1)
 
 set -e
-scripts/deps.sh
 . scripts/env.sh
-go build -o bin/fsai-dist ./cmd/fsai-dist
-go build -o bin/fsai-scale ./cmd/fsai-scale
+if command -v go >/dev/null; then
+  scripts/deps.sh
+  go build -o bin/fsai-dist ./cmd/fsai-dist
+  go build -o bin/fsai-scale ./cmd/fsai-scale
+elif [ ! -x bin/fsai-dist ] || [ ! -x bin/fsai-scale ]; then
+  # a GPU machine without Go: the binaries come built from elsewhere
+  echo "scale.sh: no Go here: build bin/fsai-dist and bin/fsai-scale on another machine and bring them" >&2
+  exit 2
+fi
 set +e
 
 common=(-launcher "$launcher" -ranks "$ranks" -bin bin/fsai-dist)
