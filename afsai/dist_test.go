@@ -40,31 +40,48 @@ func distCases(t *testing.T, c *comm.Comm) []distCase {
 		if err != nil {
 			t.Fatal(err)
 		}
-		part := dsmat.NewPartition(full.N, c.Size())
-		lo, hi := part.Range(c.Rank())
-		rows, err := s.Generate(lo, hi)
-		if err != nil {
-			t.Fatal(err)
-		}
-		A, err := dsmat.New(c, part, rows)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, distCase{spec, A, full})
+		cases = append(cases, distCase{spec, generated(t, c, spec), full})
 	}
 	for _, name := range []string{"nos6", "494_bus", "bcsstk15"} {
-		full := readMM(t, name)
-		rows, part, err := dsmat.ReadMatrix(c, filepath.Join(matrixDir(), name+".mtx"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		A, err := dsmat.New(c, part, rows)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, distCase{name, A, toRows(full)})
+		A := readDistributed(t, c, filepath.Join(matrixDir(), name+".mtx"))
+		cases = append(cases, distCase{name, A, toRows(readMM(t, name))})
 	}
 	return cases
+}
+
+// generated distributes the problem spec over the ranks of c, each rank
+// generating its own rows.
+func generated(t *testing.T, c *comm.Comm, spec string) *dsmat.Matrix {
+	t.Helper()
+	s, err := problem.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := dsmat.NewPartition(s.Rows(), c.Size())
+	lo, hi := part.Range(c.Rank())
+	rows, err := s.Generate(lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	A, err := dsmat.New(c, part, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return A
+}
+
+// readDistributed reads a matrix file over the ranks of c.
+func readDistributed(t *testing.T, c *comm.Comm, path string) *dsmat.Matrix {
+	t.Helper()
+	rows, part, err := dsmat.ReadMatrix(c, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	A, err := dsmat.New(c, part, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return A
 }
 
 // toRows holds a whole CSR matrix as one stripe.

@@ -7,9 +7,7 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
-	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
-	"github.com/fsai-dist/fsai-dist/problem"
 )
 
 // everyMatrix distributes every shared matrix and every kind of generated
@@ -22,32 +20,10 @@ func everyMatrix(t *testing.T, c *comm.Comm) []distCase {
 		t.Skip("shared test matrices not found; set FSAI_MATRICES")
 	}
 	for _, f := range files {
-		rows, part, err := dsmat.ReadMatrix(c, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		A, err := dsmat.New(c, part, rows)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, distCase{name: filepath.Base(f), A: A})
+		cases = append(cases, distCase{name: filepath.Base(f), A: readDistributed(t, c, f)})
 	}
 	for _, spec := range []string{"poisson7:9", "poisson27:7", "diffusion:9", "aniso:9"} {
-		s, err := problem.Parse(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		part := dsmat.NewPartition(s.Rows(), c.Size())
-		lo, hi := part.Range(c.Rank())
-		rows, err := s.Generate(lo, hi)
-		if err != nil {
-			t.Fatal(err)
-		}
-		A, err := dsmat.New(c, part, rows)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, distCase{name: spec, A: A})
+		cases = append(cases, distCase{name: spec, A: generated(t, c, spec)})
 	}
 	return cases
 }
