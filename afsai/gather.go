@@ -7,6 +7,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // Tags of the two stages of the block collection.
@@ -87,24 +88,36 @@ type lowerPart struct {
 }
 
 // lower collects the entries of this rank's stripe with column <= row whose
-// column owner is in set (sorted).
+// column owner is in set (sorted). Every chunk of rows collects its own part
+// on its own core; the parts are joined in row order.
 func lower(A *dsmat.Matrix, set []int) lowerPart {
-	first := A.First()
-	capacity := A.Diag.NNZ()/2 + A.LocalRows()
-	for _, b := range A.Off {
-		capacity += b.A.NNZ()
+	var left []*dsmat.Block // the blocks of ranks in set below this one
+	for k := range A.Off {
+		b := &A.Off[k]
+		if b.Rank > A.Comm.Rank() {
+			break
+		}
+		if _, in := slices.BinarySearch(set, b.Rank); in {
+			left = append(left, b)
+		}
 	}
-	out := lowerPart{lens: make([]int32, A.LocalRows()),
+	parts := make([]lowerPart, parallel.Chunks(A.LocalRows()))
+	parallel.For(A.LocalRows(), func(c, lo, hi int) {
+		parts[c] = lowerRows(A, left, lo, hi)
+	})
+	return joinParts(parts)
+}
+
+// lowerRows collects the entries of local rows [lo, hi) with column <= row
+// from the blocks left and the diagonal block.
+func lowerRows(A *dsmat.Matrix, left []*dsmat.Block, lo, hi int) lowerPart {
+	first := A.First()
+	capacity := int(A.Diag.RowPtr[hi]-A.Diag.RowPtr[lo])/2 + hi - lo
+	out := lowerPart{lens: make([]int32, hi-lo),
 		cols: make([]int64, 0, capacity), vals: make([]float64, 0, capacity)}
-	for i := 0; i < A.LocalRows(); i++ {
+	for i := lo; i < hi; i++ {
 		n := len(out.cols)
-		for _, b := range A.Off {
-			if b.Rank > A.Comm.Rank() {
-				break
-			}
-			if _, in := slices.BinarySearch(set, b.Rank); !in {
-				continue
-			}
+		for _, b := range left {
 			cols, vals := b.Row(i)
 			for k, c := range cols {
 				out.cols = append(out.cols, b.Cols[c])
@@ -119,9 +132,70 @@ func lower(A *dsmat.Matrix, set []int) lowerPart {
 			out.cols = append(out.cols, first+int64(c))
 			out.vals = append(out.vals, vals[k])
 		}
-		out.lens[i] = int32(len(out.cols) - n)
+		out.lens[i-lo] = int32(len(out.cols) - n)
 	}
 	return out
+}
+
+// joinParts concatenates the parts of consecutive rows.
+func joinParts(parts []lowerPart) lowerPart {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	lens, cols, vals := make([][]int32, len(parts)), make([][]int64, len(parts)), make([][]float64, len(parts))
+	for k, p := range parts {
+		lens[k], cols[k], vals[k] = p.lens, p.cols, p.vals
+	}
+	return lowerPart{slices.Concat(lens...), slices.Concat(cols...), slices.Concat(vals...)}
+}
+
+// mirror writes into out the entries of the local system that block b, whose
+// first row is global row first, gives: every a_ij of b, followed by a_ji
+// unless it is on the diagonal, in row order. It returns how many it wrote.
+// Every chunk of rows finds where its rows start in b and in out, then
+// writes its entries there, on its own core.
+func mirror(out []csr.Entry[float64], b lowerPart, first int64, local func(int64) int32) int {
+	k := parallel.Chunks(len(b.lens))
+	src := make([]int, k+1) // chunk c reads b from src[c] and writes out from dst[c]
+	dst := make([]int, k+1)
+	parallel.For(len(b.lens), func(c, lo, hi int) {
+		for _, n := range b.lens[lo:hi] {
+			src[c+1] += int(n)
+		}
+	})
+	for c := range k {
+		src[c+1] += src[c]
+	}
+	parallel.For(len(b.lens), func(c, lo, hi int) {
+		pos := src[c]
+		for i, n := range b.lens[lo:hi] {
+			pos += int(n)
+			dst[c+1] += 2 * int(n)
+			if n > 0 && b.cols[pos-1] == first+int64(lo+i) { // the diagonal, last in its row
+				dst[c+1]--
+			}
+		}
+	})
+	for c := range k {
+		dst[c+1] += dst[c]
+	}
+	parallel.For(len(b.lens), func(c, lo, hi int) {
+		pos, w := src[c], dst[c]
+		for i, n := range b.lens[lo:hi] {
+			row := local(first + int64(lo+i))
+			for j := pos; j < pos+int(n); j++ {
+				col := local(b.cols[j])
+				out[w] = csr.Entry[float64]{Row: row, Col: col, Val: b.vals[j]}
+				w++
+				if col != row {
+					out[w] = csr.Entry[float64]{Row: col, Col: row, Val: b.vals[j]}
+					w++
+				}
+			}
+			pos += int(n)
+		}
+	})
+	return dst[k]
 }
 
 // gatherLocal collects the lower blocks of A that this rank's stripe of G
@@ -249,30 +323,24 @@ func gatherLocal(A *dsmat.Matrix, power int) (*localSystem, error) {
 	for _, b := range blocks {
 		total += 2 * len(b.cols)
 	}
-	entries := make([]csr.Entry[float64], 0, total)
+	entries := make([]csr.Entry[float64], total)
+	n := 0
 	for k, b := range blocks {
-		lo, _ := A.Part.Range(set[k])
-		pos := 0
-		for i, n := range b.lens {
-			row := local(lo + int64(i))
-			for j := pos; j < pos+int(n); j++ {
-				col := local(b.cols[j])
-				entries = append(entries, csr.Entry[float64]{Row: row, Col: col, Val: b.vals[j]})
-				if col != row {
-					entries = append(entries, csr.Entry[float64]{Row: col, Col: row, Val: b.vals[j]})
-				}
-			}
-			pos += int(n)
-		}
+		first, _ := A.Part.Range(set[k])
+		n += mirror(entries[n:], b, first, local)
 	}
+	entries = entries[:n]
 	m := len(ls.global)
 	ls.A = csr.FromEntries(m, m, entries)
 	ls.assembledBytes = csrBytes(ls.A)
 	ls.peakBytes = received + 16*int64(cap(entries)) + ls.assembledBytes
 	lo, _ := A.Part.Range(me)
-	for i := 0; i < A.LocalRows(); i++ {
-		ls.own = append(ls.own, int(local(lo+int64(i))))
-	}
+	ls.own = make([]int, A.LocalRows())
+	parallel.For(len(ls.own), func(_, a, b int) {
+		for i := a; i < b; i++ {
+			ls.own[i] = int(local(lo + int64(i)))
+		}
+	})
 	return ls, nil
 }
 

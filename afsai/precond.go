@@ -10,6 +10,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // Config selects the FSAI preconditioner and how it is computed and applied.
@@ -169,12 +170,16 @@ func factorRows[T csr.Real](a *csr.Matrix[T], rows []int, cfg Config) (*csr.Matr
 func globalRows(A *dsmat.Matrix, ls *localSystem, g *csr.Matrix[float64]) *dsmat.Rows {
 	r := &dsmat.Rows{N: A.N(), First: A.First(), RowPtr: make([]int64, g.Rows+1),
 		Col: make([]int64, g.NNZ()), Val: g.Val}
-	for i := 0; i <= g.Rows; i++ {
-		r.RowPtr[i] = int64(g.RowPtr[i])
-	}
-	for k, c := range g.ColIdx {
-		r.Col[k] = ls.global[c]
-	}
+	parallel.For(g.Rows+1, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r.RowPtr[i] = int64(g.RowPtr[i])
+		}
+	})
+	parallel.For(g.NNZ(), func(_, lo, hi int) {
+		for k, c := range g.ColIdx[lo:hi] {
+			r.Col[lo+k] = ls.global[c]
+		}
+	})
 	return r
 }
 

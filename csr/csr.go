@@ -9,6 +9,8 @@ package csr
 import (
 	"fmt"
 	"sort"
+
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // Real is the element type of matrix values: the set-up of FSAI may run in
@@ -80,40 +82,85 @@ type Entry[T Real] struct {
 // order. Duplicate entries are summed, in the order given, as Matrix Market
 // and finite-element assembly expect. It runs in time linear in the number
 // of entries for short rows: a counting sort by row, then a sort of each row
-// by column.
+// by column, both on all cores. Every chunk of entries counts its rows and
+// places them after the earlier chunks' entries of the same rows, so each
+// row holds its entries in the order given, as a serial sort would.
 func FromEntries[T Real](rows, cols int, entries []Entry[T]) *Matrix[T] {
 	m := &Matrix[T]{Rows: rows, Cols: cols, RowPtr: make([]int32, rows+1),
 		ColIdx: make([]int32, len(entries)), Val: make([]T, len(entries))}
-	for _, e := range entries {
-		m.RowPtr[e.Row+1]++
-	}
+	// next[c][i]: where chunk c places its next entry of row i
+	next := make([][]int32, parallel.Chunks(len(entries)))
+	parallel.For(len(entries), func(c, lo, hi int) {
+		count := make([]int32, rows)
+		for _, e := range entries[lo:hi] {
+			count[e.Row]++
+		}
+		next[c] = count
+	})
+	parallel.For(rows, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			var n int32
+			for _, count := range next {
+				count[i], n = n, n+count[i]
+			}
+			m.RowPtr[i+1] = n
+		}
+	})
 	for i := 0; i < rows; i++ {
 		m.RowPtr[i+1] += m.RowPtr[i]
 	}
-	next := append([]int32(nil), m.RowPtr[:rows]...)
-	for _, e := range entries {
-		k := next[e.Row]
-		m.ColIdx[k], m.Val[k] = e.Col, e.Val
-		next[e.Row]++
-	}
-	// sort each row by column, summing duplicates, and close the gaps
-	w := int32(0)
-	for i := 0; i < rows; i++ {
-		lo, hi := m.RowPtr[i], m.RowPtr[i+1]
-		sortRow(m.ColIdx[lo:hi], m.Val[lo:hi])
-		m.RowPtr[i] = w
-		for k := lo; k < hi; k++ {
-			if k > lo && m.ColIdx[k] == m.ColIdx[k-1] {
-				m.Val[w-1] += m.Val[k]
-				continue
-			}
-			m.ColIdx[w], m.Val[w] = m.ColIdx[k], m.Val[k]
-			w++
+	parallel.For(len(entries), func(c, lo, hi int) {
+		for _, e := range entries[lo:hi] {
+			k := m.RowPtr[e.Row] + next[c][e.Row]
+			m.ColIdx[k], m.Val[k] = e.Col, e.Val
+			next[c][e.Row]++
 		}
+	})
+	// sort each row by column, summing duplicates at the row's start
+	length := make([]int32, rows)
+	parallel.For(rows, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			length[i] = sumRow(m.ColIdx[m.RowPtr[i]:m.RowPtr[i+1]], m.Val[m.RowPtr[i]:m.RowPtr[i+1]])
+		}
+	})
+	nnz := int32(0)
+	for _, n := range length {
+		nnz += n
 	}
-	m.RowPtr[rows] = w
-	m.ColIdx, m.Val = m.ColIdx[:w], m.Val[:w]
+	if int(nnz) == len(entries) {
+		return m
+	}
+	// close the gaps the duplicates left, into new arrays
+	ptr := make([]int32, rows+1)
+	for i, n := range length {
+		ptr[i+1] = ptr[i] + n
+	}
+	colIdx, val := make([]int32, nnz), make([]T, nnz)
+	parallel.For(rows, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			copy(colIdx[ptr[i]:ptr[i+1]], m.ColIdx[m.RowPtr[i]:])
+			copy(val[ptr[i]:ptr[i+1]], m.Val[m.RowPtr[i]:])
+		}
+	})
+	m.RowPtr, m.ColIdx, m.Val = ptr, colIdx, val
 	return m
+}
+
+// sumRow sorts one row's entries by column, sums the duplicates in the
+// order given into the first of each run, moves the sums to the front and
+// returns how many there are.
+func sumRow[T Real](cols []int32, vals []T) int32 {
+	sortRow(cols, vals)
+	w := 0
+	for k := range cols {
+		if k > 0 && cols[k] == cols[k-1] {
+			vals[w-1] += vals[k]
+			continue
+		}
+		cols[w], vals[w] = cols[k], vals[k]
+		w++
+	}
+	return int32(w)
 }
 
 // sortRow sorts one row's entries by column, stably so that duplicates are
@@ -150,9 +197,11 @@ func (s rowSorter[T]) Swap(a, b int) {
 // single-precision FSAI set-up casts A down and G back up with it.
 func Convert[D, S Real](m *Matrix[S]) *Matrix[D] {
 	out := &Matrix[D]{Rows: m.Rows, Cols: m.Cols, RowPtr: m.RowPtr, ColIdx: m.ColIdx, Val: make([]D, len(m.Val))}
-	for k, v := range m.Val {
-		out.Val[k] = D(v)
-	}
+	parallel.For(len(m.Val), func(_, lo, hi int) {
+		for k, v := range m.Val[lo:hi] {
+			out.Val[lo+k] = D(v)
+		}
+	})
 	return out
 }
 

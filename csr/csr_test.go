@@ -3,6 +3,7 @@ package csr
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -26,20 +27,26 @@ func TestFromEntriesSortsAndSums(t *testing.T) {
 }
 
 // TestFromEntriesLongRows exercises the merge sort of long rows against a
-// dense accumulation.
+// dense accumulation in the order given, bit for bit, with the entries of
+// each row spread over the chunks of several cores.
 func TestFromEntriesLongRows(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(5))
 	rng := rand.New(rand.NewPCG(1, 2))
 	const n = 7
 	const cols = 200
-	dense := make([][]float64, n)
 	var es []Entry[float64]
+	for i := range n {
+		for k := 0; k < 300; k++ {
+			es = append(es, Entry[float64]{int32(i), int32(rng.IntN(cols)), rng.Float64() - 0.5})
+		}
+	}
+	rng.Shuffle(len(es), func(a, b int) { es[a], es[b] = es[b], es[a] })
+	dense := make([][]float64, n)
 	for i := range dense {
 		dense[i] = make([]float64, cols)
-		for k := 0; k < 300; k++ {
-			j, v := rng.IntN(cols), float64(rng.IntN(9)+1)
-			dense[i][j] += v
-			es = append(es, Entry[float64]{int32(i), int32(j), v})
-		}
+	}
+	for _, e := range es {
+		dense[e.Row][e.Col] += e.Val
 	}
 	m := FromEntries(n, cols, es)
 	if err := m.Check(); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // Block is an off-diagonal block of a stripe: the entries whose columns rank
@@ -84,18 +85,29 @@ func New(c *comm.Comm, part Partition, rows *Rows) (*Matrix, error) {
 }
 
 // split sorts the entries of the stripe into the diagonal block and one block
-// per column owner, with compact column numbering for the latter.
+// per column owner, with compact column numbering for the latter, on all
+// cores.
 func (m *Matrix) split(rows *Rows) {
 	rank := m.Comm.Rank()
 	lo, hi := m.Part.Range(rank)
 	nrows := rows.Count()
 
-	// the halo: the distinct columns needed from each other rank
+	// the halo: the distinct columns needed from each other rank, found by
+	// every chunk of entries, then merged
+	parts := make([]map[int][]int64, parallel.Chunks(len(rows.Col)))
+	parallel.For(len(rows.Col), func(c, a, b int) {
+		parts[c] = map[int][]int64{}
+		for _, col := range rows.Col[a:b] {
+			if col < lo || col >= hi {
+				q := m.Part.Owner(col)
+				parts[c][q] = append(parts[c][q], col)
+			}
+		}
+	})
 	needed := map[int][]int64{}
-	for _, col := range rows.Col {
-		if col < lo || col >= hi {
-			q := m.Part.Owner(col)
-			needed[q] = append(needed[q], col)
+	for _, p := range parts {
+		for q, cols := range p {
+			needed[q] = append(needed[q], cols...)
 		}
 	}
 	owners := make([]int, 0, len(needed))
@@ -105,34 +117,62 @@ func (m *Matrix) split(rows *Rows) {
 	}
 	sort.Ints(owners)
 
-	diag := newBuilder(nrows, len(rows.Col), false)
-	blocks := make([]*builder, len(owners))
+	// the diagonal block in place: its row lengths, then its entries; each
+	// chunk of rows builds its own off-diagonal blocks, joined in row order
+	m.Diag = &csr.Matrix[float64]{Rows: nrows, Cols: int(hi - lo), RowPtr: make([]int32, nrows+1)}
+	parallel.For(nrows, func(_, a, b int) {
+		for i := a; i < b; i++ {
+			n := int32(0)
+			for _, col := range rows.Col[rows.RowPtr[i]:rows.RowPtr[i+1]] {
+				if col >= lo && col < hi {
+					n++
+				}
+			}
+			m.Diag.RowPtr[i+1] = n
+		}
+	})
+	for i := range nrows {
+		m.Diag.RowPtr[i+1] += m.Diag.RowPtr[i]
+	}
+	m.Diag.ColIdx = make([]int32, m.Diag.RowPtr[nrows])
+	m.Diag.Val = make([]float64, len(m.Diag.ColIdx))
 	slot := make(map[int]int, len(owners))
 	for k, q := range owners {
-		blocks[k] = newBuilder(nrows, 0, true)
 		slot[q] = k
 	}
-	for i := 0; i < nrows; i++ {
-		for k := rows.RowPtr[i]; k < rows.RowPtr[i+1]; k++ {
-			col, val := rows.Col[k], rows.Val[k]
-			if col >= lo && col < hi {
-				diag.add(int32(col-lo), val)
-				continue
+	chunks := make([][]*builder, parallel.Chunks(nrows))
+	parallel.For(nrows, func(c, a, b int) {
+		blocks := make([]*builder, len(owners))
+		for k := range blocks {
+			blocks[k] = newBuilder(b - a)
+		}
+		for i := a; i < b; i++ {
+			w := m.Diag.RowPtr[i]
+			for k := rows.RowPtr[i]; k < rows.RowPtr[i+1]; k++ {
+				col, val := rows.Col[k], rows.Val[k]
+				if col >= lo && col < hi {
+					m.Diag.ColIdx[w], m.Diag.Val[w] = int32(col-lo), val
+					w++
+					continue
+				}
+				q := m.Part.Owner(col)
+				cols := needed[q]
+				j := sort.Search(len(cols), func(j int) bool { return cols[j] >= col })
+				blocks[slot[q]].add(int32(j), val)
 			}
-			q := m.Part.Owner(col)
-			cols := needed[q]
-			j := sort.Search(len(cols), func(j int) bool { return cols[j] >= col })
-			blocks[slot[q]].add(int32(j), val)
+			for _, bl := range blocks {
+				bl.endRow(i)
+			}
 		}
-		diag.endRow(i)
-		for _, b := range blocks {
-			b.endRow(i)
-		}
-	}
-	m.Diag = diag.matrix(int(hi - lo))
+		chunks[c] = blocks
+	})
 	m.Off = make([]Block, len(owners))
 	for k, q := range owners {
-		m.Off[k] = Block{Rank: q, A: blocks[k].matrix(len(needed[q])), Rows: blocks[k].rows, Cols: needed[q]}
+		b := newBuilder(nrows)
+		for _, blocks := range chunks {
+			b.join(blocks[k])
+		}
+		m.Off[k] = Block{Rank: q, A: b.matrix(len(needed[q])), Rows: b.rows, Cols: needed[q]}
 	}
 }
 
@@ -203,20 +243,17 @@ func (m *Matrix) Diagonal() []float64 {
 	return d
 }
 
-// builder assembles a CSR block row by row from entries that arrive in
-// ascending column order (Rows keeps columns sorted, and the compact
-// numbering of a block preserves their order). A compressed builder keeps
-// only the rows that have entries and records which they are.
+// builder assembles an off-diagonal block row by row from entries that
+// arrive in ascending column order (Rows keeps columns sorted, and the
+// compact numbering of a block preserves their order). It keeps only the
+// rows that have entries and records which they are.
 type builder struct {
-	m          *csr.Matrix[float64]
-	compressed bool
-	rows       []int32
+	m    *csr.Matrix[float64]
+	rows []int32
 }
 
-func newBuilder(rows, capacity int, compressed bool) *builder {
-	m := &csr.Matrix[float64]{RowPtr: make([]int32, 1, rows+1),
-		ColIdx: make([]int32, 0, capacity), Val: make([]float64, 0, capacity)}
-	return &builder{m: m, compressed: compressed}
+func newBuilder(rows int) *builder {
+	return &builder{m: &csr.Matrix[float64]{RowPtr: make([]int32, 1, rows+1)}}
 }
 
 func (b *builder) add(col int32, val float64) {
@@ -227,14 +264,24 @@ func (b *builder) add(col int32, val float64) {
 // endRow closes local row i.
 func (b *builder) endRow(i int) {
 	end := int32(len(b.m.ColIdx))
-	if b.compressed {
-		if end == b.m.RowPtr[len(b.m.RowPtr)-1] {
-			return
-		}
-		b.rows = append(b.rows, int32(i))
+	if end == b.m.RowPtr[len(b.m.RowPtr)-1] {
+		return
 	}
+	b.rows = append(b.rows, int32(i))
 	b.m.RowPtr = append(b.m.RowPtr, end)
 	b.m.Rows++
+}
+
+// join appends the rows of o, which follow those of b.
+func (b *builder) join(o *builder) {
+	base := int32(len(b.m.ColIdx))
+	for _, p := range o.m.RowPtr[1:] {
+		b.m.RowPtr = append(b.m.RowPtr, base+p)
+	}
+	b.m.ColIdx = append(b.m.ColIdx, o.m.ColIdx...)
+	b.m.Val = append(b.m.Val, o.m.Val...)
+	b.rows = append(b.rows, o.rows...)
+	b.m.Rows += o.m.Rows
 }
 
 func (b *builder) matrix(cols int) *csr.Matrix[float64] {

@@ -3,6 +3,8 @@ package dsmat
 import (
 	"fmt"
 	"sort"
+
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // Partition splits the rows 0..N-1 of a square global matrix into one
@@ -62,22 +64,41 @@ func (r *Rows) Count() int { return len(r.RowPtr) - 1 }
 func (r *Rows) NNZ() int64 { return r.RowPtr[len(r.RowPtr)-1] }
 
 // Check verifies the invariants of the stripe: pointers consistent, columns
-// in range, sorted and unique within each row.
+// in range, sorted and unique within each row. The rows are checked on all
+// cores; the error is that of the first bad row.
 func (r *Rows) Check() error {
 	if len(r.RowPtr) == 0 || r.RowPtr[0] != 0 || r.RowPtr[len(r.RowPtr)-1] != int64(len(r.Col)) || len(r.Col) != len(r.Val) {
 		return fmt.Errorf("dsmat: stripe row pointers do not match %d columns and %d values", len(r.Col), len(r.Val))
 	}
-	for i := 0; i < r.Count(); i++ {
-		lo, hi := r.RowPtr[i], r.RowPtr[i+1]
-		if lo > hi {
+	errs := make([]error, parallel.Chunks(r.Count()))
+	parallel.For(r.Count(), func(c, lo, hi int) { errs[c] = r.checkRows(lo, hi) })
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkRows checks rows [lo, hi) of a stripe whose first and last row
+// pointers are consistent, and returns the error of the first bad one. A
+// pointer out of range, which only pointers that decrease somewhere leave,
+// is reported rather than read through.
+func (r *Rows) checkRows(lo, hi int) error {
+	for i := lo; i < hi; i++ {
+		start, end := r.RowPtr[i], r.RowPtr[i+1]
+		if start > end {
 			return fmt.Errorf("dsmat: row %d: row pointer decreases", r.First+int64(i))
 		}
-		for k := lo; k < hi; k++ {
+		if start < 0 || end > int64(len(r.Col)) {
+			return fmt.Errorf("dsmat: row %d: row pointers [%d,%d) out of range [0,%d]", r.First+int64(i), start, end, len(r.Col))
+		}
+		for k := start; k < end; k++ {
 			c := r.Col[k]
 			if c < 0 || c >= r.N {
 				return fmt.Errorf("dsmat: row %d: column %d out of range [0,%d)", r.First+int64(i), c, r.N)
 			}
-			if k > lo && r.Col[k-1] >= c {
+			if k > start && r.Col[k-1] >= c {
 				return fmt.Errorf("dsmat: row %d: columns not sorted and unique at %d", r.First+int64(i), c)
 			}
 		}

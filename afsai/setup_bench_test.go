@@ -1,0 +1,57 @@
+package afsai
+
+import (
+	"flag"
+	"testing"
+
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/cpu"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/problem"
+)
+
+var setupProblem = flag.String("setup.problem", "diffusion:100", "problem of BenchmarkSetupStages")
+
+// BenchmarkSetupStages times New on one rank with the default configuration
+// on -setup.problem (diffusion:100, 10^6 rows) and reports the seconds of
+// each stage of Info: the host stages around the factor computation are
+// what the parallel loops speed up; -cpu sets how many cores they get. It
+// runs outside mpirun as a singleton rank.
+func BenchmarkSetupStages(b *testing.B) {
+	if err := comm.Init(); err != nil {
+		b.Fatal(err)
+	}
+	c := comm.World()
+	s, err := problem.Parse(*setupProblem)
+	if err != nil {
+		b.Fatal(err)
+	}
+	part := dsmat.NewPartition(s.Rows(), c.Size())
+	lo, hi := part.Range(c.Rank())
+	rows, err := s.Generate(lo, hi)
+	if err != nil {
+		b.Fatal(err)
+	}
+	A, err := dsmat.New(c, part, rows)
+	if err != nil {
+		b.Fatal(err)
+	}
+	be := cpu.New(0)
+	var sum Info
+	for b.Loop() {
+		p, err := New(A, be, DefaultConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		sum.GatherS += p.Info.GatherS
+		sum.ComputeS += p.Info.ComputeS
+		sum.TransposeS += p.Info.TransposeS
+		sum.UploadS += p.Info.UploadS
+		p.Free()
+	}
+	n := float64(b.N)
+	b.ReportMetric(sum.GatherS/n, "gather_s")
+	b.ReportMetric(sum.ComputeS/n, "compute_s")
+	b.ReportMetric(sum.TransposeS/n, "transpose_s")
+	b.ReportMetric(sum.UploadS/n, "upload_s")
+}

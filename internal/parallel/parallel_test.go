@@ -1,0 +1,42 @@
+package parallel
+
+import (
+	"runtime"
+	"testing"
+)
+
+// TestFor checks that the chunks cover [0, n) once, in order, with the
+// count Chunks gives, for several GOMAXPROCS.
+func TestFor(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 3, 8} {
+		runtime.GOMAXPROCS(procs)
+		for _, n := range []int{0, 1, 63, 64, 200, 1000, 12345} {
+			k := Chunks(n)
+			if k < 1 || k > procs || (n >= grain*procs && k != procs) {
+				t.Errorf("procs %d n %d: %d chunks", procs, n, k)
+			}
+			bounds := make([][2]int, k)
+			hits := make([]int, n)
+			For(n, func(c, lo, hi int) {
+				bounds[c] = [2]int{lo, hi}
+				for i := lo; i < hi; i++ {
+					hits[i]++
+				}
+			})
+			for c := range k {
+				if c > 0 && bounds[c][0] != bounds[c-1][1] {
+					t.Errorf("procs %d n %d: chunk %d starts at %d after %d", procs, n, c, bounds[c][0], bounds[c-1][1])
+				}
+			}
+			if bounds[0][0] != 0 || bounds[k-1][1] != n {
+				t.Errorf("procs %d n %d: chunks span [%d,%d)", procs, n, bounds[0][0], bounds[k-1][1])
+			}
+			for i, h := range hits {
+				if h != 1 {
+					t.Fatalf("procs %d n %d: index %d visited %d times", procs, n, i, h)
+				}
+			}
+		}
+	}
+}
