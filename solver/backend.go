@@ -2,7 +2,10 @@ package solver
 
 import (
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
@@ -13,34 +16,84 @@ import (
 // backends lists the names OpenBackend accepts.
 var backends = []string{"auto", "cpu", "cuda"}
 
-// OpenBackend opens the backend name names for the calling rank: "cpu" with
-// threads goroutines (0: the node's cores shared among the ranks of c on
-// it), "cuda" on the GPU of the rank's node-local rank, or "auto": CUDA
-// when the rank finds a GPU, else the CPU. Collective over c (it finds the
+// BackendOptions choose the backend of a rank.
+type BackendOptions struct {
+	// Name is "cpu", "cuda" or "auto" (CUDA when the rank finds a GPU,
+	// else the CPU).
+	Name string
+	// Threads is the CPU backend's goroutines per rank; 0 takes all the
+	// cores the rank may run on when the launcher bound it to a subset
+	// (srun --cpus-per-task, mpirun --bind-to), else an equal share of the
+	// node's cores among its ranks.
+	Threads int
+	// ShareGPU allows more ranks than GPUs on a node: ranks then share the
+	// GPUs round-robin. Without it that is an error.
+	ShareGPU bool
+}
+
+// OpenBackend opens the backend o names for the calling rank; CUDA runs on
+// the GPU of the rank's node-local rank. For "auto" on a rank without a
+// usable GPU, why says what was missing. Collective over c (it finds the
 // node-local ranks); the caller closes the backend.
-func OpenBackend(c *comm.Comm, name string, threads int) (backend.Backend, error) {
+func OpenBackend(c *comm.Comm, o BackendOptions) (be backend.Backend, why string, err error) {
 	nodeRank, nodeSize, err := c.NodeRank()
 	if err != nil {
-		return nil, fmt.Errorf("solver: open backend: %w", err)
+		return nil, "", err
 	}
+	name := o.Name
 	if name == "auto" {
-		name = "cpu"
-		if n, err := gpu.Available(); err == nil && n > 0 {
-			name = "cuda"
+		name = "cuda"
+		if n, err := gpu.Available(); err != nil {
+			name, why = "cpu", err.Error()
+		} else if n == 0 {
+			name, why = "cpu", "no GPU found"
 		}
 	}
 	switch name {
 	case "cpu":
-		if threads <= 0 {
-			threads = max(1, runtime.NumCPU()/max(1, nodeSize))
-		}
-		return cpu.New(threads), nil
+		return cpu.New(cpuThreads(o.Threads, nodeSize)), why, nil
 	case "cuda":
-		dev, err := gpu.DeviceFor(nodeRank, false)
+		dev, err := gpu.DeviceFor(nodeRank, o.ShareGPU)
 		if err != nil {
-			return nil, fmt.Errorf("solver: open backend: %w", err)
+			return nil, "", err
 		}
-		return gpu.Open(dev)
+		be, err := gpu.Open(dev)
+		return be, "", err
 	}
-	return nil, fmt.Errorf("solver: backend %q is not one of %v", name, backends)
+	return nil, "", fmt.Errorf("backend %q is not one of %v", o.Name, backends)
+}
+
+// cpuThreads resolves BackendOptions.Threads.
+func cpuThreads(threads, nodeSize int) int {
+	if threads > 0 {
+		return threads
+	}
+	threads = runtime.NumCPU() // the CPUs of this process's affinity mask
+	if threads >= onlineCPUs() {
+		threads = max(1, threads/max(1, nodeSize))
+	}
+	return threads
+}
+
+// onlineCPUs counts the node's online CPUs (/sys/devices/system/cpu/online,
+// e.g. "0-31,64-95"); 0 when it cannot tell, which counts as unbound.
+func onlineCPUs() int {
+	data, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, part := range strings.Split(strings.TrimSpace(string(data)), ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil {
+			return 0
+		}
+		n += b - a + 1
+	}
+	return n
 }

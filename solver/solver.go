@@ -37,7 +37,10 @@ func New(m *Matrix, be backend.Backend, opt Options) (*Solver, error) {
 	}
 	s := &Solver{m: m, opt: opt, be: be}
 	if be == nil {
-		s.be, err = OpenBackend(c, opt.Backend, opt.Threads)
+		s.be, _, err = OpenBackend(c, BackendOptions{Name: opt.Backend, Threads: opt.Threads})
+		if err != nil {
+			err = fmt.Errorf("solver: open backend: %w", err)
+		}
 		s.ownBE = err == nil
 	}
 	if err == nil {
