@@ -106,13 +106,49 @@ type Result struct {
 
 // Solve runs PCG on A x = b from the initial guess in x and leaves the
 // iterate in x. An error means the machinery failed (communication, device);
-// a solve that does not converge is reported in Result.
+// a solve that does not converge is reported in Result. It allocates its
+// work vectors for the one solve; a Workspace keeps them for many.
 func Solve(A *dsmat.Operator, M Preconditioner, b, x *ddmat.Dense, opt Options) (Result, error) {
-	s, err := newSolver(A, b)
+	w, err := NewWorkspace(A, b)
 	if err != nil {
 		return Result{}, err
 	}
-	defer s.free()
+	defer w.Free()
+	return w.Solve(M, b, x, opt)
+}
+
+// Workspace holds PCG's work vectors for solves with one operator, so that
+// a simulation solving many systems allocates nothing per solve.
+type Workspace struct {
+	A          *dsmat.Operator
+	r, z, p, q *ddmat.Dense
+}
+
+// NewWorkspace allocates the work vectors for A, shaped like b.
+func NewWorkspace(A *dsmat.Operator, b *ddmat.Dense) (*Workspace, error) {
+	s := &Workspace{A: A}
+	for _, v := range []**ddmat.Dense{&s.r, &s.z, &s.p, &s.q} {
+		d, err := ddmat.NewVector(b.Comm, b.BE, b.Rows)
+		if err != nil {
+			s.Free()
+			return nil, fmt.Errorf("pcg: %w", err)
+		}
+		*v = d
+	}
+	return s, nil
+}
+
+// Free releases the work vectors.
+func (s *Workspace) Free() {
+	for _, v := range []*ddmat.Dense{s.r, s.z, s.p, s.q} {
+		if v != nil {
+			v.Free()
+		}
+	}
+}
+
+// Solve is pcg.Solve with the workspace's vectors.
+func (s *Workspace) Solve(M Preconditioner, b, x *ddmat.Dense, opt Options) (Result, error) {
 	res, err := s.run(M, b, x, opt)
 	if err != nil {
 		return res, err
@@ -121,34 +157,7 @@ func Solve(A *dsmat.Operator, M Preconditioner, b, x *ddmat.Dense, opt Options) 
 	return res, err
 }
 
-// solver holds the work vectors of one solve.
-type solver struct {
-	A          *dsmat.Operator
-	r, z, p, q *ddmat.Dense
-}
-
-func newSolver(A *dsmat.Operator, b *ddmat.Dense) (*solver, error) {
-	s := &solver{A: A}
-	for _, v := range []**ddmat.Dense{&s.r, &s.z, &s.p, &s.q} {
-		d, err := ddmat.NewVector(b.Comm, b.BE, b.Rows)
-		if err != nil {
-			s.free()
-			return nil, fmt.Errorf("pcg: %w", err)
-		}
-		*v = d
-	}
-	return s, nil
-}
-
-func (s *solver) free() {
-	for _, v := range []*ddmat.Dense{s.r, s.z, s.p, s.q} {
-		if v != nil {
-			v.Free()
-		}
-	}
-}
-
-func (s *solver) run(M Preconditioner, b, x *ddmat.Dense, opt Options) (Result, error) {
+func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, opt Options) (Result, error) {
 	be, c := b.BE, b.Comm
 	r, z, p, q := s.r, s.z, s.p, s.q
 	var res Result
@@ -276,7 +285,7 @@ func (s *stagnation) stuck(it int, relres float64) bool {
 }
 
 // trueResidual returns ||b - A x||/||b|| computed from x.
-func (s *solver) trueResidual(b, x *ddmat.Dense) (float64, error) {
+func (s *Workspace) trueResidual(b, x *ddmat.Dense) (float64, error) {
 	if err := s.A.Apply(s.q.V, x.V); err != nil {
 		return 0, err
 	}

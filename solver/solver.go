@@ -21,6 +21,7 @@ type Solver struct {
 	op    *dsmat.Operator
 	prec  pcg.Preconditioner
 	b, x  *ddmat.Dense
+	ws    *pcg.Workspace // PCG's vectors, kept across solves
 	// updater keeps what UpdateValues reuses for an FSAI preconditioner;
 	// made by the first UpdateValues, dropped by Rebuild.
 	updater *afsai.Updater
@@ -53,6 +54,9 @@ func New(m *Matrix, be backend.Backend, opt Options) (*Solver, error) {
 	if err == nil {
 		s.x, err = ddmat.NewVector(c, s.be, n)
 	}
+	if err == nil {
+		s.ws, err = pcg.NewWorkspace(s.op, s.b)
+	}
 	if err := c.Agree(err); err != nil {
 		s.Free()
 		return nil, err
@@ -81,7 +85,7 @@ func (s *Solver) Solve(b, x []float64) (pcg.Result, error) {
 	}
 	s.be.Upload(s.b.V, b)
 	s.be.Upload(s.x.V, x)
-	res, err := pcg.Solve(s.op, s.prec, s.b, s.x, pcg.Options{Tol: s.opt.Tol, MaxIt: s.opt.MaxIt})
+	res, err := s.ws.Solve(s.prec, s.b, s.x, pcg.Options{Tol: s.opt.Tol, MaxIt: s.opt.MaxIt})
 	if err == nil {
 		err = s.x.Get(x)
 	}
@@ -151,6 +155,9 @@ func (s *Solver) Preconditioner() pcg.Preconditioner { return s.prec }
 func (s *Solver) Free() error {
 	if s.prec != nil {
 		s.prec.Free()
+	}
+	if s.ws != nil {
+		s.ws.Free()
 	}
 	for _, v := range []*ddmat.Dense{s.b, s.x} {
 		if v != nil {
