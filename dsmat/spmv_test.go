@@ -68,6 +68,21 @@ func checkSpMV(t *testing.T, c *comm.Comm, full *dsmat.Rows, part dsmat.Partitio
 	checkStripeSpMV(t, c, stripe(full, lo, hi), part, p)
 }
 
+// bindCPU distributes this rank's stripe under part and binds it to a
+// one-thread CPU backend with values in precision p.
+func bindCPU(t *testing.T, c *comm.Comm, part dsmat.Partition, rows *dsmat.Rows, p backend.Precision) (*dsmat.Matrix, *dsmat.Operator) {
+	t.Helper()
+	A, err := dsmat.New(c, part, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := A.Bind(cpu.New(1), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return A, op
+}
+
 // checkStripeSpMV builds the distributed matrix from this rank's stripe,
 // multiplies by probe on the CPU backend (values in precision p) and compares
 // each row with the serial product of the stripe's own entries, which hold
@@ -75,15 +90,8 @@ func checkSpMV(t *testing.T, c *comm.Comm, full *dsmat.Rows, part dsmat.Partitio
 func checkStripeSpMV(t *testing.T, c *comm.Comm, rows *dsmat.Rows, part dsmat.Partition, p backend.Precision) {
 	t.Helper()
 	lo, hi := part.Range(c.Rank())
-	A, err := dsmat.New(c, part, rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	be := cpu.New(1)
-	op, err := A.Bind(be, p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, op := bindCPU(t, c, part, rows, p)
+	be := op.Backend()
 	defer op.Free()
 	x, _ := be.NewVector(int(hi - lo))
 	y, _ := be.NewVector(int(hi - lo))

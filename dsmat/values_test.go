@@ -7,7 +7,6 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
-	"github.com/fsai-dist/fsai-dist/cpu"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 )
@@ -34,15 +33,7 @@ func TestSetValues(t *testing.T) {
 				lo, hi := part.Range(c.Rank())
 				rows := stripe(full, lo, hi)
 				for _, p := range []backend.Precision{backend.Double, backend.Single} {
-					A, err := dsmat.New(c, part, rows)
-					if err != nil {
-						t.Fatal(err)
-					}
-					be := cpu.New(1)
-					op, err := A.Bind(be, p)
-					if err != nil {
-						t.Fatal(err)
-					}
+					A, op := bindCPU(t, c, part, rows, p)
 					next := reweigh(rows)
 					if err := A.SetValues(next); err != nil {
 						t.Fatal(err)

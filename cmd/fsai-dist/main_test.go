@@ -4,13 +4,14 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fsai-dist/fsai-dist/internal/testbin"
 	"time"
 )
 
@@ -18,22 +19,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "fsai-dist-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "fsai-dist")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	code := 1
-	if err := build.Run(); err == nil {
-		code = m.Run()
-	} else {
-		fmt.Fprintln(os.Stderr, "build fsai-dist:", err)
-	}
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testbin.Main(m, ".", func(path string) { binary = path })
 }
 
 // result is what one run of the binary left behind.

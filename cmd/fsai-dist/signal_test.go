@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -120,22 +121,30 @@ func rankPIDs(t *testing.T, marker string) []int {
 // slowSolve is a solve of about 170 iterations that logs every one.
 var slowSolve = []string{"-problem", "poisson7:60", "-prec", "none", "-tol", "1e-10", "-progress", "1"}
 
+// signalRank starts slowSolve on 3 ranks writing x.mtx and r.json in dir,
+// and once rank 0 has logged iteration it sends sig to rank.
+func signalRank(t *testing.T, dir string, iteration, rank int, sig syscall.Signal) (j *job, out, rep string) {
+	t.Helper()
+	out, rep = filepath.Join(dir, "x.mtx"), filepath.Join(dir, "r.json")
+	j = startJob(t, 3, append(slowSolve, "-out", out, "-report", rep)...)
+	j.waitFor(t, fmt.Sprintf(`"iteration": %d,`, iteration))
+	pids := rankPIDs(t, out)
+	if len(pids) != 3 {
+		t.Fatalf("rank processes %v", pids)
+	}
+	if err := syscall.Kill(pids[rank], sig); err != nil {
+		t.Fatal(err)
+	}
+	return j, out, rep
+}
+
 // TestInterrupt: SIGTERM to one rank, as SLURM sends it to every task at
 // the time limit, stops all ranks after the same iteration; the iterate and
 // the report (reason interrupted) are written, the status is 3, and -x0
 // resumes from the iterate in fewer iterations than a fresh solve.
 func TestInterrupt(t *testing.T) {
 	dir := t.TempDir()
-	out, rep := filepath.Join(dir, "x.mtx"), filepath.Join(dir, "r.json")
-	j := startJob(t, 3, append(slowSolve, "-out", out, "-report", rep)...)
-	j.waitFor(t, `"iteration": 60,`)
-	pids := rankPIDs(t, out)
-	if len(pids) != 3 {
-		t.Fatalf("rank processes %v", pids)
-	}
-	if err := syscall.Kill(pids[1], syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	j, out, rep := signalRank(t, dir, 60, 1, syscall.SIGTERM)
 	code, log := j.wait(t, 30*time.Second)
 	if code != exitNotConverged {
 		t.Fatalf("exit %d, want 3\n%s", code, strings.Join(log, "\n"))
@@ -180,16 +189,7 @@ func TestInterrupt(t *testing.T) {
 // job within 10 seconds, and leaves no output file.
 func TestKillRank(t *testing.T) {
 	dir := t.TempDir()
-	out, rep := filepath.Join(dir, "x.mtx"), filepath.Join(dir, "r.json")
-	j := startJob(t, 3, append(slowSolve, "-out", out, "-report", rep)...)
-	j.waitFor(t, `"iteration": 20,`)
-	pids := rankPIDs(t, out)
-	if len(pids) != 3 {
-		t.Fatalf("rank processes %v", pids)
-	}
-	if err := syscall.Kill(pids[2], syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	j, out, rep := signalRank(t, dir, 20, 2, syscall.SIGKILL)
 	code, log := j.wait(t, 10*time.Second)
 	if code == 0 {
 		t.Fatalf("exit 0 after a rank was killed\n%s", strings.Join(log, "\n"))

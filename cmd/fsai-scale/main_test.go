@@ -13,33 +13,22 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fsai-dist/fsai-dist/internal/testbin"
 )
 
 // fsaiDist is the fsai-dist binary the tests run, built once by TestMain.
 var fsaiDist string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "fsai-scale-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fsaiDist = filepath.Join(dir, "fsai-dist")
-	build := exec.Command("go", "build", "-o", fsaiDist, "../fsai-dist")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	code := 1
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build fsai-dist:", err)
-	} else {
+	testbin.Main(m, "../fsai-dist", func(path string) {
+		fsaiDist = path
 		// what scripts/env.sh sets: mpirun as root, and no cross-memory
 		// attach (containers refuse it)
 		os.Setenv("OMPI_ALLOW_RUN_AS_ROOT", "1")
 		os.Setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
 		os.Setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
-		code = m.Run()
-	}
-	os.RemoveAll(dir)
-	os.Exit(code)
+	})
 }
 
 // scale runs fsai-scale in this process and returns its exit status and
