@@ -22,8 +22,20 @@ type Device interface {
 	AdaptiveSetup(a *csr.Matrix[float32], rows []int, p Params) (*csr.Matrix[float32], Stats, KernelTimes, error)
 }
 
-// ErrDeviceUnsupported is wrapped by a Device's errors for input it cannot
-// handle (for instance rows too long for its on-chip scratch).
+// FixedDevice is a backend that computes FSAI rows on given patterns itself
+// (the CUDA backend): Updater.Update uses it for a single-precision set-up,
+// so that an update computes where New computed.
+type FixedDevice interface {
+	// FixedSetup computes what FixedPattern(a, rows, patterns) computes: the
+	// same rows in the same layout, the same breakdown fallback and the same
+	// Stats. It returns an error wrapping ErrDeviceUnsupported when the
+	// device cannot handle the input, which is then computed on the CPU.
+	FixedSetup(a *csr.Matrix[float32], rows []int, patterns [][]int32) (*csr.Matrix[float32], Stats, error)
+}
+
+// ErrDeviceUnsupported is wrapped by a Device's or FixedDevice's errors for
+// input it cannot handle (for instance rows too long for its on-chip
+// scratch).
 var ErrDeviceUnsupported = errors.New("afsai: the device cannot run this set-up")
 
 // KernelTimes are the device seconds of the stages of a set-up on a Device,

@@ -16,28 +16,9 @@ import (
 // of A[P,P] breaks down (possible in float32), the row keeps the columns
 // before the failing one and is counted in Stats.FallbackRows.
 func FixedPattern[T csr.Real](a *csr.Matrix[T], rows []int, patterns [][]int32) (*csr.Matrix[T], Stats, error) {
-	diag, err := checkInput(a, rows)
+	diag, err := CheckFixed(a, rows, patterns)
 	if err != nil {
 		return nil, Stats{}, err
-	}
-	if len(patterns) != len(rows) {
-		return nil, Stats{}, fmt.Errorf("afsai: %d patterns for %d rows", len(patterns), len(rows))
-	}
-	seen := make([]bool, a.Cols)
-	for k, p := range patterns {
-		i := rows[k]
-		for _, c := range p {
-			if c < 0 || int(c) > i {
-				return nil, Stats{}, fmt.Errorf("afsai: pattern of row %d: column %d not in [0,%d]", i, c, i)
-			}
-			if seen[c] {
-				return nil, Stats{}, fmt.Errorf("afsai: pattern of row %d: column %d repeated", i, c)
-			}
-			seen[c] = true
-		}
-		for _, c := range p {
-			seen[c] = false
-		}
 	}
 	return computeRows(rows, a.Cols, func() rowFunc[T] {
 		f := newFactor(a, diag)
@@ -64,4 +45,34 @@ func (f *factor[T]) addAll(pattern []int32, out *rowOut[T]) {
 	}
 	f.solve()
 	out.stats.MaxPattern = max(out.stats.MaxPattern, len(f.pat))
+}
+
+// CheckFixed validates the arguments of FixedPattern as FixedPattern does
+// and returns A's diagonal: for FixedDevice implementations, so that they
+// accept and refuse the same input.
+func CheckFixed[T csr.Real](a *csr.Matrix[T], rows []int, patterns [][]int32) ([]T, error) {
+	diag, err := checkInput(a, rows)
+	if err != nil {
+		return nil, err
+	}
+	if len(patterns) != len(rows) {
+		return nil, fmt.Errorf("afsai: %d patterns for %d rows", len(patterns), len(rows))
+	}
+	seen := make([]bool, a.Cols)
+	for k, p := range patterns {
+		i := rows[k]
+		for _, c := range p {
+			if c < 0 || int(c) > i {
+				return nil, fmt.Errorf("afsai: pattern of row %d: column %d not in [0,%d]", i, c, i)
+			}
+			if seen[c] {
+				return nil, fmt.Errorf("afsai: pattern of row %d: column %d repeated", i, c)
+			}
+			seen[c] = true
+		}
+		for _, c := range p {
+			seen[c] = false
+		}
+	}
+	return diag, nil
 }

@@ -70,7 +70,7 @@ type Info struct {
 type Preconditioner struct {
 	name  string
 	G, Gt *dsmat.Operator
-	tmp   *ddmat.Dense
+	tmp   backend.Vector // G r
 	Info  Info
 }
 
@@ -129,7 +129,7 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 		p.Gt, err = Gtm.Bind(be, cfg.Apply)
 	}
 	if err == nil {
-		p.tmp, err = ddmat.NewVector(c, be, A.LocalRows())
+		p.tmp, err = be.NewVector(A.LocalRows())
 	}
 	if err := c.Agree(err); err != nil {
 		p.Free()
@@ -214,12 +214,31 @@ func (info *Info) reduce(c *comm.Comm, G, A *dsmat.Matrix, st Stats, ls *localSy
 // Name is "afsai" or "fsai".
 func (p *Preconditioner) Name() string { return p.name }
 
-// Apply computes z = G'(G r).
+// Apply computes z = G'(G r), for every column of r at once.
 func (p *Preconditioner) Apply(z, r *ddmat.Dense) error {
-	if err := p.G.Apply(p.tmp.V, r.V); err != nil {
+	tmp, err := p.work(r.Cols)
+	if err != nil {
 		return err
 	}
-	return p.Gt.Apply(z.V, p.tmp.V)
+	if err := p.G.ApplyBlock(tmp, r.V, r.Cols); err != nil {
+		return err
+	}
+	return p.Gt.ApplyBlock(z.V, tmp, r.Cols)
+}
+
+// work returns the vector that holds G r for blocks of k columns,
+// reallocated when k grows.
+func (p *Preconditioner) work(k int) (backend.Vector, error) {
+	n := p.G.Matrix().LocalRows() * k
+	if p.tmp.Len() < n {
+		v, err := p.G.Backend().NewVector(n)
+		if err != nil {
+			return nil, fmt.Errorf("afsai: work vector for %d columns: %w", k, err)
+		}
+		p.tmp.Free()
+		p.tmp = v
+	}
+	return p.tmp.Slice(0, n), nil
 }
 
 // Free releases the device memory of G, G' and the work vector.

@@ -1,6 +1,7 @@
 package afsai
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -18,8 +19,10 @@ import (
 // found by running the set-up's own gather and transpose on entry numbers
 // instead of values). Every Update then moves values only: it gathers the
 // local system's values, computes the exact FSAI rows on G's patterns with
-// FixedPattern, moves them to G' and copies both into the device blocks,
-// which keep their memory and halo plans.
+// FixedPattern (on the backend when it is a FixedDevice and the set-up is in
+// single precision, as New computes on a Device), moves them to G' and
+// copies both into the device blocks, which keep their memory and halo
+// plans.
 //
 // What it saves over New is the pattern search (the Kaporin gradients of
 // the adaptive set-up, the symbolic powers of the static one), the assembly
@@ -61,7 +64,7 @@ func (u *Updater) Update() error {
 	err := u.gather.Move(u.ls.A.Val, u.flat)
 	var g *csr.Matrix[float64]
 	if err == nil {
-		g, err = fixedRows(u.ls, u.patterns, u.cfg.Setup)
+		g, err = fixedRows(u.ls, u.patterns, u.cfg.Setup, u.p.G.Backend())
 	}
 	if err == nil {
 		onPattern(g, u.patterns, u.g.Val)
@@ -230,17 +233,26 @@ func localPatterns(G *dsmat.Matrix, ls *localSystem) ([][]int32, *dsmat.Rows, er
 }
 
 // fixedRows computes the FSAI rows of the rank's own rows on patterns, in
-// the set-up precision, as float64.
-func fixedRows(ls *localSystem, patterns [][]int32, prec backend.Precision) (*csr.Matrix[float64], error) {
-	if prec == backend.Single {
-		g, _, err := FixedPattern(csr.Convert[float32](ls.A), ls.own, patterns)
-		if err != nil {
-			return nil, err
-		}
-		return csr.Convert[float64](g), nil
+// the set-up precision, as float64: in single precision on be when be is a
+// FixedDevice (on the CPU for input the device does not support).
+func fixedRows(ls *localSystem, patterns [][]int32, prec backend.Precision, be backend.Backend) (*csr.Matrix[float64], error) {
+	if prec != backend.Single {
+		g, _, err := FixedPattern(ls.A, ls.own, patterns)
+		return g, err
 	}
-	g, _, err := FixedPattern(ls.A, ls.own, patterns)
-	return g, err
+	a := csr.Convert[float32](ls.A)
+	var g *csr.Matrix[float32]
+	err := ErrDeviceUnsupported // on the CPU unless the device takes it
+	if dev, ok := be.(FixedDevice); ok {
+		g, _, err = dev.FixedSetup(a, ls.own, patterns)
+	}
+	if errors.Is(err, ErrDeviceUnsupported) {
+		g, _, err = FixedPattern(a, ls.own, patterns)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return csr.Convert[float64](g), nil
 }
 
 // onPattern writes the values of g's rows into vals, laid out on patterns

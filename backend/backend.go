@@ -108,6 +108,46 @@ type Backend interface {
 	// step reads each vector once.
 	UpdateXRZ(x, r Vector, a float64, p, q, d, z Vector) (rr, rz float64)
 
+	// PackHalo sets host[k] = src[idx[k]] through stage, a device vector of
+	// len(idx) values (the halo pack of a distributed SpMV). It returns at
+	// once: the copy to the host runs beside the kernels queued after it (the
+	// diagonal product), and wait blocks until host holds the values. host
+	// must stay pinned (Pin) and untouched until wait returns.
+	PackHalo(host []float64, stage, src Vector, idx Index) (wait func() error)
+	// UploadHalo is Upload for a halo that arrived after the last PackHalo:
+	// the copy waits only for the work queued before that PackHalo, so it
+	// runs beside the kernels queued since (the diagonal product), and the
+	// kernels queued after it see dst. It may return before the copy is
+	// done: src must stay unchanged until the next synchronizing call or
+	// the wait of the next PackHalo.
+	UploadHalo(dst Vector, src []float64)
+
+	// Block kernels work on row-major blocks of k columns (several
+	// right-hand sides): entry (i, c) of an n x k block is element i*k+c of
+	// its Vector. They read a matrix once for all k columns, and take and
+	// return one scalar per column.
+
+	// SpMM computes Y = A*X + beta*Y (beta 0 or 1) for blocks of k columns;
+	// for a matrix with a row map, on the mapped rows only.
+	SpMM(y Vector, a Matrix, x Vector, k int, beta float64)
+	// DotCols sets out[c] to the local dot product of columns c of x and y,
+	// for blocks of len(out) columns.
+	DotCols(x, y Vector, out []float64)
+	// AxpbyCols computes y[:,c] = a[c]*x[:,c] + b[c]*y[:,c] for blocks of
+	// len(a) == len(b) columns.
+	AxpbyCols(y Vector, a []float64, x Vector, b []float64)
+	// MulCols computes z[i,c] = d[i]*r[i,c] for blocks of k columns: one
+	// diagonal scaling for every column.
+	MulCols(z, d, r Vector, k int)
+	// UpdateXRCols is UpdateXR per column: x[:,c] += a[c]*p[:,c],
+	// r[:,c] -= a[c]*q[:,c], and rr[c] = the local r'r of column c after
+	// the update, for blocks of len(a) == len(rr) columns.
+	UpdateXRCols(x, r Vector, a []float64, p, q Vector, rr []float64)
+	// UpdateXRZCols is UpdateXRZ per column, with one diagonal d for every
+	// column: it also sets z[i,c] = d[i]*r[i,c] and rz[c] = the local r'z of
+	// column c.
+	UpdateXRZCols(x, r Vector, a []float64, p, q, d, z Vector, rr, rz []float64)
+
 	// Sync waits for all queued work and returns the first error.
 	Sync() error
 	// Err returns the first error seen so far without waiting.

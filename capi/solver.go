@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/fsai-dist/fsai-dist/pcg"
 	"github.com/fsai-dist/fsai-dist/solver"
 )
 
@@ -181,11 +182,73 @@ func fsai_solve(s C.int64_t, b *C.double, x *C.double, iterations *C.int, relres
 			*relres = C.double(res.RelRes)
 		}
 		if !res.Converged {
-			return codedError{codeNotConverged, fmt.Errorf("fsai: not converged: %s after %d iterations (relres %.3g) %s",
-				res.Reason, res.Iterations, res.RelRes, res.Detail)}
+			return notConverged("", res)
 		}
 		return nil
 	})
+}
+
+// fsai_solve_many solves A X = B for k right-hand sides at once, which
+// costs much less than k calls of fsai_solve: b and x hold this rank's rows
+// of each right-hand side in turn (b[c*nlocal + i], a Fortran b(nlocal, k)).
+// iterations and relres, when not NULL, receive k values, one per column.
+// It returns FSAI_NOT_CONVERGED, with the first failing column's reason in
+// fsai_last_error, when a column stopped before the tolerance. Collective.
+//
+//export fsai_solve_many
+func fsai_solve_many(s C.int64_t, k C.int, b *C.double, x *C.double, iterations *C.int, relres *C.double) C.int {
+	return call(func() error {
+		sv, err := solverFor(s)
+		if err != nil {
+			return err
+		}
+		n := sv.Matrix().LocalRows() * max(int(k), 0)
+		if k < 1 {
+			err = fmt.Errorf("fsai: solve many: %d right-hand sides; need at least 1", k)
+		}
+		var bs, xs []float64
+		if err == nil {
+			bs, err = slice[float64](b, n, "b")
+		}
+		if err == nil {
+			xs, err = slice[float64](x, n, "x")
+		}
+		if err := sv.Matrix().Comm().Agree(err); err != nil {
+			return err
+		}
+		res, err := sv.SolveMany(bs, xs, int(k))
+		if err != nil {
+			return failure(err)
+		}
+		var its []C.int
+		var rel []C.double
+		if iterations != nil {
+			its = unsafe.Slice(iterations, len(res))
+		}
+		if relres != nil {
+			rel = unsafe.Slice(relres, len(res))
+		}
+		var failed error
+		for c, r := range res {
+			if its != nil {
+				its[c] = C.int(r.Iterations)
+			}
+			if rel != nil {
+				rel[c] = C.double(r.RelRes)
+			}
+			if !r.Converged && failed == nil {
+				failed = notConverged(fmt.Sprintf("column %d ", c+1), r)
+			}
+		}
+		return failed
+	})
+}
+
+// notConverged is the FSAI_NOT_CONVERGED error of a solve (of a column,
+// when what names it) that stopped before the tolerance.
+func notConverged(what string, r pcg.Result) error {
+	return codedError{codeNotConverged, fmt.Errorf("fsai: %snot converged: %s after %d iterations (relres %.3g) %s",
+		what, r.Reason, r.Iterations, r.RelRes, r.Detail)}
 }
 
 // values views this rank's nnz new values of s's matrix.

@@ -88,3 +88,48 @@ func Axpby(y *Dense, a float64, x *Dense, b float64) { y.BE.Axpby(y.V, a, x.V, b
 
 // Copy sets dst = src.
 func Copy(dst, src *Dense) { dst.BE.Copy(dst.V, src.V) }
+
+// LocalDots sets out[c] to this rank's part of the dot product of columns c
+// of x and y; len(out) is their number of columns.
+func LocalDots(x, y *Dense, out []float64) {
+	if x.Cols == 1 {
+		out[0] = x.BE.Dot(x.V, y.V)
+		return
+	}
+	x.BE.DotCols(x.V, y.V, out)
+}
+
+// Norms returns the global 2-norm of every column of x.
+func Norms(x *Dense) ([]float64, error) {
+	local := make([]float64, x.Cols)
+	LocalDots(x, x, local)
+	if err := x.BE.Err(); err != nil {
+		return nil, err
+	}
+	s, err := Sum(x.Comm, local...)
+	if err != nil {
+		return nil, err
+	}
+	for c, v := range s {
+		s[c] = math.Sqrt(v)
+	}
+	return s, nil
+}
+
+// ScaleRows sets z[i,c] = d[i]*r[i,c]: one diagonal scaling of every column.
+func ScaleRows(z *Dense, d backend.Vector, r *Dense) {
+	if r.Cols == 1 {
+		z.BE.Mul(z.V, d, r.V)
+		return
+	}
+	z.BE.MulCols(z.V, d, r.V, r.Cols)
+}
+
+// AxpbyCols sets y[:,c] = a[c]*x[:,c] + b[c]*y[:,c] for every column c.
+func AxpbyCols(y *Dense, a []float64, x *Dense, b []float64) {
+	if y.Cols == 1 {
+		y.BE.Axpby(y.V, a[0], x.V, b[0])
+		return
+	}
+	y.BE.AxpbyCols(y.V, a, x.V, b)
+}

@@ -12,88 +12,120 @@ import (
 const haloTag = 17
 
 // Operator is a Matrix bound to a backend: its blocks live on the device, and
-// the buffers of the halo exchange are allocated once. Apply is the
-// distributed SpMV with the overlap of the blueprint, section 4.2.
+// the buffers of the halo exchange are allocated once per number of columns
+// it is applied to. Apply is the distributed SpMV with the overlap of the
+// blueprint, section 4.2; ApplyBlock the same for several vectors at once.
 type Operator struct {
 	m  *Matrix
 	be backend.Backend
 
-	diag backend.Matrix
-	off  []haloBlock
-
-	sendIdx  backend.Index        // all send lists, concatenated
-	sendDev  backend.Vector       // packed values on the device
-	sendBuf  *comm.Buf[float64]   // the same on the host, for MPI
-	sends    []*comm.Buf[float64] // views of sendBuf, one per Send
-	recvBuf  *comm.Buf[float64]   // all halos on the host
-	haloDev  backend.Vector       // all halos on the device
-	unpin    []func()
-	reqs     []*comm.Request // receives first, then sends
+	diag     backend.Matrix
+	off      []backend.Matrix // off[k] couples to the rank m.Off[k].Rank
+	halos    map[int]*haloBuffers
 	schedule Schedule
 }
 
-// haloBlock is an off-diagonal block on the device with the slices of the
-// receive buffers that feed it.
-type haloBlock struct {
-	a    backend.Matrix
-	recv *comm.Buf[float64]
-	halo backend.Vector
+// haloBuffers holds the buffers of the halo exchange of blocks of k columns:
+// every count of the halo plan times k.
+type haloBuffers struct {
+	k       int
+	sendIdx backend.Index        // all send lists, concatenated, expanded to k columns
+	sendDev backend.Vector       // packed values on the device
+	sendBuf *comm.Buf[float64]   // the same on the host, for MPI
+	sends   []*comm.Buf[float64] // views of sendBuf, one per Send
+	recvBuf *comm.Buf[float64]   // all halos on the host
+	haloDev backend.Vector       // all halos on the device
+	recv    []*comm.Buf[float64] // views of recvBuf, one per off-diagonal block
+	halo    []backend.Vector     // views of haloDev, one per off-diagonal block
+	unpin   []func()
+	reqs    []*comm.Request // receives first, then sends
 }
 
 // Bind uploads the matrix to be (values stored in precision p) and allocates
-// the halo buffers. Free releases them.
+// the halo buffers of single-vector products. Free releases them.
 func (m *Matrix) Bind(be backend.Backend, p backend.Precision) (*Operator, error) {
-	op := &Operator{m: m, be: be}
-	if err := op.alloc(p); err != nil {
+	op := &Operator{m: m, be: be, halos: make(map[int]*haloBuffers)}
+	err := op.upload(p)
+	if err == nil {
+		_, err = op.buffers(1)
+	}
+	if err != nil {
 		op.Free()
 		return nil, fmt.Errorf("dsmat: bind matrix to %s: %w", be.Name(), err)
 	}
 	return op, nil
 }
 
-func (op *Operator) alloc(p backend.Precision) error {
+func (op *Operator) upload(p backend.Precision) error {
 	var err error
-	m, be := op.m, op.be
-	if op.diag, err = be.NewMatrix(m.Diag, nil, p); err != nil {
+	if op.diag, err = op.be.NewMatrix(op.m.Diag, nil, p); err != nil {
 		return err
 	}
+	for _, b := range op.m.Off {
+		a, err := op.be.NewMatrix(b.A, b.Rows, p)
+		if err != nil {
+			return err
+		}
+		op.off = append(op.off, a)
+	}
+	return nil
+}
 
+// buffers returns the buffers for blocks of k columns, allocating them on
+// first use.
+func (op *Operator) buffers(k int) (*haloBuffers, error) {
+	if x := op.halos[k]; x != nil {
+		return x, nil
+	}
+	x := &haloBuffers{k: k}
+	if err := x.alloc(op.m, op.be); err != nil {
+		x.free()
+		return nil, fmt.Errorf("dsmat: halo buffers for %d columns: %w", k, err)
+	}
+	op.halos[k] = x
+	return x, nil
+}
+
+func (x *haloBuffers) alloc(m *Matrix, be backend.Backend) error {
+	var err error
 	nrecv := 0
 	for _, b := range m.Off {
-		nrecv += len(b.Cols)
+		nrecv += len(b.Cols) * x.k
 	}
-	op.recvBuf = comm.NewBuf[float64](nrecv)
-	if op.haloDev, err = be.NewVector(nrecv); err != nil {
+	x.recvBuf = comm.NewBuf[float64](nrecv)
+	if x.haloDev, err = be.NewVector(nrecv); err != nil {
 		return err
 	}
 	off := 0
 	for _, b := range m.Off {
-		a, err := be.NewMatrix(b.A, b.Rows, p)
-		if err != nil {
-			return err
-		}
-		n := len(b.Cols)
-		op.off = append(op.off, haloBlock{a: a, recv: op.recvBuf.Slice(off, n), halo: op.haloDev.Slice(off, n)})
+		n := len(b.Cols) * x.k
+		x.recv = append(x.recv, x.recvBuf.Slice(off, n))
+		x.halo = append(x.halo, x.haloDev.Slice(off, n))
 		off += n
 	}
 
 	var idx []int32
 	for _, s := range m.Sends {
-		idx = append(idx, s.Idx...)
+		for _, i := range s.Idx {
+			for c := range int32(x.k) {
+				idx = append(idx, i*int32(x.k)+c)
+			}
+		}
 	}
-	if op.sendIdx, err = be.NewIndex(idx); err != nil {
+	if x.sendIdx, err = be.NewIndex(idx); err != nil {
 		return err
 	}
-	if op.sendDev, err = be.NewVector(len(idx)); err != nil {
+	if x.sendDev, err = be.NewVector(len(idx)); err != nil {
 		return err
 	}
-	op.sendBuf = comm.NewBuf[float64](len(idx))
+	x.sendBuf = comm.NewBuf[float64](len(idx))
 	off = 0
 	for _, s := range m.Sends {
-		op.sends = append(op.sends, op.sendBuf.Slice(off, len(s.Idx)))
-		off += len(s.Idx)
+		n := len(s.Idx) * x.k
+		x.sends = append(x.sends, x.sendBuf.Slice(off, n))
+		off += n
 	}
-	for _, host := range [][]float64{op.sendBuf.Data, op.recvBuf.Data} {
+	for _, host := range [][]float64{x.sendBuf.Data, x.recvBuf.Data} {
 		if len(host) == 0 {
 			continue
 		}
@@ -101,15 +133,31 @@ func (op *Operator) alloc(p backend.Precision) error {
 		if err != nil {
 			return err
 		}
-		op.unpin = append(op.unpin, unpin)
+		x.unpin = append(x.unpin, unpin)
 	}
-	op.reqs = make([]*comm.Request, len(op.off)+len(op.sends))
+	x.reqs = make([]*comm.Request, len(m.Off)+len(m.Sends))
 	return nil
+}
+
+func (x *haloBuffers) free() {
+	for _, unpin := range x.unpin {
+		unpin()
+	}
+	for _, v := range []interface{ Free() }{x.sendIdx, x.sendDev, x.haloDev} {
+		if v != nil {
+			v.Free()
+		}
+	}
+	for _, buf := range []*comm.Buf[float64]{x.sendBuf, x.recvBuf} {
+		if buf != nil {
+			buf.Free()
+		}
+	}
 }
 
 // Schedule orders the communication and computation of an SpMV. Only
 // benchmarks change it: Sequential and LocalOnly exist to measure how much of
-// the halo exchange the overlap hides.
+// the halo haloBuffers the overlap hides.
 type Schedule int
 
 const (
@@ -118,7 +166,7 @@ const (
 	Overlap Schedule = iota
 	// Sequential exchanges every halo first, then computes.
 	Sequential
-	// LocalOnly skips the exchange (the products use stale halos): the
+	// LocalOnly skips the haloBuffers (the products use stale halos): the
 	// time of the computation alone. Its results are wrong.
 	LocalOnly
 )
@@ -131,66 +179,99 @@ func (op *Operator) SetSchedule(s Schedule) { op.schedule = s }
 // communicator.
 //
 // The steps overlap communication with computation: the entries neighbours
-// need are packed and sent, the diagonal block's product runs (on a GPU it
-// is queued and runs while the host waits for messages), and each
-// off-diagonal block is applied as soon as its neighbour's halo arrives.
-func (op *Operator) Apply(y, x backend.Vector) error {
+// need are packed and their copy to the host starts, the diagonal block's
+// product is queued (on a GPU it runs while the copy and then the messages
+// travel), the packed entries are sent, and each off-diagonal block is
+// applied as soon as its neighbour's halo arrives.
+func (op *Operator) Apply(y, x backend.Vector) error { return op.ApplyBlock(y, x, 1) }
+
+// ApplyBlock computes Y = A*X for row-major blocks of k columns (k vectors at
+// once, see backend.SpMM): one pass over the matrix and one message per
+// neighbour for all of them.
+func (op *Operator) ApplyBlock(y, x backend.Vector, k int) error {
+	ex, err := op.buffers(k)
+	if err != nil {
+		return err
+	}
 	be := op.be
 	if op.schedule == LocalOnly {
-		be.SpMV(y, op.diag, x, 0)
-		for _, b := range op.off {
-			be.SpMV(y, b.a, b.halo, 1)
+		op.product(y, op.diag, x, k, 0)
+		for i, a := range op.off {
+			op.product(y, a, ex.halo[i], k, 1)
 		}
 		return be.Err()
 	}
-	if err := op.post(x); err != nil {
+	wait := op.pack(ex, x)
+	if op.schedule == Overlap {
+		op.product(y, op.diag, x, k, 0)
+	}
+	if err := op.post(ex, wait); err != nil {
 		return err
 	}
-	recvs := op.reqs[:len(op.off)]
+	recvs := ex.reqs[:len(op.off)]
 	if op.schedule == Sequential {
 		if err := comm.Waitall(recvs); err != nil {
 			return fmt.Errorf("dsmat: spmv halo: %w", err)
 		}
-		be.SpMV(y, op.diag, x, 0)
-		for _, b := range op.off {
-			be.Upload(b.halo, b.recv.Data)
-			be.SpMV(y, b.a, b.halo, 1)
+		op.product(y, op.diag, x, k, 0)
+		for i := range op.off {
+			op.applyHalo(y, ex, i)
 		}
 	} else {
-		be.SpMV(y, op.diag, x, 0)
 		for range op.off {
-			k, err := comm.Waitany(recvs)
+			i, err := comm.Waitany(recvs)
 			if err != nil {
 				return fmt.Errorf("dsmat: spmv halo: %w", err)
 			}
-			b := op.off[k]
-			be.Upload(b.halo, b.recv.Data)
-			be.SpMV(y, b.a, b.halo, 1)
+			op.applyHalo(y, ex, i)
 		}
 	}
-	if err := comm.Waitall(op.reqs[len(op.off):]); err != nil {
+	if err := comm.Waitall(ex.reqs[len(op.off):]); err != nil {
 		return fmt.Errorf("dsmat: spmv send: %w", err)
 	}
 	return be.Err()
 }
 
-// post packs the entries neighbours need and posts every receive and send.
-func (op *Operator) post(x backend.Vector) error {
-	be, c := op.be, op.m.Comm
-	if len(op.sends) > 0 {
-		be.Gather(op.sendDev, x, op.sendIdx)
-		if err := be.Download(op.sendBuf.Data, op.sendDev); err != nil {
-			return fmt.Errorf("dsmat: spmv pack: %w", err)
-		}
+// product queues y = a*x + beta*y for blocks of k columns.
+func (op *Operator) product(y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64) {
+	if k == 1 {
+		op.be.SpMV(y, a, x, beta)
+	} else {
+		op.be.SpMM(y, a, x, k, beta)
 	}
+}
+
+// applyHalo adds the product of off-diagonal block i with its arrived halo.
+func (op *Operator) applyHalo(y backend.Vector, ex *haloBuffers, i int) {
+	op.be.UploadHalo(ex.halo[i], ex.recv[i].Data)
+	op.product(y, op.off[i], ex.halo[i], ex.k, 1)
+}
+
+// pack starts packing the entries of x that neighbours need into the host
+// send buffer; the returned function waits for it. A rank that only
+// receives packs nothing but still calls PackHalo, which orders its halo
+// uploads after the work queued before.
+func (op *Operator) pack(ex *haloBuffers, x backend.Vector) func() error {
+	if len(ex.sends) == 0 && len(op.off) == 0 {
+		return func() error { return nil }
+	}
+	return op.be.PackHalo(ex.sendBuf.Data, ex.sendDev, x, ex.sendIdx)
+}
+
+// post posts every receive, waits for the pack, and posts every send.
+func (op *Operator) post(ex *haloBuffers, wait func() error) error {
+	c := op.m.Comm
 	var err error
-	for k, b := range op.off {
-		if op.reqs[k], err = comm.Irecv(c, b.recv, op.m.Off[k].Rank, haloTag); err != nil {
+	for k := range op.off {
+		if ex.reqs[k], err = comm.Irecv(c, ex.recv[k], op.m.Off[k].Rank, haloTag); err != nil {
 			return fmt.Errorf("dsmat: spmv receive: %w", err)
 		}
 	}
-	for k, buf := range op.sends {
-		if op.reqs[len(op.off)+k], err = comm.Isend(c, buf, op.m.Sends[k].Rank, haloTag); err != nil {
+	if err := wait(); err != nil {
+		return fmt.Errorf("dsmat: spmv pack: %w", err)
+	}
+	for k, buf := range ex.sends {
+		if ex.reqs[len(op.off)+k], err = comm.Isend(c, buf, op.m.Sends[k].Rank, haloTag); err != nil {
 			return fmt.Errorf("dsmat: spmv send: %w", err)
 		}
 	}
@@ -205,22 +286,15 @@ func (op *Operator) Matrix() *Matrix { return op.m }
 
 // Free releases the device memory and host buffers of the operator.
 func (op *Operator) Free() {
-	for _, unpin := range op.unpin {
-		unpin()
+	for _, x := range op.halos {
+		x.free()
 	}
-	op.unpin = nil
-	for _, b := range op.off {
-		b.a.Free()
+	op.halos = nil
+	for _, a := range op.off {
+		a.Free()
 	}
 	op.off = nil
-	for _, x := range []interface{ Free() }{op.diag, op.sendIdx, op.sendDev, op.haloDev} {
-		if x != nil {
-			x.Free()
-		}
-	}
-	for _, buf := range []*comm.Buf[float64]{op.sendBuf, op.recvBuf} {
-		if buf != nil {
-			buf.Free()
-		}
+	if op.diag != nil {
+		op.diag.Free()
 	}
 }

@@ -17,12 +17,28 @@ import (
 // owners. Only single-column files are accepted. On any error every rank
 // returns an error (the others comm.ErrPeer).
 func ReadVector(c *comm.Comm, path string, part Partition) ([]float64, error) {
+	local, _, err := readArray(c, path, part, true)
+	return local, err
+}
+
+// ReadVectors reads an n x k Matrix Market array (columns one after the
+// other, as the format stores them) and returns this rank's rows of it as a
+// row-major block of k columns (entry (i, c) at i*k+c, the layout of the
+// backends' blocks), and k. Collective, like ReadVector.
+func ReadVectors(c *comm.Comm, path string, part Partition) (local []float64, k int, err error) {
+	return readArray(c, path, part, false)
+}
+
+func readArray(c *comm.Comm, path string, part Partition, single bool) ([]float64, int, error) {
 	f, h, size, err := openMM(c, path, func(h *mmHeader) error {
 		if h.format != "array" || h.symmetry != "general" {
 			return mmLineError(path, 1, fmt.Errorf("%s %s file is not a vector, want \"array real general\"", h.format, h.symmetry))
 		}
-		if h.size[1] != 1 {
+		if single && h.size[1] != 1 {
 			return mmLineError(path, h.sizeLine, fmt.Errorf("array has %d columns; only single-column vectors (n x 1) are supported", h.size[1]))
+		}
+		if h.size[1] < 1 {
+			return mmLineError(path, h.sizeLine, fmt.Errorf("array has %d columns; need at least one", h.size[1]))
 		}
 		if h.size[0] != part.N() {
 			return mmLineError(path, h.sizeLine, fmt.Errorf("vector has %d rows, the matrix has %d", h.size[0], part.N()))
@@ -30,12 +46,14 @@ func ReadVector(c *comm.Comm, path string, part Partition) ([]float64, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer f.Close()
+	k := h.size[1]
+	total := part.N() * k
 
 	lo, hi := mmShare(h.dataStart, size, c.Rank(), c.Size())
-	vals := make([]float64, 0, mmEntryEstimate(part.N(), lo, hi, h.dataStart, size, false))
+	vals := make([]float64, 0, mmEntryEstimate(total, lo, hi, h.dataStart, size, false))
 	lines, failed, err := scanLines(f, h.dataStart, lo, hi, size, func(line []byte) error {
 		fld, rest := mmField(line)
 		if fld == nil || fld[0] == '%' {
@@ -49,21 +67,39 @@ func ReadVector(c *comm.Comm, path string, part Partition) ([]float64, error) {
 		return mmEnd(rest)
 	})
 	if err := agreeScan(c, path, h, lines, failed, err); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	n := int64(len(vals))
 	first, err := comm.Exscan(c, n)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	total, err := comm.AllreduceScalar(c, comm.Sum, n)
-	if err == nil && total != part.N() {
-		err = mmLineError(path, h.sizeLine, fmt.Errorf("size line declares %d values, the file holds %d", part.N(), total))
+	got, err := comm.AllreduceScalar(c, comm.Sum, n)
+	if err == nil && got != total {
+		err = mmLineError(path, h.sizeLine, fmt.Errorf("size line declares %d values, the file holds %d", total, got))
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return routeRun(c, part, first, vals)
+	// Column by column: this rank's values of column j are a run of it,
+	// and the runs of all ranks tile the column in rank order.
+	cols := int(k)
+	local := make([]float64, part.Size(c.Rank())*cols)
+	for j := range int64(k) {
+		lo, hi := max(first, j*part.N()), min(first+n, (j+1)*part.N())
+		var run []float64
+		if lo < hi {
+			run = vals[lo-first : hi-first]
+		}
+		col, err := routeRun(c, part, lo-j*part.N(), run)
+		if err != nil {
+			return nil, 0, err
+		}
+		for i, v := range col {
+			local[i*cols+int(j)] = v
+		}
+	}
+	return local, cols, nil
 }
 
 // routeRun sends the values with global indices [first, first+len(vals)) to
@@ -107,33 +143,48 @@ const vecLineWidth = 25
 // lines. NaN and infinite values are an error. path must lie on a file
 // system that all ranks share.
 func WriteVector(c *comm.Comm, path string, part Partition, local []float64) error {
+	return WriteVectors(c, path, part, local, 1)
+}
+
+// WriteVectors writes k distributed vectors, this rank's rows of which are
+// the row-major block local (entry (i, c) at i*k+c), as an n x k Matrix
+// Market array that ReadVectors reads back exactly. Collective and atomic,
+// like WriteVector.
+func WriteVectors(c *comm.Comm, path string, part Partition, local []float64, k int) error {
 	rank := c.Rank()
+	rows := part.Size(rank)
 	var err error
-	if len(local) != part.Size(rank) {
-		err = fmt.Errorf("dsmat: write %s: rank %d holds %d values, the partition gives it %d", path, rank, len(local), part.Size(rank))
+	if k < 1 || len(local) != rows*k {
+		err = fmt.Errorf("dsmat: write %s: rank %d holds %d values, the partition gives it %d rows of %d columns", path, rank, len(local), rows, k)
 	}
 	first, _ := part.Range(rank)
-	for i, v := range local {
+	for e, v := range local {
 		if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
-			err = fmt.Errorf("dsmat: write %s: entry %d is %v", path, first+int64(i), v)
+			where := fmt.Sprintf("entry %d", first+int64(e/k))
+			if k > 1 {
+				where += fmt.Sprintf(" of column %d", e%k+1)
+			}
+			err = fmt.Errorf("dsmat: write %s: %s is %v", path, where, v)
 		}
 	}
-	header := fmt.Sprintf("%%%%MatrixMarket matrix array real general\n%d 1\n", part.N())
-	size := int64(len(header)) + vecLineWidth*part.N()
+	header := fmt.Sprintf("%%%%MatrixMarket matrix array real general\n%d %d\n", part.N(), k)
+	size := int64(len(header)) + vecLineWidth*part.N()*int64(k)
 	return writeShared(c, path, size, err, func(f *os.File) error {
 		w := atWriter{f: f}
 		if rank == 0 {
 			w.buf = append(w.buf, header...)
 		}
-		w.seek(int64(len(header)) + vecLineWidth*first)
-		for _, v := range local {
-			n := len(w.buf)
-			w.buf = strconv.AppendFloat(w.buf, v, 'g', -1, 64)
-			for len(w.buf) < n+vecLineWidth-1 {
-				w.buf = append(w.buf, ' ')
+		for col := range k {
+			w.seek(int64(len(header)) + vecLineWidth*(int64(col)*part.N()+first))
+			for i := range rows {
+				n := len(w.buf)
+				w.buf = strconv.AppendFloat(w.buf, local[i*k+col], 'g', -1, 64)
+				for len(w.buf) < n+vecLineWidth-1 {
+					w.buf = append(w.buf, ' ')
+				}
+				w.buf = append(w.buf, '\n')
+				w.grew()
 			}
-			w.buf = append(w.buf, '\n')
-			w.grew()
 		}
 		return w.flush()
 	})

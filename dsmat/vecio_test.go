@@ -114,6 +114,66 @@ func TestVectorRoundTrip(t *testing.T) {
 	}
 }
 
+// TestVectorsRoundTrip writes three columns from one partition and reads
+// them back under another with an empty stripe (each rank's share of the
+// file then crosses column boundaries); the file stores the columns one
+// after the other, and ReadVector refuses it.
+func TestVectorsRoundTrip(t *testing.T) {
+	const n, k = 100, 3
+	for _, np := range []int{1, 3} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			path := filepath.Join(sharedDir(t, c), "x.mtx")
+			cols := testVector(n * k) // column j is cols[j*n:(j+1)*n]
+			block := func(lo, hi int64) []float64 {
+				out := make([]float64, 0, (hi-lo)*k)
+				for i := lo; i < hi; i++ {
+					for j := range int64(k) {
+						out = append(out, cols[j*n+i])
+					}
+				}
+				return out
+			}
+			part := NewPartition(n, np)
+			lo, hi := part.Range(c.Rank())
+			if err := WriteVectors(c, path, part, block(lo, hi), k); err != nil {
+				t.Fatal(err)
+			}
+			if c.Rank() == 0 {
+				_, size, got := readRefVector(t, path)
+				if size != "100 3" || len(got) != n*k {
+					t.Fatalf("size line %q, %d values", size, len(got))
+				}
+				for e := range got {
+					if got[e] != cols[e] {
+						t.Fatalf("file value %d = %v, want %v (columns one after the other)", e, got[e], cols[e])
+					}
+				}
+			}
+			other := Partition{Offsets: []int64{0, n}}
+			if np == 3 {
+				other = Partition{Offsets: []int64{0, 0, 7, n}}
+			}
+			got, gotK, err := ReadVectors(c, path, other)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lo, hi = other.Range(c.Rank())
+			want := block(lo, hi)
+			if gotK != k || len(got) != len(want) {
+				t.Fatalf("read %d values in %d columns, want %d in %d", len(got), gotK, len(want), k)
+			}
+			for e := range got {
+				if math.Float64bits(got[e]) != math.Float64bits(want[e]) {
+					t.Fatalf("rank %d value %d = %v, want %v", c.Rank(), e, got[e], want[e])
+				}
+			}
+			if _, err := ReadVector(c, path, other); err == nil || !strings.Contains(err.Error(), "only single-column") {
+				t.Errorf("ReadVector of 3 columns: %v", err)
+			}
+		})
+	}
+}
+
 func TestVectorErrors(t *testing.T) {
 	const arr = "%%MatrixMarket matrix array real general\n"
 	cases := []struct{ name, text, err string }{

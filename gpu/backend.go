@@ -6,7 +6,9 @@
 // (package kernels) are compiled by NVRTC for the GPU found, once per
 // process, and cached on disk under os.UserCacheDir()/fsai-dist.
 //
-// All work goes to one stream, in call order. Kernels report no errors
+// All work goes to one stream, in call order, except the copies of a
+// distributed SpMV's halos (PackHalo, UploadHalo), which run on a second
+// stream beside the kernels (halo.go). Kernels report no errors
 // themselves: the first failure is kept and returned by Err, Sync, Download
 // and Close (Dot and UpdateXR return NaN once it is set), and calls after it
 // do nothing.
@@ -33,8 +35,8 @@ import (
 // kernels/common.cuh).
 const blockSize = 256
 
-// Backend is one GPU: its primary context, a stream, the loaded kernels and
-// the scratch memory of reductions.
+// Backend is one GPU: its primary context, a stream for the work and one
+// for halo copies, the loaded kernels and the scratch memory of reductions.
 type Backend struct {
 	drv           *driver
 	index         int
@@ -47,6 +49,12 @@ type Backend struct {
 
 	ctx, stream, module uintptr
 	fn                  functions
+
+	// Halo copies (halo.go): the copy stream, an event that orders one
+	// stream after the other, and one that marks the end of the last
+	// PackHalo's copy. packed is set by the first PackHalo.
+	copyStream, fence, copied uintptr
+	packed                    bool
 
 	// Reductions: one partial sum per block and a block counter on the
 	// device; the kernel writes the result straight into page-locked host
@@ -113,9 +121,18 @@ func (b *Backend) open() error {
 		return err
 	}
 	const streamNonBlocking = 1 // no implicit sync with the legacy default stream
-	if err := d.check(d.call(d.streamCreate, uintptr(unsafe.Pointer(&b.stream)), streamNonBlocking),
-		"cuStreamCreate"); err != nil {
-		return err
+	for _, s := range []*uintptr{&b.stream, &b.copyStream} {
+		if err := d.check(d.call(d.streamCreate, uintptr(unsafe.Pointer(s)), streamNonBlocking),
+			"cuStreamCreate"); err != nil {
+			return err
+		}
+	}
+	const eventDisableTiming = 2 // cheaper to record and wait for
+	for _, e := range []*uintptr{&b.fence, &b.copied} {
+		if err := d.check(d.call(d.eventCreate, uintptr(unsafe.Pointer(e)), eventDisableTiming),
+			"cuEventCreate"); err != nil {
+			return err
+		}
 	}
 	if err := b.loadModule(); err != nil {
 		return err
@@ -147,7 +164,8 @@ func (b *Backend) open() error {
 func (b *Backend) release() error {
 	d := b.drv
 	var errs []error
-	free := func(fn, h uintptr, call string) {
+	// apply calls fn on handle h, if h was made.
+	apply := func(fn, h uintptr, call string) {
 		if h != 0 {
 			errs = append(errs, d.check(d.call(fn, h), call))
 		}
@@ -155,15 +173,16 @@ func (b *Backend) release() error {
 	if b.ctx != 0 {
 		errs = append(errs, d.check(d.call(d.ctxSetCurrent, b.ctx), "cuCtxSetCurrent"))
 	}
-	if b.stream != 0 {
-		errs = append(errs, d.check(d.call(d.streamSynchronize, b.stream), "cuStreamSynchronize"))
+	apply(d.streamSynchronize, b.copyStream, "cuStreamSynchronize")
+	apply(d.streamSynchronize, b.stream, "cuStreamSynchronize")
+	for _, e := range []uintptr{b.start, b.stop, b.fence, b.copied} {
+		apply(d.eventDestroy, e, "cuEventDestroy")
 	}
-	free(d.eventDestroy, b.start, "cuEventDestroy")
-	free(d.eventDestroy, b.stop, "cuEventDestroy")
-	free(d.memFreeHost, uintptr(b.host), "cuMemFreeHost")
-	free(d.memFree, b.partials, "cuMemFree(reduction scratch)")
-	free(d.moduleUnload, b.module, "cuModuleUnload")
-	free(d.streamDestroy, b.stream, "cuStreamDestroy")
+	apply(d.memFreeHost, uintptr(b.host), "cuMemFreeHost")
+	apply(d.memFree, b.partials, "cuMemFree(reduction scratch)")
+	apply(d.moduleUnload, b.module, "cuModuleUnload")
+	apply(d.streamDestroy, b.copyStream, "cuStreamDestroy")
+	apply(d.streamDestroy, b.stream, "cuStreamDestroy")
 	if b.ctx != 0 {
 		var dev int32
 		if d.call(d.deviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(b.index)) == cuSuccess {
@@ -172,6 +191,7 @@ func (b *Backend) release() error {
 	}
 	b.pinner.Unpin()
 	b.start, b.stop, b.host, b.partials, b.module, b.stream, b.ctx = 0, 0, nil, 0, 0, 0, 0
+	b.copyStream, b.fence, b.copied = 0, 0, 0
 	return errors.Join(errs...)
 }
 
@@ -226,9 +246,13 @@ func (b *Backend) fail(err error) {
 // Err returns the first error seen so far without waiting.
 func (b *Backend) Err() error { return b.err }
 
-// Sync waits for all queued work and returns the first error.
+// Sync waits for all queued work, halo copies included, and returns the
+// first error.
 func (b *Backend) Sync() error {
 	defer b.enter()()
+	if b.err == nil {
+		b.fail(b.drv.check(b.drv.call(b.drv.streamSynchronize, b.copyStream), "cuStreamSynchronize(copy stream)"))
+	}
 	return b.syncLocked()
 }
 

@@ -48,6 +48,7 @@ type driver struct {
 	moduleLoadData, moduleUnload, moduleGetFunction    uintptr
 	launchKernel                                       uintptr
 	streamCreate, streamDestroy, streamSynchronize     uintptr
+	streamWaitEvent                                    uintptr
 	eventCreate, eventDestroy, eventRecord             uintptr
 	eventSynchronize, eventElapsedTime                 uintptr
 	getErrorName, getErrorString                       uintptr
@@ -89,7 +90,7 @@ func loadDriver() (*driver, error) {
 			{&d.moduleLoadData, "cuModuleLoadData"}, {&d.moduleUnload, "cuModuleUnload"},
 			{&d.moduleGetFunction, "cuModuleGetFunction"}, {&d.launchKernel, "cuLaunchKernel"},
 			{&d.streamCreate, "cuStreamCreate"}, {&d.streamDestroy, "cuStreamDestroy_v2"},
-			{&d.streamSynchronize, "cuStreamSynchronize"},
+			{&d.streamSynchronize, "cuStreamSynchronize"}, {&d.streamWaitEvent, "cuStreamWaitEvent"},
 			{&d.eventCreate, "cuEventCreate"}, {&d.eventDestroy, "cuEventDestroy_v2"},
 			{&d.eventRecord, "cuEventRecord"}, {&d.eventSynchronize, "cuEventSynchronize"},
 			{&d.eventElapsedTime, "cuEventElapsedTime"},

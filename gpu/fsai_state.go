@@ -93,7 +93,7 @@ func (f *fsaiBuffers) alloc(bytes int, what string) uintptr {
 
 func (f *fsaiBuffers) free() {
 	for _, p := range f.ptrs {
-		f.b.free(p, "adaptive FSAI set-up")
+		f.b.free(p, "FSAI set-up")
 	}
 	f.ptrs = nil
 }

@@ -60,6 +60,17 @@ module fsai
        real(c_double), intent(out) :: relres
      end function fsai_solve
 
+     integer(c_int) function fsai_solve_many(solver, k, b, x, iterations, relres) &
+          bind(C, name="fsai_solve_many")
+       import :: c_int, c_int64_t, c_double
+       integer(c_int64_t), value :: solver
+       integer(c_int), value :: k
+       real(c_double), dimension(*), intent(in) :: b
+       real(c_double), dimension(*), intent(inout) :: x
+       integer(c_int), dimension(*), intent(out) :: iterations
+       real(c_double), dimension(*), intent(out) :: relres
+     end function fsai_solve_many
+
      integer(c_int) function fsai_set_values(solver, vals) bind(C, name="fsai_set_values")
        import :: c_int, c_int64_t, c_double
        integer(c_int64_t), value :: solver

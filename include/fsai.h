@@ -90,6 +90,14 @@ int fsai_solver_create(fsai_matrix matrix, const char *prec, double tol, int max
  * before the tolerance. Collective. */
 int fsai_solve(fsai_solver solver, const double *b, double *x, int *iterations, double *relres);
 
+/* Solves A X = B for k right-hand sides at once (one product with the
+ * matrix per iteration for all of them: much cheaper than k fsai_solve
+ * calls). b and x hold this rank's rows of each right-hand side in turn:
+ * b[c*nlocal + i], a Fortran array b(nlocal, k). iterations and relres, when
+ * not NULL, receive k values. Returns FSAI_NOT_CONVERGED when a column
+ * stopped before the tolerance. Collective. */
+int fsai_solve_many(fsai_solver solver, int k, const double *b, double *x, int *iterations, double *relres);
+
 /* New values of the solver's matrix, its pattern kept: this rank's entries
  * in the order given to fsai_matrix_create. The preconditioner is kept as it
  * was (lagged). Collective. */

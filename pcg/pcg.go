@@ -109,16 +109,30 @@ type Result struct {
 // a solve that does not converge is reported in Result. It allocates its
 // work vectors for the one solve; a Workspace keeps them for many.
 func Solve(A *dsmat.Operator, M Preconditioner, b, x *ddmat.Dense, opt Options) (Result, error) {
-	w, err := NewWorkspace(A, b)
+	res, err := SolveBlock(A, M, b, x, opt)
 	if err != nil {
 		return Result{}, err
 	}
-	defer w.Free()
-	return w.Solve(M, b, x, opt)
+	return res[0], nil
 }
 
-// Workspace holds PCG's work vectors for solves with one operator, so that
-// a simulation solving many systems allocates nothing per solve.
+// SolveBlock runs PCG on the columns of b at once (several right-hand sides,
+// b and x of the same number of columns): one block product with A and one
+// Allreduce per iteration serve every column. Each column runs its own CG
+// recurrence and stops on its own; the others go on. It returns one Result
+// per column.
+func SolveBlock(A *dsmat.Operator, M Preconditioner, b, x *ddmat.Dense, opt Options) ([]Result, error) {
+	w, err := NewWorkspace(A, b)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Free()
+	return w.SolveBlock(M, b, x, opt)
+}
+
+// Workspace holds PCG's work vectors for solves with one operator and one
+// number of right-hand sides, so that a simulation solving many systems
+// allocates nothing per solve.
 type Workspace struct {
 	A          *dsmat.Operator
 	r, z, p, q *ddmat.Dense
@@ -128,7 +142,7 @@ type Workspace struct {
 func NewWorkspace(A *dsmat.Operator, b *ddmat.Dense) (*Workspace, error) {
 	s := &Workspace{A: A}
 	for _, v := range []**ddmat.Dense{&s.r, &s.z, &s.p, &s.q} {
-		d, err := ddmat.NewVector(b.Comm, b.BE, b.Rows)
+		d, err := ddmat.New(b.Comm, b.BE, b.Rows, b.Cols)
 		if err != nil {
 			s.Free()
 			return nil, fmt.Errorf("pcg: %w", err)
@@ -149,114 +163,251 @@ func (s *Workspace) Free() {
 
 // Solve is pcg.Solve with the workspace's vectors.
 func (s *Workspace) Solve(M Preconditioner, b, x *ddmat.Dense, opt Options) (Result, error) {
+	res, err := s.SolveBlock(M, b, x, opt)
+	if err != nil {
+		return Result{}, err
+	}
+	return res[0], nil
+}
+
+// SolveBlock is pcg.SolveBlock with the workspace's vectors.
+func (s *Workspace) SolveBlock(M Preconditioner, b, x *ddmat.Dense, opt Options) ([]Result, error) {
+	if b.Cols != s.r.Cols || x.Cols != b.Cols {
+		return nil, fmt.Errorf("pcg: %d right-hand sides and %d initial guesses for a workspace of %d", b.Cols, x.Cols, s.r.Cols)
+	}
 	res, err := s.run(M, b, x, opt)
 	if err != nil {
 		return res, err
 	}
-	res.RelRes, err = s.trueResidual(b, x)
+	relres, err := s.trueResiduals(b, x)
+	for c := range res {
+		if err == nil {
+			res[c].RelRes = relres[c]
+		}
+	}
 	return res, err
 }
 
-func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, opt Options) (Result, error) {
-	be, c := b.BE, b.Comm
-	r, z, p, q := s.r, s.z, s.p, s.q
-	var res Result
+// column is the state of one right-hand side's CG recurrence.
+type column struct {
+	Result
+	bnorm, rz float64
+	active    bool
+	stag      stagnation
+}
 
-	bnorm, err := ddmat.Norm(b)
-	if err != nil {
-		return res, err
-	}
+// check decides, before iteration it, whether the column stops, from the
+// relative residual and r'z of the previous iteration.
+func (c *column) check(it int, stop float64, opt Options) {
+	relres := c.History[len(c.History)-1]
 	switch {
-	case bnorm == 0:
-		be.Fill(x.V, 0)
-		res.Converged, res.Reason, res.History = true, Converged, []float64{0}
-		return res, nil
-	case !finite(bnorm):
-		res.History = []float64{math.NaN()}
-		return stopped(res, NaN, "||b|| = %v: the right-hand side overflows; scale the system", bnorm), nil
+	case !finite(relres):
+		c.stop(NaN, "the residual is %v at iteration %d", relres, it-1)
+	case relres <= opt.Tol:
+		c.Converged, c.Reason, c.active = true, Converged, false
+	case stop > 0:
+		c.Reason, c.active = Interrupted, false
+	case it > opt.MaxIt:
+		c.Reason, c.active = MaxIterations, false
+	case c.stag.stuck(it-1, relres):
+		c.stop(Stagnation, "the relative residual has stayed above %.4g (0.1%% below its low at iteration %d) for %d iterations",
+			StagnationFactor*c.stag.best, c.stag.bestIt, it-1-c.stag.bestIt)
+	case !finite(c.rz):
+		c.stop(NaN, "r'z = %v at iteration %d: the preconditioner produced NaN or Inf", c.rz, it-1)
+	case !(c.rz > 0):
+		c.stop(Breakdown, "r'z = %.3g at iteration %d: the preconditioner is not positive definite", c.rz, it-1)
 	}
+}
+
+// stop ends the column's solve for reason, with a detail that says how.
+func (c *column) stop(reason Reason, format string, args ...any) {
+	c.Result = stopped(c.Result, reason, format, args...)
+	c.active = false
+}
+
+// record appends the relative residual of iteration it.
+func (c *column) record(it int, rr float64) {
+	c.Iterations = it
+	c.History = append(c.History, math.Sqrt(rr)/c.bnorm)
+}
+
+func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, opt Options) ([]Result, error) {
+	be, comm, k := b.BE, b.Comm, b.Cols
+	r, z, p, q := s.r, s.z, s.p, s.q
+	cols := make([]column, k)
+	results := func() []Result {
+		out := make([]Result, k)
+		for c := range cols {
+			out[c] = cols[c].Result
+		}
+		return out
+	}
+
+	bnorm, err := ddmat.Norms(b)
+	if err != nil {
+		return nil, err
+	}
+	for c := range cols {
+		cols[c].bnorm, cols[c].active = bnorm[c], true
+	}
+	// x keeps, in a column that stops early for a failure, the iterate it
+	// stopped at (later steps with alpha = 0 would turn it into NaN when p
+	// holds NaN); zero right-hand sides have zero solutions.
+	fixed := newFixedColumns(x)
+	for c := range cols {
+		col := &cols[c]
+		switch {
+		case bnorm[c] == 0:
+			fixed.zero(c)
+			col.Converged, col.Reason, col.History, col.active = true, Converged, []float64{0}, false
+		case !finite(bnorm[c]):
+			col.History = []float64{math.NaN()}
+			col.stop(NaN, "||b|| = %v: the right-hand side overflows; scale the system", bnorm[c])
+			fixed.keep(c)
+		}
+	}
+	if !anyActive(cols) {
+		return results(), fixed.apply()
+	}
+
 	// r = b - A x
-	if err := s.A.Apply(q.V, x.V); err != nil {
-		return res, err
+	if err := s.A.ApplyBlock(q.V, x.V, k); err != nil {
+		return nil, err
 	}
 	ddmat.Copy(r, b)
 	ddmat.Axpby(r, -1, q, 1)
 	if err := M.Apply(z, r); err != nil {
-		return res, err
+		return nil, err
 	}
-	sums, err := ddmat.Sum(c, be.Dot(r.V, r.V), be.Dot(r.V, z.V), opt.stopFlag())
+	local := make([]float64, 2*k+1)
+	ddmat.LocalDots(r, r, local[:k])
+	ddmat.LocalDots(r, z, local[k:2*k])
+	local[2*k] = opt.stopFlag()
+	sums, err := ddmat.Sum(comm, local...)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	rr, rz, stop := sums[0], sums[1], sums[2]
-	res.History = append(res.History, math.Sqrt(rr)/bnorm)
+	for c := range cols {
+		if col := &cols[c]; col.active {
+			col.rz = sums[k+c]
+			col.History = append(col.History, math.Sqrt(sums[c])/col.bnorm)
+			col.stag = stagnation{window: opt.Stagnation, best: col.History[0]}
+		}
+	}
+	stop := sums[2*k]
 	ddmat.Copy(p, z)
-	stag := stagnation{window: opt.Stagnation, best: res.History[0]}
 
+	alpha, beta, ones := make([]float64, k), make([]float64, k), make([]float64, k)
+	pq, rr, rz := make([]float64, k), make([]float64, k), make([]float64, k)
+	for c := range ones {
+		ones[c] = 1
+	}
 	for it := 1; ; it++ {
-		relres := res.History[len(res.History)-1]
-		switch {
-		case !finite(relres):
-			return stopped(res, NaN, "the residual is %v at iteration %d", relres, it-1), nil
-		case relres <= opt.Tol:
-			res.Converged, res.Reason = true, Converged
-			return res, nil
-		case stop > 0:
-			res.Reason = Interrupted
-			return res, nil
-		case it > opt.MaxIt:
-			res.Reason = MaxIterations
-			return res, nil
-		case stag.stuck(it-1, relres):
-			return stopped(res, Stagnation, "the relative residual has stayed above %.4g (0.1%% below its low at iteration %d) for %d iterations",
-				StagnationFactor*stag.best, stag.bestIt, it-1-stag.bestIt), nil
-		case !finite(rz):
-			return stopped(res, NaN, "r'z = %v at iteration %d: the preconditioner produced NaN or Inf", rz, it-1), nil
-		case !(rz > 0):
-			return stopped(res, Breakdown, "r'z = %.3g at iteration %d: the preconditioner is not positive definite", rz, it-1), nil
+		for c := range cols {
+			if col := &cols[c]; col.active {
+				col.check(it, stop, opt)
+				if !col.active && !col.Converged && col.Reason != Interrupted && col.Reason != MaxIterations {
+					fixed.keep(c)
+				}
+			}
+		}
+		if !anyActive(cols) {
+			return results(), fixed.apply()
 		}
 
-		if err := s.A.Apply(q.V, p.V); err != nil {
-			return res, err
+		if err := s.A.ApplyBlock(q.V, p.V, k); err != nil {
+			return nil, err
 		}
-		pq, err := ddmat.Dot(p, q)
-		if err != nil {
-			return res, err
+		ddmat.LocalDots(p, q, pq)
+		if err := be.Err(); err != nil {
+			return nil, err
 		}
-		if !finite(pq) {
-			return stopped(res, NaN, "p'Ap = %v at iteration %d: overflow or NaN in the matrix product", pq, it), nil
+		if pq, err = ddmat.Sum(comm, pq...); err != nil {
+			return nil, err
 		}
-		if !(pq > 0) {
-			return stopped(res, Breakdown, "p'Ap = %.3g at iteration %d: the matrix is not positive definite", pq, it), nil
-		}
-		alpha := rz / pq
-		var rrLocal, rzLocal float64
-		if d, ok := M.(Diagonal); ok {
-			rrLocal, rzLocal = be.UpdateXRZ(x.V, r.V, alpha, p.V, q.V, d.Scaling(), z.V)
-		} else {
-			rrLocal = be.UpdateXR(x.V, r.V, alpha, p.V, q.V)
-			if err := M.Apply(z, r); err != nil {
-				return res, err
+		for c := range cols {
+			col := &cols[c]
+			alpha[c] = 0
+			switch {
+			case !col.active:
+			case !finite(pq[c]):
+				col.stop(NaN, "p'Ap = %v at iteration %d: overflow or NaN in the matrix product", pq[c], it)
+				fixed.keep(c)
+			case !(pq[c] > 0):
+				col.stop(Breakdown, "p'Ap = %.3g at iteration %d: the matrix is not positive definite", pq[c], it)
+				fixed.keep(c)
+			default:
+				alpha[c] = col.rz / pq[c]
 			}
-			rzLocal = be.Dot(r.V, z.V)
 		}
-		sums, err := ddmat.Sum(c, rrLocal, rzLocal, opt.stopFlag())
+		if !anyActive(cols) {
+			return results(), fixed.apply()
+		}
+		if err := s.update(M, x, alpha, rr, rz); err != nil {
+			return nil, err
+		}
+		copy(local, rr)
+		copy(local[k:], rz)
+		local[2*k] = opt.stopFlag()
+		sums, err := ddmat.Sum(comm, local...)
 		if err == nil {
 			err = be.Err()
 		}
 		if err != nil {
-			return res, err
+			return nil, err
 		}
-		rr, rzNew := sums[0], sums[1]
-		stop = sums[2]
-		res.Iterations = it
-		res.History = append(res.History, math.Sqrt(rr)/bnorm)
+		stop = sums[2*k]
+		worst := 0.0
+		for c := range cols {
+			col := &cols[c]
+			beta[c] = 0
+			if !col.active {
+				continue
+			}
+			col.record(it, sums[c])
+			worst = max(worst, col.History[it])
+			beta[c] = sums[k+c] / col.rz
+			col.rz = sums[k+c]
+		}
 		if opt.Progress != nil {
-			opt.Progress(it, math.Sqrt(rr)/bnorm)
+			opt.Progress(it, worst)
 		}
-		ddmat.Axpby(p, 1, z, rzNew/rz) // p = z + beta p
-		rz = rzNew
+		ddmat.AxpbyCols(p, ones, z, beta) // p = z + beta p
 	}
+}
+
+// update is the step x += alpha p, r -= alpha q, z = M r, leaving the local
+// r'r and r'z of every column in rr and rz. A diagonal preconditioner is
+// fused into the update.
+func (s *Workspace) update(M Preconditioner, x *ddmat.Dense, alpha, rr, rz []float64) error {
+	be, r, z, p, q := x.BE, s.r, s.z, s.p, s.q
+	d, diagonal := M.(Diagonal)
+	switch {
+	case diagonal && x.Cols == 1:
+		rr[0], rz[0] = be.UpdateXRZ(x.V, r.V, alpha[0], p.V, q.V, d.Scaling(), z.V)
+		return nil
+	case diagonal:
+		be.UpdateXRZCols(x.V, r.V, alpha, p.V, q.V, d.Scaling(), z.V, rr, rz)
+		return nil
+	case x.Cols == 1:
+		rr[0] = be.UpdateXR(x.V, r.V, alpha[0], p.V, q.V)
+	default:
+		be.UpdateXRCols(x.V, r.V, alpha, p.V, q.V, rr)
+	}
+	if err := M.Apply(z, r); err != nil {
+		return err
+	}
+	ddmat.LocalDots(r, z, rz)
+	return nil
+}
+
+func anyActive(cols []column) bool {
+	for _, c := range cols {
+		if c.active {
+			return true
+		}
+	}
+	return false
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -284,20 +435,28 @@ func (s *stagnation) stuck(it int, relres float64) bool {
 	return s.window > 0 && it-s.bestIt >= max(s.window, s.bestIt)
 }
 
-// trueResidual returns ||b - A x||/||b|| computed from x.
-func (s *Workspace) trueResidual(b, x *ddmat.Dense) (float64, error) {
-	if err := s.A.Apply(s.q.V, x.V); err != nil {
-		return 0, err
+// trueResiduals returns ||b - A x||/||b|| of every column, computed from x
+// (0 for a zero right-hand side).
+func (s *Workspace) trueResiduals(b, x *ddmat.Dense) ([]float64, error) {
+	if err := s.A.ApplyBlock(s.q.V, x.V, x.Cols); err != nil {
+		return nil, err
 	}
 	ddmat.Copy(s.r, b)
 	ddmat.Axpby(s.r, -1, s.q, 1)
-	rnorm, err := ddmat.Norm(s.r)
+	rnorm, err := ddmat.Norms(s.r)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	bnorm, err := ddmat.Norm(b)
-	if err != nil || bnorm == 0 {
-		return 0, err
+	bnorm, err := ddmat.Norms(b)
+	if err != nil {
+		return nil, err
 	}
-	return rnorm / bnorm, nil
+	for c := range rnorm {
+		if bnorm[c] == 0 {
+			rnorm[c] = 0
+		} else {
+			rnorm[c] /= bnorm[c]
+		}
+	}
+	return rnorm, nil
 }

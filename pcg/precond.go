@@ -51,7 +51,7 @@ func NewJacobi(A *dsmat.Matrix, be backend.Backend) (*Jacobi, error) {
 func (j *Jacobi) Name() string { return "jacobi" }
 
 func (j *Jacobi) Apply(z, r *ddmat.Dense) error {
-	j.be.Mul(z.V, j.inv, r.V)
+	ddmat.ScaleRows(z, j.inv, r)
 	return nil
 }
 

@@ -3,7 +3,9 @@ package solver_test
 import (
 	"flag"
 	"fmt"
+	"math"
 	"testing"
+	"time"
 
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/comm"
@@ -26,30 +28,7 @@ var (
 // rank as it is, or on several under mpirun with -test.benchtime=Nx (every
 // rank must run the same count).
 func BenchmarkUpdate(b *testing.B) {
-	if err := comm.Init(); err != nil {
-		b.Fatal(err)
-	}
-	c := comm.World()
-	spec, err := problem.Parse(*benchProblem)
-	if err != nil {
-		b.Fatal(err)
-	}
-	part := dsmat.NewPartition(spec.Rows(), c.Size())
-	lo, hi := part.Range(c.Rank())
-	rows, err := spec.Generate(lo, hi)
-	if err != nil {
-		b.Fatal(err)
-	}
-	A, err := solver.NewMatrix(c, rows.N, lo, rows.RowPtr, rows.Col, rows.Val)
-	if err != nil {
-		b.Fatal(err)
-	}
-	opt := solver.DefaultOptions()
-	opt.Prec, opt.Backend = *benchPrec, *benchBackend
-	s, err := solver.New(A, nil, opt)
-	if err != nil {
-		b.Fatal(err)
-	}
+	s, rows, c := benchSolver(b)
 	defer s.Free()
 	vals := make([]float64, len(rows.Val))
 	for k, v := range rows.Val {
@@ -91,5 +70,90 @@ func BenchmarkUpdate(b *testing.B) {
 		in := p.Info
 		fmt.Printf("%s set-up on %s: gather %.3f s, compute %.3f s (%s), transpose %.3f s, upload %.3f s; density %.2f\n",
 			p.Name(), s.Backend().Name(), in.GatherS, in.ComputeS, in.SetupDevice, in.TransposeS, in.UploadS, in.Density)
+	}
+}
+
+// benchSolver sets up a solver for the benchmarks' problem on this rank's
+// rows, which it returns too.
+func benchSolver(b *testing.B) (*solver.Solver, *dsmat.Rows, *comm.Comm) {
+	if err := comm.Init(); err != nil {
+		b.Fatal(err)
+	}
+	c := comm.World()
+	spec, err := problem.Parse(*benchProblem)
+	if err != nil {
+		b.Fatal(err)
+	}
+	part := dsmat.NewPartition(spec.Rows(), c.Size())
+	lo, hi := part.Range(c.Rank())
+	rows, err := spec.Generate(lo, hi)
+	if err != nil {
+		b.Fatal(err)
+	}
+	A, err := solver.NewMatrix(c, rows.N, lo, rows.RowPtr, rows.Col, rows.Val)
+	if err != nil {
+		b.Fatal(err)
+	}
+	opt := solver.DefaultOptions()
+	opt.Prec, opt.Backend = *benchPrec, *benchBackend
+	s, err := solver.New(A, nil, opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s, rows, c
+}
+
+// BenchmarkManyRHS times 8 right-hand sides solved one after the other
+// (Solve) and together (SolveMany), the same 8 in both: column k is
+// sin((k+1) * 0.001 * i) + 1 for global row i, a different smooth vector
+// each. It prints the ratio of the two and the iterations.
+func BenchmarkManyRHS(b *testing.B) {
+	const k = 8
+	s, rows, c := benchSolver(b)
+	defer s.Free()
+	n := rows.Count()
+	rhs := make([]float64, k*n)
+	for col := range k {
+		for i := range n {
+			g := float64(rows.First + int64(i))
+			rhs[col*n+i] = math.Sin(float64(col+1)*0.001*g) + 1
+		}
+	}
+	x := make([]float64, k*n)
+	var separate, together float64
+	var itsSeparate, itsTogether int
+	b.Run("separate", func(b *testing.B) {
+		for b.Loop() {
+			clear(x)
+			t := time.Now()
+			itsSeparate = 0
+			for col := range k {
+				res, err := s.Solve(rhs[col*n:(col+1)*n], x[col*n:(col+1)*n])
+				if err != nil {
+					b.Fatal(err)
+				}
+				itsSeparate = max(itsSeparate, res.Iterations)
+			}
+			separate = time.Since(t).Seconds()
+		}
+	})
+	b.Run("together", func(b *testing.B) {
+		for b.Loop() {
+			clear(x)
+			t := time.Now()
+			res, err := s.SolveMany(rhs, x, k)
+			if err != nil {
+				b.Fatal(err)
+			}
+			together = time.Since(t).Seconds()
+			itsTogether = 0
+			for _, r := range res {
+				itsTogether = max(itsTogether, r.Iterations)
+			}
+		}
+	})
+	if c.Rank() == 0 {
+		fmt.Printf("%d right-hand sides, %s, %s on %s: separate %.3f s (at most %d iterations), together %.3f s (at most %d): ratio %.2f\n",
+			k, *benchProblem, *benchPrec, s.Backend().Name(), separate, itsSeparate, together, itsTogether, together/separate)
 	}
 }

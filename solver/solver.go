@@ -25,6 +25,27 @@ type Solver struct {
 	// updater keeps what UpdateValues reuses for an FSAI preconditioner;
 	// made by the first UpdateValues, dropped by Rebuild.
 	updater *afsai.Updater
+	many    *block // SolveMany's vectors for its last number of columns
+}
+
+// block holds the device blocks and workspace of SolveMany for k columns,
+// and the host block in the backend's row-major layout.
+type block struct {
+	k    int
+	b, x *ddmat.Dense
+	ws   *pcg.Workspace
+	host []float64
+}
+
+func (bl *block) free() {
+	if bl.ws != nil {
+		bl.ws.Free()
+	}
+	for _, v := range []*ddmat.Dense{bl.b, bl.x} {
+		if v != nil {
+			v.Free()
+		}
+	}
 }
 
 // New sets up a solver for m on be, or on the backend opt.Backend names
@@ -95,6 +116,95 @@ func (s *Solver) Solve(b, x []float64) (pcg.Result, error) {
 	return res, nil
 }
 
+// SolveMany solves A X = B for k right-hand sides at once: one product
+// with A (and with G and G') and one Allreduce per iteration serve all of
+// them, so k systems cost much less than k solves. b and x hold this rank's
+// rows of each column in turn (column c is b[c*n:(c+1)*n], n = LocalRows(),
+// as a Fortran array b(n, k)); x holds the initial guesses and receives the
+// iterates. Every column stops on its own; the Results say how each ended.
+// Collective.
+func (s *Solver) SolveMany(b, x []float64, k int) ([]pcg.Result, error) {
+	n := s.m.LocalRows()
+	var err error
+	if k < 1 || len(b) != n*k || len(x) != n*k {
+		err = fmt.Errorf("solver: solve many: b has %d entries and x %d for %d right-hand sides of %d rows on this rank", len(b), len(x), k, n)
+	}
+	if err := s.m.Comm().Agree(err); err != nil {
+		return nil, err
+	}
+	bl, err := s.block(k)
+	if err := s.m.Comm().Agree(err); err != nil {
+		return nil, err
+	}
+	for _, v := range []struct {
+		cols []float64
+		d    *ddmat.Dense
+	}{{b, bl.b}, {x, bl.x}} {
+		interleave(bl.host, v.cols, k)
+		if err := v.d.Set(bl.host); err != nil {
+			return nil, fmt.Errorf("solver: solve many: %w", err)
+		}
+	}
+	res, err := bl.ws.SolveBlock(s.prec, bl.b, bl.x, pcg.Options{Tol: s.opt.Tol, MaxIt: s.opt.MaxIt})
+	if err == nil {
+		err = bl.x.Get(bl.host)
+	}
+	if err != nil {
+		return res, fmt.Errorf("solver: solve many: %w", err)
+	}
+	deinterleave(x, bl.host, k)
+	return res, nil
+}
+
+// block returns SolveMany's vectors for k columns, replacing those of
+// another k.
+func (s *Solver) block(k int) (*block, error) {
+	if s.many != nil && s.many.k == k {
+		return s.many, nil
+	}
+	if s.many != nil {
+		s.many.free()
+		s.many = nil
+	}
+	c, n := s.m.Comm(), s.m.LocalRows()
+	bl := &block{k: k, host: make([]float64, n*k)}
+	var err error
+	bl.b, err = ddmat.New(c, s.be, n, k)
+	if err == nil {
+		bl.x, err = ddmat.New(c, s.be, n, k)
+	}
+	if err == nil {
+		bl.ws, err = pcg.NewWorkspace(s.op, bl.b)
+	}
+	if err != nil {
+		bl.free()
+		return nil, fmt.Errorf("solver: solve many: %w", err)
+	}
+	s.many = bl
+	return bl, nil
+}
+
+// interleave turns k columns stored one after the other into the row-major
+// block of the backend.
+func interleave(rowMajor, cols []float64, k int) {
+	n := len(cols) / k
+	for c := range k {
+		for i, v := range cols[c*n : (c+1)*n] {
+			rowMajor[i*k+c] = v
+		}
+	}
+}
+
+// deinterleave is the inverse of interleave.
+func deinterleave(cols, rowMajor []float64, k int) {
+	n := len(cols) / k
+	for c := range k {
+		for i := range n {
+			cols[c*n+i] = rowMajor[i*k+c]
+		}
+	}
+}
+
 // SetValues gives the matrix new values on its pattern: vals lists this
 // rank's entries in the order given to NewMatrix. The copy on the backend
 // is overwritten in place; the preconditioner is kept as it was (a lagged
@@ -158,6 +268,9 @@ func (s *Solver) Free() error {
 	}
 	if s.ws != nil {
 		s.ws.Free()
+	}
+	if s.many != nil {
+		s.many.free()
 	}
 	for _, v := range []*ddmat.Dense{s.b, s.x} {
 		if v != nil {

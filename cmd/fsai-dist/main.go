@@ -39,6 +39,7 @@ const (
 type options struct {
 	matrix, problem string
 	rhs, x0         string
+	nrhs            int
 	prec            string
 	tol             float64
 	maxit           int
@@ -63,8 +64,9 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.Usage = func() {}
 	fs.StringVar(&o.matrix, "matrix", "", "matrix file: Matrix Market coordinate or PETSc binary (detected by content)")
 	fs.StringVar(&o.problem, "problem", "poisson7:64", "built-in problem when no -matrix: poisson7:N, poisson27:N, diffusion:N[:seed], aniso:N")
-	fs.StringVar(&o.rhs, "rhs", "", "right-hand side, Matrix Market array (default b = A*1)")
-	fs.StringVar(&o.x0, "x0", "", "initial guess, Matrix Market array (default 0)")
+	fs.StringVar(&o.rhs, "rhs", "", "right-hand side, Matrix Market array; several columns are several right-hand sides, solved together (default b = A*1)")
+	fs.IntVar(&o.nrhs, "nrhs", 1, "without -rhs: solve this many right-hand sides together, A*1 and A*u with random u in (0,1)")
+	fs.StringVar(&o.x0, "x0", "", "initial guess, Matrix Market array with a column per right-hand side (default 0)")
 	fs.StringVar(&o.prec, "prec", "afsai", "preconditioner: "+strings.Join(precNames, ", "))
 	fs.Float64Var(&o.tol, "tol", 1e-8, "relative residual ||r||/||b|| to stop at")
 	fs.IntVar(&o.maxit, "maxit", 10000, "maximum PCG iterations")
@@ -97,6 +99,10 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 		return nil, fmt.Errorf("flag -tol: %g is not in (0,1)", o.tol)
 	case o.benchSpMV < 0:
 		return nil, fmt.Errorf("flag -bench-spmv: %d is negative", o.benchSpMV)
+	case o.nrhs < 1:
+		return nil, fmt.Errorf("flag -nrhs: %d is not positive", o.nrhs)
+	case o.nrhs > 1 && o.rhs != "":
+		return nil, fmt.Errorf("flag -nrhs: %d with -rhs: the file's columns are the right-hand sides", o.nrhs)
 	case o.maxit < 0:
 		return nil, fmt.Errorf("flag -maxit: %d is negative", o.maxit)
 	case o.stagnation < 0:

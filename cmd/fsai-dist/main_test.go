@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,6 +146,54 @@ func TestSolveProblemAndResume(t *testing.T) {
 	res = mpirun(t, 2, "-problem", "poisson7:12", "-x0", out, "-report", rep)
 	if r := readReport(t, rep); res.code != 0 || r["iterations"].(float64) != 0 {
 		t.Fatalf("resume: exit %d, %v iterations\n%s", res.code, r["iterations"], res.stderr)
+	}
+}
+
+// TestSeveralRightHandSides solves three generated right-hand sides
+// together with aFSAI, checks the report's columns and the solution file
+// (column 1 is all ones), resumes from it, and refuses an -x0 with another
+// number of columns.
+func TestSeveralRightHandSides(t *testing.T) {
+	dir := t.TempDir()
+	rep, out := filepath.Join(dir, "r.json"), filepath.Join(dir, "x.mtx")
+	res := mpirun(t, 2, "-problem", "poisson7:10", "-nrhs", "3", "-report", rep, "-out", out)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	r := readReport(t, rep)
+	cols, _ := r["columns"].([]any)
+	if r["nrhs"] != 3.0 || len(cols) != 3 || r["converged"] != true {
+		t.Fatalf("report: nrhs %v, columns %v, converged %v", r["nrhs"], r["columns"], r["converged"])
+	}
+	most := 0.0
+	for k, c := range cols {
+		c := c.(map[string]any)
+		if c["converged"] != true || c["relres"].(float64) > 1e-8 || c["iterations"].(float64) < 1 {
+			t.Errorf("column %d: %v", k+1, c)
+		}
+		most = max(most, c["iterations"].(float64))
+	}
+	if r["iterations"] != most {
+		t.Errorf("report iterations %v, the columns' largest %v", r["iterations"], most)
+	}
+	x := readArray(t, out)
+	if len(x) != 3*1000 {
+		t.Fatalf("solution has %d entries, want 3 columns of 1000", len(x))
+	}
+	for i, v := range x[:1000] {
+		if math.Abs(v-1) > 1e-6 {
+			t.Fatalf("column 1 row %d = %g, want 1", i, v)
+		}
+	}
+	if res := mpirun(t, 3, "-problem", "poisson7:10", "-rhs", out, "-x0", out, "-report", rep); res.code != 0 {
+		t.Fatalf("solve with the 3 solutions as right-hand sides: exit %d\n%s", res.code, res.stderr)
+	}
+	if r := readReport(t, rep); r["nrhs"] != 3.0 || r["converged"] != true {
+		t.Fatalf("3-column -rhs: %v", r)
+	}
+	res = mpirun(t, 2, "-problem", "poisson7:10", "-x0", out)
+	if res.code != 2 || !strings.Contains(res.stderr, "3 columns for 1 right-hand sides") {
+		t.Fatalf("3-column -x0 for one right-hand side: exit %d\n%s", res.code, res.stderr)
 	}
 }
 

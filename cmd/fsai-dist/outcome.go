@@ -31,3 +31,31 @@ func outcome(res pcg.Result, out string) string {
 		return line + "; the iterate is not saved (no -out)"
 	}
 }
+
+// allUsable reports whether every column's iterate is usable.
+func allUsable(res []pcg.Result) bool {
+	for _, r := range res {
+		if !usable(r.Reason) {
+			return false
+		}
+	}
+	return true
+}
+
+// outcomes is outcome for several right-hand sides: the line of the first
+// column that did not converge, naming it.
+func outcomes(res []pcg.Result, out string) string {
+	if len(res) == 1 {
+		return outcome(res[0], out)
+	}
+	for k, r := range res {
+		if !r.Converged {
+			line := fmt.Sprintf("right-hand side %d of %d %s", k+1, len(res), outcome(r, out))
+			if !allUsable(res) && usable(r.Reason) {
+				line += " (not written: another column broke down)"
+			}
+			return line
+		}
+	}
+	return ""
+}

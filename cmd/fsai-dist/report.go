@@ -49,9 +49,46 @@ type report struct {
 	PrecNNZ     int64       `json:"prec_nnz,omitempty"`     // nonzeros of G
 	PrecDensity float64     `json:"prec_density,omitempty"` // nnz(G)/nnz(A)
 	PrecInfo    *afsai.Info `json:"prec_info,omitempty"`
+	// the number of right-hand sides; with more than one, each one's
+	// outcome (the fields above are then the worst column's)
+	NRHS    int      `json:"nrhs"`
+	Columns []column `json:"columns,omitempty"`
 }
 
-func (r *report) fill(res pcg.Result) {
+// column is one right-hand side's outcome, in reports of several.
+type column struct {
+	Converged  bool   `json:"converged"`
+	Reason     string `json:"reason"`
+	Detail     string `json:"detail,omitempty"`
+	Iterations int    `json:"iterations"`
+	RelRes     number `json:"relres"`
+}
+
+// fill records the solve of one or several right-hand sides. With several,
+// the top-level fields are the worst column's (the first that did not
+// converge, else the one that took the most iterations), so that converged
+// means all converged, and columns lists each.
+func (r *report) fill(res []pcg.Result) {
+	r.NRHS = len(res)
+	worst := 0
+	for k, c := range res {
+		if !res[worst].Converged {
+			break
+		}
+		if !c.Converged || c.Iterations > res[worst].Iterations {
+			worst = k
+		}
+	}
+	if len(res) > 1 {
+		r.Columns = make([]column, len(res))
+		for k, c := range res {
+			r.Columns[k] = column{c.Converged, string(c.Reason), c.Detail, c.Iterations, number(c.RelRes)}
+		}
+	}
+	r.fillOne(res[worst])
+}
+
+func (r *report) fillOne(res pcg.Result) {
 	r.Converged, r.Reason, r.Detail = res.Converged, string(res.Reason), res.Detail
 	r.Iterations, r.RelRes = res.Iterations, number(res.RelRes)
 	r.History = make([]number, len(res.History))

@@ -93,24 +93,26 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	}
 
 	solveStart := time.Now()
-	res, err := pcg.Solve(op, M, b, x, pcg.Options{Tol: o.tol, MaxIt: o.maxit, Stagnation: o.stagnation,
+	res, err := pcg.SolveBlock(op, M, b, x, pcg.Options{Tol: o.tol, MaxIt: o.maxit, Stagnation: o.stagnation,
 		Stop: stop.requested, Progress: progress(log, o.progressEvery)})
 	if err != nil {
 		c.Abort(exitFailure, fmt.Sprintf("fsai-dist: rank %d: solve: %v", c.Rank(), err))
 	}
 	rep.SolveS = time.Since(solveStart).Seconds()
-	if res.Reason == pcg.Interrupted {
-		res.Detail = "a rank received SIGTERM or SIGINT"
+	for k := range res {
+		if res[k].Reason == pcg.Interrupted {
+			res[k].Detail = "a rank received SIGTERM or SIGINT"
+		}
 	}
 	rep.fill(res)
-	log.Info("solved", zap.Bool("converged", res.Converged), zap.String("reason", string(res.Reason)),
-		zap.Int("iterations", res.Iterations), zap.Float64("relres", res.RelRes), zap.Float64("solve_s", rep.SolveS))
+	log.Info("solved", zap.Int("rhs", len(res)), zap.Bool("converged", rep.Converged), zap.String("reason", rep.Reason),
+		zap.Int("iterations", rep.Iterations), zap.Float64("relres", float64(rep.RelRes)), zap.Float64("solve_s", rep.SolveS))
 
-	if o.out != "" && usable(res.Reason) {
-		host := make([]float64, x.Rows)
+	if o.out != "" && allUsable(res) {
+		host := make([]float64, x.Rows*x.Cols)
 		err := x.Get(host)
 		if err == nil {
-			err = dsmat.WriteVector(c, o.out, part, host)
+			err = dsmat.WriteVectors(c, o.out, part, host, x.Cols)
 		}
 		if err := c.Agree(err); err != nil {
 			return 0, err
@@ -126,9 +128,9 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 			return 0, err
 		}
 	}
-	if !res.Converged {
+	if !rep.Converged {
 		if c.Rank() == 0 {
-			fmt.Fprintf(os.Stderr, "fsai-dist: %s\n", outcome(res, o.out))
+			fmt.Fprintf(os.Stderr, "fsai-dist: %s\n", outcomes(res, o.out))
 		}
 		return exitNotConverged, nil
 	}
@@ -174,23 +176,31 @@ func load(c *comm.Comm, o *options, rep *report, log *zap.Logger) (*dsmat.Rows, 
 	return rows, part, c.Agree(err)
 }
 
-// vectors sets up b (read, or A*1 so that the exact solution is all ones)
-// and the initial guess x (read, or zero).
+// vectors sets up the right-hand sides b (read, or A*1 and A*u with random
+// u, so that the exact solutions are known) and the initial guesses x (read,
+// or zero), a column each.
 func vectors(c *comm.Comm, o *options, op *dsmat.Operator) (b, x *ddmat.Dense, err error) {
 	A := op.Matrix()
-	be := op.Backend()
-	n := A.LocalRows()
-	b, err = ddmat.NewVector(c, be, n)
+	var rhs []float64
+	k := o.nrhs
+	if o.rhs != "" {
+		rhs, k, err = dsmat.ReadVectors(c, o.rhs, A.Part)
+		if err != nil {
+			return nil, nil, badInput(err)
+		}
+	}
+	be, n := op.Backend(), A.LocalRows()
+	b, err = ddmat.New(c, be, n, k)
 	if err == nil {
-		x, err = ddmat.NewVector(c, be, n)
+		x, err = ddmat.New(c, be, n, k)
 	}
 	if err := c.Agree(err); err != nil {
 		return nil, nil, err
 	}
-	if o.rhs != "" {
-		err = setFromFile(c, o.rhs, A, b)
+	if rhs != nil {
+		err = b.Set(rhs)
 	} else {
-		err = ones(c, op, b, x)
+		err = knownSolutions(op, b, x)
 	}
 	if err := c.Agree(err); err != nil {
 		return nil, nil, badInput(err)
@@ -206,18 +216,44 @@ func vectors(c *comm.Comm, o *options, op *dsmat.Operator) (b, x *ddmat.Dense, e
 	return b, x, nil
 }
 
+// setFromFile reads v's columns from path, which must have as many.
 func setFromFile(c *comm.Comm, path string, A *dsmat.Matrix, v *ddmat.Dense) error {
-	host, err := dsmat.ReadVector(c, path, A.Part)
+	host, k, err := dsmat.ReadVectors(c, path, A.Part)
 	if err != nil {
 		return err
+	}
+	if k != v.Cols {
+		return fmt.Errorf("%s has %d columns for %d right-hand sides", path, k, v.Cols)
 	}
 	return v.Set(host)
 }
 
-// ones sets b = A*1, using x as scratch.
-func ones(c *comm.Comm, op *dsmat.Operator, b, x *ddmat.Dense) error {
-	x.BE.Fill(x.V, 1)
-	return op.Apply(b.V, x.V)
+// knownSolutions sets b = A*u, column 0 of u all ones and the others random
+// in (0,1) (the same on any number of ranks), using x as scratch.
+func knownSolutions(op *dsmat.Operator, b, x *ddmat.Dense) error {
+	k := b.Cols
+	u := make([]float64, b.Rows*k)
+	first := uint64(op.Matrix().First())
+	for i := range b.Rows {
+		u[i*k] = 1
+		for col := 1; col < k; col++ {
+			u[i*k+col] = uniform(first+uint64(i), uint64(col))
+		}
+	}
+	if err := x.Set(u); err != nil {
+		return err
+	}
+	return op.ApplyBlock(b.V, x.V, k)
+}
+
+// uniform is a number in (0,1) that depends only on row and col
+// (SplitMix64 of both).
+func uniform(row, col uint64) float64 {
+	z := row*0x9e3779b97f4a7c15 + col*0xbf58476d1ce4e5b9 + 0x94d049bb133111eb
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return (float64(z>>11) + 0.5) / (1 << 53)
 }
 
 func progress(log *zap.Logger, every int) func(int, float64) {
@@ -237,12 +273,13 @@ func progress(log *zap.Logger, every int) func(int, float64) {
 // pointers, x read and y written once. With more than one rank it also
 // times the SpMV without overlap and without communication, which gives the
 // share of the halo exchange that the overlap hides.
-func benchSpMV(c *comm.Comm, op *dsmat.Operator, x *ddmat.Dense, k int, rep *report) error {
-	y, err := ddmat.NewVector(c, x.BE, x.Rows)
+func benchSpMV(c *comm.Comm, op *dsmat.Operator, b *ddmat.Dense, k int, rep *report) error {
+	y, err := ddmat.NewVector(c, b.BE, b.Rows)
 	if err != nil {
 		return err
 	}
 	defer y.Free()
+	x := &ddmat.Dense{Comm: c, BE: b.BE, Rows: b.Rows, Cols: 1, V: b.V.Slice(0, b.Rows)}
 	defer op.SetSchedule(dsmat.Overlap)
 	timeSchedule := func(s dsmat.Schedule) (float64, error) {
 		op.SetSchedule(s)

@@ -1,9 +1,9 @@
 /*
  * solve.c: fsai-dist from an MPI program in C. Each rank builds its rows of
  * the 7-point Laplacian on an m x m x m grid, solves two systems with one
- * set-up, then takes new values on the same pattern twice (the matrix
- * doubled, then rescaled row and column) and solves again, checking every
- * solution against the known one. Rank 0 prints one line per solve and
+ * set-up, then three at once, then takes new values on the same pattern
+ * twice (the matrix doubled, then rescaled row and column) and solves again,
+ * checking every solution against the known one. Rank 0 prints one line per solve and
  * "ok" at the end; the exit status is 0 only if every check passed.
  *
  *     mpirun -np 2 ./solve [m] [prec] [backend]
@@ -84,6 +84,34 @@ static int solve(fsai_solver s, const char *name, int64_t first, int64_t nlocal,
 	return !(relres <= 1e-8 && err <= 1e-4); /* the error is up to cond(A) times relres */
 }
 
+/* solve_many solves for three exact solutions at once (fsai_solve_many)
+ * and checks each; it returns 0 when all are right. */
+static int solve_many(fsai_solver s, int64_t first, int64_t nlocal, const int64_t *row_ptr, const int64_t *cols,
+                      const double *vals) {
+	enum { k = 3 };
+	double (*exact[k])(int64_t) = {ones, wave, weight};
+	double *b = calloc(k * nlocal, sizeof *b), *x = calloc(k * nlocal, sizeof *x);
+	for (int c = 0; c < k; c++) /* column c is b[c*nlocal .. (c+1)*nlocal-1] */
+		rhs(nlocal, row_ptr, cols, vals, exact[c], b + c * nlocal);
+	int its[k];
+	double relres[k], err[k] = {0};
+	check(fsai_solve_many(s, k, b, x, its, relres), "fsai_solve_many");
+	int bad = 0;
+	for (int c = 0; c < k; c++) {
+		for (int64_t r = 0; r < nlocal; r++)
+			err[c] = fmax(err[c], fabs(x[c * nlocal + r] - exact[c](first + r)));
+	}
+	MPI_Allreduce(MPI_IN_PLACE, err, k, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	for (int c = 0; c < k; c++) {
+		if (rank == 0)
+			printf("many, column %d iterations %4d  relres %.2e  max error %.2e\n", c + 1, its[c], relres[c], err[c]);
+		bad |= !(relres[c] <= 1e-8 && err[c] <= 1e-4);
+	}
+	free(b);
+	free(x);
+	return bad;
+}
+
 int main(int argc, char **argv) {
 	MPI_Init(&argc, &argv);
 	int size;
@@ -107,6 +135,7 @@ int main(int argc, char **argv) {
 	int bad = 0;
 	bad |= solve(s, "A x = A 1", first, nlocal, row_ptr, cols, vals, ones);
 	bad |= solve(s, "A x = A w", first, nlocal, row_ptr, cols, vals, wave);
+	bad |= solve_many(s, first, nlocal, row_ptr, cols, vals);
 
 	for (int64_t k = 0; k < nnz; k++) /* the next step: 2A */
 		vals[k] *= 2;

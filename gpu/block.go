@@ -1,0 +1,327 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"unsafe"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+)
+
+// Block kernels (several right-hand sides) on row-major blocks: entry (i, c)
+// of an n x k block at element i*k+c (kernels/block.cu and spmm.cu). One
+// launch covers at most colChunk columns; wider blocks go chunk by chunk,
+// each launch given the block's row stride and pointers to its first column.
+// With k = 1 every method runs its one-column counterpart, so it returns
+// the same bits.
+
+// colChunk is FSAI_COLS of kernels/block.cu: the most columns of one launch,
+// whose per-column scalars travel by value in a kernel parameter.
+const colChunk = 64
+
+// SpMM computes Y = A*X + beta*Y (beta 0 or 1) for blocks of k columns. A
+// group of threads owns a row: column lanes for the chunk's columns (the
+// power of two at or above them, at most 32) times parts that split the
+// row's entries (the matrix's SpMV width, within the warp).
+func (b *Backend) SpMM(y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64) {
+	defer b.enter()()
+	yv, xv := b.vector("SpMM", y), b.vector("SpMM", x)
+	if yv == nil || xv == nil {
+		return
+	}
+	m, ok := a.(*Matrix)
+	switch {
+	case !ok || m == nil || m.b != b:
+		b.fail(fmt.Errorf("gpu: SpMM: %T is not a matrix of this backend", a))
+		return
+	case k < 1:
+		b.fail(fmt.Errorf("gpu: SpMM: %d columns", k))
+		return
+	case beta != 0 && beta != 1:
+		b.fail(fmt.Errorf("gpu: SpMM: beta %g is neither 0 nor 1", beta))
+		return
+	case xv.n != m.cols*k || yv.n%k != 0 || (m.rowMap == 0 && yv.n != m.rows*k):
+		b.fail(fmt.Errorf("gpu: SpMM: %dx%d matrix, %d columns, x of %d, y of %d", m.rows, m.cols, k, xv.n, yv.n))
+		return
+	}
+	if k == 1 {
+		b.spmv(y, a, x, beta, 0)
+		return
+	}
+	for c0 := 0; c0 < k; c0 += colChunk {
+		kc := min(colChunk, k-c0)
+		logWC := min(bits.Len(uint(kc-1)), 5)
+		logP := min(bits.TrailingZeros(uint(m.width)), 5-logWC)
+		off := uintptr(8 * c0)
+		b.launch(&b.fn.spmm[m.prec], ceilDiv(m.rows<<(logWC+logP), blockSize),
+			uint64(m.rows), uint64(m.rowPtr), uint64(m.col), uint64(m.val), uint64(xv.ptr+off), uint64(yv.ptr+off),
+			uint64(k), uint64(kc), uint64(logWC), uint64(logP), uint64(beta), uint64(m.rowMap))
+	}
+}
+
+// DotCols sets out[c] to the dot product of columns c of x and y, summed in
+// an order fixed by the sizes and the GPU (deterministic like Dot). NaNs
+// once an error is recorded.
+func (b *Backend) DotCols(x, y backend.Vector, out []float64) {
+	defer b.enter()()
+	k := len(out)
+	vs := b.block("DotCols", k, x, y)
+	switch {
+	case vs == nil:
+		fillNaN(out)
+	case k == 1:
+		out[0] = b.Dot(x, y)
+	default:
+		rows := vs[0].n / k
+		b.reduceCols(&b.fn.dotCols, rows, k, 1, nil, [][]float64{out}, func(c0 int) []uint64 {
+			return []uint64{uint64(rows), uint64(k), uint64(min(colChunk, k-c0)), vs[0].at(c0), vs[1].at(c0)}
+		})
+	}
+}
+
+// AxpbyCols computes y[:,c] = a[c]*x[:,c] + b[c]*y[:,c]; a column with
+// b[c] == 0 does not read y.
+func (b *Backend) AxpbyCols(y backend.Vector, a []float64, x backend.Vector, beta []float64) {
+	defer b.enter()()
+	k := len(a)
+	vs := b.block("AxpbyCols", k, y, x)
+	switch {
+	case vs == nil:
+	case len(beta) != k:
+		b.fail(fmt.Errorf("gpu: AxpbyCols: %d scalars a but %d scalars b", k, len(beta)))
+	case k == 1:
+		b.Axpby(y, a[0], x, beta[0])
+	default:
+		rows := vs[0].n / k
+		for c0 := 0; c0 < k; c0 += colChunk {
+			kc := min(colChunk, k-c0)
+			b.launchCols(&b.fn.axpbyCols, b.colBlocks(rows, kc, 32*b.sms), [][]float64{a[c0 : c0+kc], beta[c0 : c0+kc]},
+				uint64(rows), uint64(k), uint64(kc), vs[1].at(c0), vs[0].at(c0))
+		}
+	}
+}
+
+// MulCols computes z[i,c] = d[i]*r[i,c] for blocks of k columns.
+func (b *Backend) MulCols(z, d, r backend.Vector, k int) {
+	defer b.enter()()
+	vs, dv := b.block("MulCols", k, z, r), b.vector("MulCols", d)
+	switch {
+	case vs == nil || dv == nil || !b.diagonal("MulCols", dv, vs[0], k):
+	case k == 1:
+		b.Mul(z, d, r)
+	default:
+		rows := dv.n
+		for c0 := 0; c0 < k; c0 += colChunk {
+			kc := min(colChunk, k-c0)
+			b.launch(&b.fn.mulCols, b.colBlocks(rows, kc, 32*b.sms),
+				uint64(rows), uint64(k), uint64(kc), uint64(dv.ptr), vs[1].at(c0), vs[0].at(c0))
+		}
+	}
+}
+
+// UpdateXRCols computes x[:,c] += a[c]*p[:,c], r[:,c] -= a[c]*q[:,c] in one
+// pass and sets rr[c] to the new r'r of column c (deterministic like Dot).
+// NaNs once an error is recorded.
+func (b *Backend) UpdateXRCols(x, r backend.Vector, a []float64, p, q backend.Vector, rr []float64) {
+	defer b.enter()()
+	k := len(a)
+	vs := b.block("UpdateXRCols", k, x, r, p, q)
+	switch {
+	case vs == nil:
+		fillNaN(rr)
+	case len(rr) != k:
+		b.fail(fmt.Errorf("gpu: UpdateXRCols: %d scalars but %d sums", k, len(rr)))
+		fillNaN(rr)
+	case k == 1:
+		rr[0] = b.UpdateXR(x, r, a[0], p, q)
+	default:
+		rows := vs[0].n / k
+		b.reduceCols(&b.fn.updateXRCols, rows, k, 1, a, [][]float64{rr}, func(c0 int) []uint64 {
+			return []uint64{uint64(rows), uint64(k), uint64(min(colChunk, k-c0)),
+				vs[0].at(c0), vs[1].at(c0), vs[2].at(c0), vs[3].at(c0)}
+		})
+	}
+}
+
+// UpdateXRZCols is UpdateXRCols fused with z[i,c] = d[i]*r[i,c]; it also sets
+// rz[c] to the new r'z of column c. NaNs once an error is recorded.
+func (b *Backend) UpdateXRZCols(x, r backend.Vector, a []float64, p, q, d, z backend.Vector, rr, rz []float64) {
+	defer b.enter()()
+	k := len(a)
+	vs, dv := b.block("UpdateXRZCols", k, x, r, p, q, z), b.vector("UpdateXRZCols", d)
+	switch {
+	case vs == nil || dv == nil || !b.diagonal("UpdateXRZCols", dv, vs[0], k):
+		fillNaN(rr)
+		fillNaN(rz)
+	case len(rr) != k || len(rz) != k:
+		b.fail(fmt.Errorf("gpu: UpdateXRZCols: %d scalars but %d and %d sums", k, len(rr), len(rz)))
+		fillNaN(rr)
+		fillNaN(rz)
+	case k == 1:
+		rr[0], rz[0] = b.UpdateXRZ(x, r, a[0], p, q, d, z)
+	default:
+		rows := dv.n
+		b.reduceCols(&b.fn.updateXRZCols, rows, k, 2, a, [][]float64{rr, rz}, func(c0 int) []uint64 {
+			return []uint64{uint64(rows), uint64(k), uint64(min(colChunk, k-c0)),
+				vs[0].at(c0), vs[1].at(c0), vs[2].at(c0), vs[3].at(c0), uint64(dv.ptr), vs[4].at(c0)}
+		})
+	}
+}
+
+// at is the device address of column c of a block in v, as a kernel
+// argument.
+func (v *Vector) at(c int) uint64 { return uint64(v.ptr) + uint64(8*c) }
+
+// block returns vs as vectors of this backend holding blocks of k columns
+// of one size, or records why not and returns nil.
+func (b *Backend) block(op string, k int, vs ...backend.Vector) []*Vector {
+	out := make([]*Vector, len(vs))
+	lens := make([]int, len(vs))
+	for i, v := range vs {
+		if out[i] = b.vector(op, v); out[i] == nil {
+			return nil
+		}
+		lens[i] = out[i].n
+	}
+	switch {
+	case k < 1:
+		b.fail(fmt.Errorf("gpu: %s: %d columns", op, k))
+	case lens[0]%k != 0:
+		b.fail(fmt.Errorf("gpu: %s: %d entries do not make rows of %d columns", op, lens[0], k))
+	}
+	if !b.sameLen(op, lens...) {
+		return nil
+	}
+	return out
+}
+
+// diagonal records an error unless d has one entry per row of the k-column
+// block v.
+func (b *Backend) diagonal(op string, d, v *Vector, k int) bool {
+	if d.n*k != v.n {
+		b.fail(fmt.Errorf("gpu: %s: diagonal of %d for %d entries in rows of %d columns", op, d.n, v.n, k))
+	}
+	return b.err == nil
+}
+
+// colBlocks is the grid of a block kernel over rows rows of kc columns: one
+// row of the block per FSAI_BLOCK/kc threads, at most limit blocks
+// (grid-stride beyond).
+func (b *Backend) colBlocks(rows, kc, limit int) int {
+	return min(ceilDiv(rows, blockSize/kc), limit)
+}
+
+// reduceCols runs a per-column reduction kernel of nsum sums per column
+// chunk by chunk, kernel arguments args(c0) for the chunk from column c0
+// (the scratch and the result are appended here) and the chunk's scalars
+// from a (none when a is nil), and writes sum s of column c into outs[s][c].
+// It waits for each chunk; on an error it fills outs with NaN. The kernel
+// writes its sums into page-locked host memory, as reduce does.
+func (b *Backend) reduceCols(k *kernel, rows, width, nsum int, a []float64, outs [][]float64, args func(c0 int) []uint64) {
+	if rows == 0 {
+		for _, o := range outs {
+			clear(o)
+		}
+		return
+	}
+	b.growScratch(2 * colChunk)
+	for c0 := 0; c0 < width && b.err == nil; c0 += colChunk {
+		kc := min(colChunk, width-c0)
+		var scalars [][]float64
+		if a != nil {
+			scalars = [][]float64{a[c0 : c0+kc]}
+		}
+		all := append(args(c0), uint64(b.partials), uint64(b.counter), uint64(uintptr(b.host)))
+		b.launchCols(k, b.colBlocks(rows, kc, b.maxReduceBlocks), scalars, all...)
+		if b.syncLocked() != nil {
+			break
+		}
+		sums := unsafe.Slice((*float64)(b.host), nsum*kc)
+		for s, o := range outs {
+			copy(o[c0:c0+kc], sums[s*kc:])
+		}
+	}
+	if b.err != nil {
+		for _, o := range outs {
+			fillNaN(o)
+		}
+	}
+}
+
+// reduceWidth is the number of sums per block that the reduction scratch
+// holds: partials has room for reduceWidth*maxReduceBlocks doubles, the
+// block counter following them, and host for reduceWidth. Open makes it 2
+// (reduce2); growScratch widens it.
+func (b *Backend) reduceWidth() int {
+	return int(b.counter-b.partials) / (8 * b.maxReduceBlocks)
+}
+
+// growScratch widens the reduction scratch to w sums per block, replacing
+// the buffers Open made (release frees whichever are current). It waits
+// for queued work first, which may still use the old ones.
+func (b *Backend) growScratch(w int) {
+	if b.err != nil || b.reduceWidth() >= w || b.syncLocked() != nil {
+		return
+	}
+	d := b.drv
+	n := w * b.maxReduceBlocks
+	partials, err := b.alloc(8*(n+1), "reduction scratch")
+	if err != nil {
+		b.fail(err)
+		return
+	}
+	var host unsafe.Pointer
+	if err := d.check(d.call(d.memAllocHost, uintptr(unsafe.Pointer(&host)), uintptr(8*w)),
+		fmt.Sprintf("cuMemAllocHost(%d bytes)", 8*w)); err != nil {
+		b.free(partials, "reduction scratch")
+		b.fail(err)
+		return
+	}
+	counter := partials + uintptr(8*n)
+	b.fail(d.check(d.call(d.memsetD32Async, counter, 0, 1, b.stream), "cuMemsetD32Async"))
+	b.fail(d.check(d.call(d.memFree, b.partials), "cuMemFree(reduction scratch)"))
+	b.fail(d.check(d.call(d.memFreeHost, uintptr(b.host)), "cuMemFreeHost"))
+	b.partials, b.counter, b.host = partials, counter, host
+}
+
+// colArgs is the kernelParams array of a block kernel: ptrs[i] points at
+// the i-th parameter, the FsaiCols structs of per-column scalars (cols)
+// first, then the eight-byte arguments (vals). Every pointer points into the
+// colArgs itself, which the call keeps alive.
+type colArgs struct {
+	cols [2][colChunk]float64
+	vals [len(launchArgs{}.vals)]uint64
+	ptrs [2 + len(launchArgs{}.vals)]uintptr
+}
+
+// launchCols is launch for kernels that take FsaiCols parameters first, one
+// per slice of scalars (at most colChunk each; the rest of a struct is
+// zero).
+func (b *Backend) launchCols(k *kernel, blocks int, scalars [][]float64, args ...uint64) {
+	if b.err != nil || blocks == 0 {
+		return
+	}
+	p := new(colArgs)
+	n := 0
+	for i, s := range scalars {
+		copy(p.cols[i][:], s)
+		p.ptrs[n] = uintptr(unsafe.Pointer(&p.cols[i]))
+		n++
+	}
+	for i, a := range args {
+		p.vals[i] = a
+		p.ptrs[n] = uintptr(unsafe.Pointer(&p.vals[i]))
+		n++
+	}
+	d := b.drv
+	b.fail(d.check(d.call(d.launchKernel, k.h, uintptr(blocks), 1, 1, blockSize, 1, 1, 0, b.stream,
+		uintptr(unsafe.Pointer(&p.ptrs[0])), 0), k.name))
+}
+
+// fillNaN sets every entry of s to NaN, the sums of a failed reduction.
+func fillNaN(s []float64) {
+	for i := range s {
+		s[i] = math.NaN()
+	}
+}

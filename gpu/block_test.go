@@ -1,0 +1,236 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/cpu"
+	"github.com/fsai-dist/fsai-dist/csr"
+)
+
+// blockWidths are the column counts of the block tests: one column (the
+// one-column kernels), up to a warp of column lanes, two columns per lane
+// (33), and more than one launch's chunk (70 = 64 + 6).
+var blockWidths = []int{1, 2, 3, 8, 16, 33, 70}
+
+// absBlock returns |v| element-wise.
+func absBlock(v []float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = math.Abs(x)
+	}
+	return out
+}
+
+// TestSpMM compares SpMM with the CPU backend's on the SpMV test matrices,
+// in both precisions, with and without a row map, with beta 0 (on a y of
+// NaN in the rows written: they must not be read) and 1, for every split of
+// a row's entries (the matrix's SpMV width sets it) and every column count.
+func TestSpMM(t *testing.T) {
+	b := openGPU(t)
+	ref := cpu.New(1)
+	rng := rand.New(rand.NewPCG(31, 32))
+	for name, m := range testMatrices(t) {
+		rowMap := make([]int32, m.Rows)
+		for i := range rowMap {
+			rowMap[i] = int32(2*i + 1)
+		}
+		abs := &csr.Matrix[float64]{Rows: m.Rows, Cols: m.Cols, RowPtr: m.RowPtr, ColIdx: m.ColIdx, Val: absBlock(m.Val)}
+		for _, p := range []backend.Precision{backend.Double, backend.Single} {
+			for _, rm := range [][]int32{nil, rowMap} {
+				yRows := m.Rows
+				if rm != nil {
+					yRows = 2*m.Rows + 1
+				}
+				a, err := b.NewMatrix(m, rm, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ra, _ := ref.NewMatrix(m, rm, p)
+				rabs, _ := ref.NewMatrix(abs, rm, p)
+				g := a.(*Matrix)
+				for _, w := range spmvWidths {
+					g.width = w
+					for _, k := range blockWidths {
+						x := randomVec(rng, m.Cols*k)
+						xv := newVec(t, b, x)
+						for _, beta := range []float64{0, 1} {
+							what := fmt.Sprintf("%s %v map=%v width=%d k=%d beta=%g", name, p, rm != nil, w, k, beta)
+							y := randomVec(rng, yRows*k)
+							if beta == 0 {
+								for i := 0; i < m.Rows; i++ {
+									for c := 0; c < k; c++ {
+										y[mappedRow(rm, i)*k+c] = math.NaN()
+									}
+								}
+							}
+							want := append(cpu.Vector(nil), y...)
+							ref.SpMM(want, ra, cpu.Vector(x), k, beta)
+							scale := cpu.Vector(absBlock(y)) // sum |a_ij x_jc| + |y_ic|: the size of rounding
+							for i, v := range scale {
+								if math.IsNaN(v) {
+									scale[i] = 0
+								}
+							}
+							ref.SpMM(scale, rabs, cpu.Vector(absBlock(x)), k, beta)
+							yv := newVec(t, b, y)
+							b.SpMM(yv, a, xv, k, beta)
+							checkClose(t, what, download(t, b, yv), want, scale, 1e-13)
+						}
+					}
+				}
+				a.Free()
+			}
+		}
+	}
+}
+
+// mappedRow is the row of y that row i of a block with row map rm writes.
+func mappedRow(rm []int32, i int) int {
+	if rm == nil {
+		return i
+	}
+	return int(rm[i])
+}
+
+// TestBlockVectorOps compares the element-wise block kernels and the
+// per-column reductions with the CPU backend's, checks that the reductions
+// are deterministic, and that the one-column reductions still work on the
+// reduction scratch the block ones widened.
+func TestBlockVectorOps(t *testing.T) {
+	b := openGPU(t)
+	ref := cpu.New(1)
+	rng := rand.New(rand.NewPCG(33, 34))
+	for _, rows := range []int{1, 1000, 100003} {
+		for _, k := range blockWidths {
+			what := fmt.Sprintf("rows=%d k=%d", rows, k)
+			n := rows * k
+			xh, yh, rh, ph, qh := randomVec(rng, n), randomVec(rng, n), randomVec(rng, n), randomVec(rng, n), randomVec(rng, n)
+			dh, a, beta := randomVec(rng, rows), randomVec(rng, k), randomVec(rng, k)
+			beta[k-1] = 0
+			for i := k - 1; i < n; i += k {
+				yh[i] = math.NaN() // the column with b = 0: must not be read
+			}
+			x, y, r, p, q, d := newVec(t, b, xh), newVec(t, b, yh), newVec(t, b, rh), newVec(t, b, ph), newVec(t, b, qh), newVec(t, b, dh)
+			z := newVec(t, b, make([]float64, n))
+
+			got, want := make([]float64, k), make([]float64, k)
+			b.DotCols(x, r, got)
+			ref.DotCols(cpu.Vector(xh), cpu.Vector(rh), want)
+			scale := make([]float64, k)
+			ref.DotCols(cpu.Vector(absBlock(xh)), cpu.Vector(absBlock(rh)), scale)
+			checkClose(t, what+" DotCols", got, want, scale, 1e-12)
+			again := make([]float64, k)
+			b.DotCols(x, r, again)
+			for c := range got {
+				if math.Float64bits(got[c]) != math.Float64bits(again[c]) {
+					t.Fatalf("%s: DotCols not deterministic: column %d %v then %v", what, c, got[c], again[c])
+				}
+			}
+
+			wantY := cpu.Vector(append([]float64(nil), yh...))
+			ref.AxpbyCols(wantY, a, cpu.Vector(xh), beta)
+			yScale := make(cpu.Vector, n)
+			ref.AxpbyCols(yScale, absBlock(a), cpu.Vector(absBlock(xh)), absBlock(beta))
+			b.AxpbyCols(y, a, x, beta)
+			checkClose(t, what+" AxpbyCols", download(t, b, y), wantY, yScale, 1e-15)
+
+			wantZ := make(cpu.Vector, n)
+			ref.MulCols(wantZ, cpu.Vector(dh), cpu.Vector(rh), k)
+			b.MulCols(z, d, r, k)
+			checkClose(t, what+" MulCols", download(t, b, z), wantZ, nil, 0)
+
+			// The CPU updates copies; their term sizes bound the rounding.
+			wx, wr, wz := append(cpu.Vector(nil), xh...), append(cpu.Vector(nil), rh...), make(cpu.Vector, n)
+			sx, sr := cpu.Vector(absBlock(xh)), cpu.Vector(absBlock(rh))
+			wantRR, wantRZ, rzScale, ignore := make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
+			ref.UpdateXRZCols(wx, wr, a, cpu.Vector(ph), cpu.Vector(qh), cpu.Vector(dh), wz, wantRR, wantRZ)
+			ref.UpdateXRCols(sx, sr, absBlock(a), cpu.Vector(absBlock(ph)), cpu.Vector(absBlock(qh)), ignore)
+			ref.DotCols(cpu.Vector(absBlock(wr)), cpu.Vector(absBlock(wz)), rzScale)
+			zScale := make(cpu.Vector, n)
+			ref.MulCols(zScale, cpu.Vector(absBlock(dh)), sr, k)
+
+			// UpdateXRCols on copies, UpdateXRZCols on the originals.
+			x2, r2 := newVec(t, b, xh), newVec(t, b, rh)
+			rr := make([]float64, k)
+			b.UpdateXRCols(x2, r2, a, p, q, rr)
+			checkClose(t, what+" UpdateXRCols x", download(t, b, x2), wx, sx, 1e-15)
+			checkClose(t, what+" UpdateXRCols r", download(t, b, r2), wr, sr, 1e-15)
+			checkClose(t, what+" UpdateXRCols rr", rr, wantRR, nil, 1e-12)
+
+			rr2, rz := make([]float64, k), make([]float64, k)
+			b.UpdateXRZCols(x, r, a, p, q, d, z, rr2, rz)
+			checkClose(t, what+" UpdateXRZCols x", download(t, b, x), wx, sx, 1e-15)
+			checkClose(t, what+" UpdateXRZCols r", download(t, b, r), wr, sr, 1e-15)
+			checkClose(t, what+" UpdateXRZCols z", download(t, b, z), wz, zScale, 1e-15)
+			checkClose(t, what+" UpdateXRZCols rr", rr2, wantRR, nil, 1e-12)
+			checkClose(t, what+" UpdateXRZCols rz", rz, wantRZ, rzScale, 1e-12)
+
+			var dot, dotScale float64
+			for i := range xh {
+				dot += xh[i] * ph[i]
+				dotScale += math.Abs(xh[i] * ph[i])
+			}
+			if got := b.Dot(newVec(t, b, xh), p); !near(got, dot, dotScale, 1e-12) {
+				t.Fatalf("%s: Dot after the block reductions = %v, want %v", what, got, dot)
+			}
+		}
+	}
+}
+
+// TestBlockErrors checks that block calls with bad sizes record an error
+// naming the call, and that per-column sums are NaN after it.
+func TestBlockErrors(t *testing.T) {
+	n, err := Available()
+	if err != nil || n == 0 {
+		t.Skipf("no GPU: %v", err)
+	}
+	b, err := Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := b.NewVector(10)
+	b.AxpbyCols(x, []float64{1, 2, 3}, x, []float64{0, 0, 0}) // 10 entries are not rows of 3
+	if err := b.Sync(); err == nil || !strings.Contains(err.Error(), "AxpbyCols") {
+		t.Errorf("Sync after a bad block: %v", err)
+	}
+	out := []float64{1, 2}
+	b.DotCols(x, x, out)
+	if !math.IsNaN(out[0]) || !math.IsNaN(out[1]) {
+		t.Errorf("DotCols after an error = %v, want NaNs", out)
+	}
+	x.Free()
+	if err := b.Close(); err == nil {
+		t.Error("Close did not report the error")
+	}
+}
+
+// BenchmarkSpMM measures SpMM on the n^3 7-point Laplacian for several
+// column counts, in GB/s of its least traffic (the matrix once, X and Y once)
+// and in device time per column (us-per-col), against which the time of one
+// SpMV (k = 1) shows what reading A once for all columns saves.
+func BenchmarkSpMM(b *testing.B) {
+	be := openGPU(b)
+	m := stencil3D(*benchN/2, 7)
+	for _, p := range []backend.Precision{backend.Double, backend.Single} {
+		a, err := be.NewMatrix(m, nil, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, k := range []int{1, 2, 4, 8, 16, 32} {
+			x, y := benchVec(b, be, m.Cols*k), benchVec(b, be, m.Rows*k)
+			b.Run(fmt.Sprintf("%v/k=%d", p, k), func(b *testing.B) {
+				bytes := spmvBytes(m, p) + 8*(k-1)*(m.Cols+m.Rows)
+				gbs := measure(b, be, bytes, func() { be.SpMM(y, a, x, k, 0) })
+				b.ReportMetric(float64(bytes)/gbs/1e3/float64(k), "us-per-col")
+			})
+			x.Free()
+			y.Free()
+		}
+		a.Free()
+	}
+}

@@ -1,0 +1,178 @@
+// Block kernels (several right-hand sides) on row-major n x ld blocks: entry
+// (i, c) at i*ld + c. One launch covers kc <= FSAI_COLS adjacent columns of
+// the block (the vector pointers start at the first of them); package gpu
+// splits wider blocks into such chunks.
+//
+// Threads: a block of FSAI_BLOCK threads forms R = FSAI_BLOCK / kc rows of kc
+// lanes, thread t being column t % kc of block row t / kc (the threads past
+// R*kc idle), and the grid strides over the block's rows R at a time. Each
+// thread keeps its column, so its scalars and its sums are per column, and a
+// block row reads kc adjacent entries (the whole row when kc == ld:
+// coalesced).
+//
+// Per-column scalars travel by value in a kernel parameter (FsaiCols): the
+// driver copies parameters at launch, so no buffer has to outlive the call.
+// Per-column sums follow reduce.cu: a block sums its rows in a fixed tree,
+// the last block adds the block sums in a fixed order, and the result goes
+// straight into page-locked host memory. Deterministic for a given grid.
+
+#define FSAI_COLS 64
+
+struct FsaiCols {
+    double v[FSAI_COLS];
+};
+
+// fsai_cols_rows is R, the block rows of a block of kc-column rows.
+__device__ __forceinline__ int fsai_cols_rows(int kc)
+{
+    return FSAI_BLOCK / kc;
+}
+
+// fsai_cols_block_sum adds v over the block rows, column by column, in a
+// fixed tree (row r takes row r + h while h halves, rounding up); thread c <
+// kc returns the sum of column c. sh holds FSAI_BLOCK doubles. It starts with
+// a barrier, so that it can be called again at once.
+__device__ double fsai_cols_block_sum(double v, int kc, double *sh)
+{
+    const int t = threadIdx.x;
+    __syncthreads();
+    sh[t] = v;
+    for (int w = fsai_cols_rows(kc); w > 1;) {
+        const int h = (w + 1) >> 1;
+        __syncthreads();
+        if (t < (w - h) * kc) // rows [0, w-h) read rows [h, w): no overlap
+            sh[t] += sh[t + h * kc];
+        w = h;
+    }
+    __syncthreads();
+    return sh[t];
+}
+
+// fsai_cols_grid_sum finishes nsum (1 or 2) per-column reductions: block g
+// stores the sum of column c of reduction s in partials[(s*kc + c)*G + g]
+// (G blocks); the last block to finish adds them in block order, each thread
+// taking the blocks of its block row, and writes result[s*kc + c]. *counter
+// must be 0 before the launch; the last block's atomicInc wraps it back to 0.
+__device__ void fsai_cols_grid_sum(double v, double w, int kc, int nsum, double *partials,
+                                   unsigned *counter, double *result)
+{
+    __shared__ double sh[FSAI_BLOCK];
+    __shared__ bool last;
+    const int t = threadIdx.x, R = fsai_cols_rows(kc), r = t / kc, c = t - r * kc;
+    const unsigned G = gridDim.x;
+    for (int s = 0; s < nsum; s++) {
+        const double b = fsai_cols_block_sum(s == 0 ? v : w, kc, sh);
+        if (t < kc)
+            partials[(long long)(s * kc + c) * G + blockIdx.x] = b;
+    }
+    __threadfence();
+    __syncthreads();
+    if (t == 0)
+        last = atomicInc(counter, G - 1) == G - 1;
+    __syncthreads();
+    if (!last)
+        return;
+    __threadfence();
+    const volatile double *p = partials;
+    for (int s = 0; s < nsum; s++) {
+        double a = 0.0;
+        if (r < R)
+            for (unsigned g = r; g < G; g += R)
+                a += p[(long long)(s * kc + c) * G + g];
+        a = fsai_cols_block_sum(a, kc, sh);
+        if (t < kc)
+            result[s * kc + c] = a;
+    }
+}
+
+// y[:,c] = a[c]*x[:,c] + b[c]*y[:,c]; a column with b[c] == 0 does not read
+// y (it may hold NaN), as in BLAS.
+extern "C" __global__ void axpby_cols(const FsaiCols a, const FsaiCols b, long long n, int ld,
+                                      int kc, const double *__restrict__ x, double *__restrict__ y)
+{
+    const int R = fsai_cols_rows(kc), r = threadIdx.x / kc, c = threadIdx.x - r * kc;
+    if (r >= R)
+        return;
+    const double ac = a.v[c], bc = b.v[c];
+    for (long long i = (long long)blockIdx.x * R + r; i < n; i += (long long)gridDim.x * R) {
+        const long long e = i * ld + c;
+        y[e] = bc == 0.0 ? ac * x[e] : ac * x[e] + bc * y[e];
+    }
+}
+
+// z[i,c] = d[i]*r[i,c]: one diagonal scaling for every column.
+extern "C" __global__ void mul_cols(long long n, int ld, int kc, const double *__restrict__ d,
+                                    const double *__restrict__ r, double *__restrict__ z)
+{
+    const int R = fsai_cols_rows(kc), rr = threadIdx.x / kc, c = threadIdx.x - rr * kc;
+    if (rr >= R)
+        return;
+    for (long long i = (long long)blockIdx.x * R + rr; i < n; i += (long long)gridDim.x * R) {
+        const long long e = i * ld + c;
+        z[e] = d[i] * r[e];
+    }
+}
+
+// result[c] = x[:,c]'y[:,c].
+extern "C" __global__ void dot_cols(long long n, int ld, int kc, const double *__restrict__ x,
+                                    const double *__restrict__ y, double *partials,
+                                    unsigned *counter, double *result)
+{
+    const int R = fsai_cols_rows(kc), r = threadIdx.x / kc, c = threadIdx.x - r * kc;
+    double s = 0.0;
+    if (r < R)
+        for (long long i = (long long)blockIdx.x * R + r; i < n; i += (long long)gridDim.x * R) {
+            const long long e = i * ld + c;
+            s += x[e] * y[e];
+        }
+    fsai_cols_grid_sum(s, 0.0, kc, 1, partials, counter, result);
+}
+
+// x[:,c] += a[c]*p[:,c]; r[:,c] -= a[c]*q[:,c]; result[c] = the new r'r of
+// column c.
+extern "C" __global__ void update_xr_cols(const FsaiCols a, long long n, int ld, int kc,
+                                          double *__restrict__ x, double *__restrict__ r,
+                                          const double *__restrict__ p,
+                                          const double *__restrict__ q, double *partials,
+                                          unsigned *counter, double *result)
+{
+    const int R = fsai_cols_rows(kc), row = threadIdx.x / kc, c = threadIdx.x - row * kc;
+    double rr = 0.0;
+    if (row < R) {
+        const double ac = a.v[c];
+        for (long long i = (long long)blockIdx.x * R + row; i < n; i += (long long)gridDim.x * R) {
+            const long long e = i * ld + c;
+            const double r0 = r[e] - ac * q[e];
+            x[e] += ac * p[e];
+            r[e] = r0;
+            rr += r0 * r0;
+        }
+    }
+    fsai_cols_grid_sum(rr, 0.0, kc, 1, partials, counter, result);
+}
+
+// update_xr_cols fused with z[i,c] = d[i]*r[i,c]: result[c] = r'r and
+// result[kc + c] = r'z of column c after the update.
+extern "C" __global__ void update_xrz_cols(const FsaiCols a, long long n, int ld, int kc,
+                                           double *__restrict__ x, double *__restrict__ r,
+                                           const double *__restrict__ p,
+                                           const double *__restrict__ q,
+                                           const double *__restrict__ d, double *__restrict__ z,
+                                           double *partials, unsigned *counter, double *result)
+{
+    const int R = fsai_cols_rows(kc), row = threadIdx.x / kc, c = threadIdx.x - row * kc;
+    double rr = 0.0, rz = 0.0;
+    if (row < R) {
+        const double ac = a.v[c];
+        for (long long i = (long long)blockIdx.x * R + row; i < n; i += (long long)gridDim.x * R) {
+            const long long e = i * ld + c;
+            const double r0 = r[e] - ac * q[e], z0 = d[i] * r0;
+            x[e] += ac * p[e];
+            r[e] = r0;
+            z[e] = z0;
+            rr += r0 * r0;
+            rz += r0 * z0;
+        }
+    }
+    fsai_cols_grid_sum(rr, rz, kc, 2, partials, counter, result);
+}
