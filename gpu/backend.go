@@ -31,6 +31,10 @@ import (
 	"unsafe"
 )
 
+// reduceWidth is the most sums one reduction kernel computes: r'r and r'z
+// of colChunk columns (UpdateXRZCols).
+const reduceWidth = 2 * colChunk
+
 // blockSize is the thread-block size of every kernel (FSAI_BLOCK in
 // kernels/common.cuh).
 const blockSize = 256
@@ -56,7 +60,7 @@ type Backend struct {
 	copyStream, fence, copied uintptr
 	packed                    bool
 
-	// Reductions: one partial sum per block and a block counter on the
+	// Reductions: reduceWidth partial sums per block and a block counter on the
 	// device; the kernel writes the result straight into page-locked host
 	// memory (host), which saves a copy command per reduction.
 	maxReduceBlocks   int
@@ -139,16 +143,17 @@ func (b *Backend) open() error {
 	}
 
 	b.maxReduceBlocks = 8 * b.sms
-	scratch, err := b.alloc(8*(2*b.maxReduceBlocks+1), "reduction scratch")
+	scratch, err := b.alloc(8*(reduceWidth*b.maxReduceBlocks+1), "reduction scratch")
 	if err != nil {
 		return err
 	}
 	b.partials = scratch
-	b.counter = scratch + uintptr(8*2*b.maxReduceBlocks)
+	b.counter = scratch + uintptr(8*reduceWidth*b.maxReduceBlocks)
 	if err := d.check(d.call(d.memsetD32Async, b.counter, 0, 1, b.stream), "cuMemsetD32Async"); err != nil {
 		return err
 	}
-	if err := d.check(d.call(d.memAllocHost, uintptr(unsafe.Pointer(&b.host)), 16), "cuMemAllocHost(16 bytes)"); err != nil {
+	if err := d.check(d.call(d.memAllocHost, uintptr(unsafe.Pointer(&b.host)), 8*reduceWidth),
+		fmt.Sprintf("cuMemAllocHost(%d bytes)", 8*reduceWidth)); err != nil {
 		return err
 	}
 

@@ -134,7 +134,7 @@ func TestBlockVectorOps(t *testing.T) {
 
 			wantY := cpu.Vector(append([]float64(nil), yh...))
 			ref.AxpbyCols(wantY, a, cpu.Vector(xh), beta)
-			yScale := make(cpu.Vector, n)
+			yScale := cpu.Vector(absBlock(yh)) // its NaN column has b = 0: not read
 			ref.AxpbyCols(yScale, absBlock(a), cpu.Vector(absBlock(xh)), absBlock(beta))
 			b.AxpbyCols(y, a, x, beta)
 			checkClose(t, what+" AxpbyCols", download(t, b, y), wantY, yScale, 1e-15)
@@ -146,10 +146,14 @@ func TestBlockVectorOps(t *testing.T) {
 
 			// The CPU updates copies; their term sizes bound the rounding.
 			wx, wr, wz := append(cpu.Vector(nil), xh...), append(cpu.Vector(nil), rh...), make(cpu.Vector, n)
-			sx, sr := cpu.Vector(absBlock(xh)), cpu.Vector(absBlock(rh))
-			wantRR, wantRZ, rzScale, ignore := make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
+			wantRR, wantRZ, rzScale := make([]float64, k), make([]float64, k), make([]float64, k)
 			ref.UpdateXRZCols(wx, wr, a, cpu.Vector(ph), cpu.Vector(qh), cpu.Vector(dh), wz, wantRR, wantRZ)
-			ref.UpdateXRCols(sx, sr, absBlock(a), cpu.Vector(absBlock(ph)), cpu.Vector(absBlock(qh)), ignore)
+			sx, sr, ones := cpu.Vector(absBlock(xh)), cpu.Vector(absBlock(rh)), make([]float64, k)
+			for c := range ones {
+				ones[c] = 1
+			}
+			ref.AxpbyCols(sx, absBlock(a), cpu.Vector(absBlock(ph)), ones) // |x| + |a||p|
+			ref.AxpbyCols(sr, absBlock(a), cpu.Vector(absBlock(qh)), ones) // |r| + |a||q|
 			ref.DotCols(cpu.Vector(absBlock(wr)), cpu.Vector(absBlock(wz)), rzScale)
 			zScale := make(cpu.Vector, n)
 			ref.MulCols(zScale, cpu.Vector(absBlock(dh)), sr, k)
@@ -185,14 +189,7 @@ func TestBlockVectorOps(t *testing.T) {
 // TestBlockErrors checks that block calls with bad sizes record an error
 // naming the call, and that per-column sums are NaN after it.
 func TestBlockErrors(t *testing.T) {
-	n, err := Available()
-	if err != nil || n == 0 {
-		t.Skipf("no GPU: %v", err)
-	}
-	b, err := Open(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := openUnclosed(t)
 	x, _ := b.NewVector(10)
 	b.AxpbyCols(x, []float64{1, 2, 3}, x, []float64{0, 0, 0}) // 10 entries are not rows of 3
 	if err := b.Sync(); err == nil || !strings.Contains(err.Error(), "AxpbyCols") {
@@ -209,28 +206,78 @@ func TestBlockErrors(t *testing.T) {
 	}
 }
 
-// BenchmarkSpMM measures SpMM on the n^3 7-point Laplacian for several
-// column counts, in GB/s of its least traffic (the matrix once, X and Y once)
-// and in device time per column (us-per-col), against which the time of one
-// SpMV (k = 1) shows what reading A once for all columns saves.
+// BenchmarkSpMM measures SpMM on the 7- and 27-point Laplacians of
+// (gpu.n/2)^3 rows for several column counts, in GB/s of its least traffic
+// (the matrix once, X and Y once) and in device time per column
+// (us-per-col), against which the time of one SpMV (k = 1) shows what
+// reading A once for all columns saves.
 func BenchmarkSpMM(b *testing.B) {
 	be := openGPU(b)
-	m := stencil3D(*benchN/2, 7)
-	for _, p := range []backend.Precision{backend.Double, backend.Single} {
-		a, err := be.NewMatrix(m, nil, p)
-		if err != nil {
-			b.Fatal(err)
+	for _, pts := range []int{7, 27} {
+		m := stencil3D(*benchN/2, pts)
+		for _, p := range []backend.Precision{backend.Double, backend.Single} {
+			a, err := be.NewMatrix(m, nil, p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, k := range []int{1, 2, 4, 8, 16, 32} {
+				x, y := benchVec(b, be, m.Cols*k), benchVec(b, be, m.Rows*k)
+				b.Run(fmt.Sprintf("%dpt/%v/k=%d", pts, p, k), func(b *testing.B) {
+					bytes := spmvBytes(m, p) + 8*(k-1)*(m.Cols+m.Rows)
+					gbs := measure(b, be, bytes, func() { be.SpMM(y, a, x, k, 0) })
+					b.ReportMetric(float64(bytes)/gbs/1e3/float64(k), "us-per-col")
+				})
+				x.Free()
+				y.Free()
+			}
+			a.Free()
 		}
-		for _, k := range []int{1, 2, 4, 8, 16, 32} {
-			x, y := benchVec(b, be, m.Cols*k), benchVec(b, be, m.Rows*k)
-			b.Run(fmt.Sprintf("%v/k=%d", p, k), func(b *testing.B) {
-				bytes := spmvBytes(m, p) + 8*(k-1)*(m.Cols+m.Rows)
-				gbs := measure(b, be, bytes, func() { be.SpMM(y, a, x, k, 0) })
-				b.ReportMetric(float64(bytes)/gbs/1e3/float64(k), "us-per-col")
-			})
-			x.Free()
-			y.Free()
+	}
+}
+
+// BenchmarkBlockOps measures the block vector operations of a block PCG
+// step on blocks of 2^21 rows, in GB/s of the arrays each reads and writes
+// once.
+func BenchmarkBlockOps(b *testing.B) {
+	be := openGPU(b)
+	const rows = 1 << 21
+	for _, k := range []int{1, 4, 16, 64} {
+		n := rows * k
+		x, r, p, q, z, d := benchVec(b, be, n), benchVec(b, be, n), benchVec(b, be, n), benchVec(b, be, n),
+			benchVec(b, be, n), benchVec(b, be, rows)
+		a, one, sums, sums2 := make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
+		for c := range a {
+			a[c], one[c] = 1e-3, 1
 		}
-		a.Free()
+		b.Run(fmt.Sprintf("DotCols/k=%d", k), func(b *testing.B) {
+			measure(b, be, 16*n, func() { be.DotCols(x, r, sums) })
+		})
+		b.Run(fmt.Sprintf("AxpbyCols/k=%d", k), func(b *testing.B) {
+			measure(b, be, 24*n, func() { be.AxpbyCols(p, a, z, one) })
+		})
+		b.Run(fmt.Sprintf("UpdateXRZCols/k=%d", k), func(b *testing.B) {
+			measure(b, be, 56*n+8*rows, func() { be.UpdateXRZCols(x, r, a, p, q, d, z, sums, sums2) })
+		})
+		for _, v := range []backend.Vector{x, r, p, q, z, d} {
+			v.Free()
+		}
+	}
+}
+
+// TestSpMMParts checks the size of a row's group: twice the SpMV width, but
+// at least the column lanes and at most the warp.
+func TestSpMMParts(t *testing.T) {
+	for _, w := range spmvWidths {
+		for logWC := 0; logWC <= 5; logWC++ {
+			logP := spmmParts(w, logWC)
+			group := 1 << (logWC + logP)
+			want := min(max(2*w, 1<<logWC), 32)
+			if logP < 0 || group != want {
+				t.Errorf("width %d, %d column lanes: %d parts", w, 1<<logWC, 1<<logP)
+			}
+		}
+	}
+	if got := spmmParts(4, 1); got != 2 {
+		t.Errorf("width 4, 2 column lanes: 2^%d parts, want 4", got)
 	}
 }

@@ -261,14 +261,7 @@ func absMatrix(m *csr.Matrix[float64]) *csr.Matrix[float64] {
 // TestHaloErrors: a length mismatch is recorded, returned by wait and by
 // Close.
 func TestHaloErrors(t *testing.T) {
-	n, err := Available()
-	if err != nil || n == 0 {
-		t.Skipf("no GPU: %v", err)
-	}
-	b, err := Open(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := openUnclosed(t)
 	x, _ := b.NewVector(10)
 	ix, _ := b.NewIndex([]int32{1, 2, 3})
 	stage, _ := b.NewVector(3)

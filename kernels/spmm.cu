@@ -12,8 +12,8 @@
 // (coalesced), so A is read once for all columns. The parts' sums are added
 // by shuffles within the group in a fixed tree, and part 0 writes the row.
 // Package gpu picks WC, the power of two at or above kc (at most 32), and P
-// from the matrix's SpMV width. A non-null rowmap sends row k to row
-// rowmap[k] of Y, as in spmv.cu.
+// from the matrix's SpMV width (spmmParts). A non-null rowmap sends row k to
+// row rowmap[k] of Y, as in spmv.cu.
 
 template <typename T>
 __device__ __forceinline__ void fsai_spmm(int nrows, const int *__restrict__ rowptr,
