@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // Updater recomputes a Preconditioner for new values of A on the patterns
@@ -38,12 +40,16 @@ type Updater struct {
 	cfg Config
 
 	// found by the first Update
-	ls        *localSystem     // its values are rewritten by every Update
-	gather    *dsmat.ValuePlan // A's block values (flat) to ls.A.Val
-	flat      []float64        // A's block values: Diag, then Off in order
-	patterns  [][]int32        // G's rows in the local system's numbering
-	g, gt     *dsmat.Rows      // the stripes of G and G'
-	transpose *dsmat.ValuePlan // g.Val to gt.Val
+	ls        *localSystem      // its values are rewritten by every Update
+	gather    *dsmat.ValuePlan  // A's block values (flat) to ls.A.Val
+	flat      []float64         // A's block values: Diag, then Off in order
+	patterns  [][]int32         // G's rows in the local system's numbering
+	g, gt     *dsmat.Rows       // the stripes of G and G'
+	transpose *dsmat.ValuePlan  // g.Val to gt.Val
+	gSlots    *dsmat.ValueSlots // g.Val into G's blocks
+	gtSlots   *dsmat.ValueSlots // gt.Val into G''s blocks
+
+	Times UpdateTimes // of the last Update
 }
 
 // NewUpdater prepares updates of p, which New computed for A with cfg. A
@@ -60,30 +66,47 @@ func (u *Updater) Update() error {
 			return err
 		}
 	}
+	t := time.Now()
 	u.flat = flatten(u.A, u.flat[:0])
 	err := u.gather.Move(u.ls.A.Val, u.flat)
+	u.Times.GatherS = time.Since(t).Seconds()
 	var g *csr.Matrix[float64]
 	if err == nil {
+		t = time.Now()
 		g, err = fixedRows(u.ls, u.patterns, u.cfg.Setup, u.p.G.Backend())
+		u.Times.ComputeS = time.Since(t).Seconds()
 	}
+	t = time.Now()
 	if err == nil {
-		onPattern(g, u.patterns, u.g.Val)
-		err = u.p.G.Matrix().SetValues(u.g)
+		onPattern(g, u.patterns, u.g.RowPtr, u.g.Val)
+		u.gSlots.Set(u.g.Val)
 	}
 	if err := c.Agree(err); err != nil {
 		return err
 	}
 	err = u.transpose.Move(u.gt.Val, u.g.Val)
 	if err == nil {
-		err = u.p.Gt.Matrix().SetValues(u.gt)
+		u.gtSlots.Set(u.gt.Val)
 	}
+	u.Times.TransposeS = time.Since(t).Seconds()
+	t = time.Now()
 	if err == nil {
 		err = u.p.G.Refresh()
 	}
 	if err == nil {
 		err = u.p.Gt.Refresh()
 	}
-	return c.Agree(err)
+	err = c.Agree(err)
+	u.Times.UploadS = time.Since(t).Seconds()
+	return err
+}
+
+// UpdateTimes are this rank's seconds in the stages of the last Update.
+type UpdateTimes struct {
+	GatherS    float64 // A's values into the local system, from the neighbours
+	ComputeS   float64 // the FSAI rows on G's patterns (CPU or device)
+	TransposeS float64 // G's values into its stripe, and on to G''s
+	UploadS    float64 // both into their blocks on the backend
 }
 
 // prepare finds the structures and plans that every Update reuses.
@@ -122,10 +145,18 @@ func (u *Updater) prepare() error {
 		return err
 	}
 	transpose, err := dsmat.NewValuePlan(c, len(g.Val), entryNumbers(gt.Val))
+	var gSlots, gtSlots *dsmat.ValueSlots
+	if err == nil {
+		gSlots, err = u.p.G.Matrix().NewValueSlots(g)
+	}
+	if err == nil {
+		gtSlots, err = u.p.Gt.Matrix().NewValueSlots(gt)
+	}
 	if err := c.Agree(err); err != nil {
 		return err
 	}
 	u.ls, u.gather, u.patterns, u.g, u.gt, u.transpose = ls, gather, patterns, g, gt, transpose
+	u.gSlots, u.gtSlots = gSlots, gtSlots
 	return nil
 }
 
@@ -256,20 +287,21 @@ func fixedRows(ls *localSystem, patterns [][]int32, prec backend.Precision, be b
 }
 
 // onPattern writes the values of g's rows into vals, laid out on patterns
-// (sorted columns): a row that FixedPattern shortened after a breakdown
-// gets zeros in the columns it lost.
-func onPattern(g *csr.Matrix[float64], patterns [][]int32, vals []float64) {
-	at := 0
-	for i, p := range patterns {
-		cols, gv := g.Row(i)
-		k := 0
-		for _, c := range p {
-			vals[at] = 0
-			if k < len(cols) && cols[k] == c {
-				vals[at] = gv[k]
-				k++
+// (sorted columns) with row i from rowPtr[i]: a row that FixedPattern
+// shortened after a breakdown gets zeros in the columns it lost.
+func onPattern(g *csr.Matrix[float64], patterns [][]int32, rowPtr []int64, vals []float64) {
+	parallel.For(len(patterns), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			cols, gv := g.Row(i)
+			at, k := rowPtr[i], 0
+			for _, c := range patterns[i] {
+				vals[at] = 0
+				if k < len(cols) && cols[k] == c {
+					vals[at] = gv[k]
+					k++
+				}
+				at++
 			}
-			at++
 		}
-	}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // ValuePlan moves values between ranks for a structure that stays while
@@ -99,14 +100,18 @@ func (p *ValuePlan) Move(dst, src []float64) error {
 	if len(src) != p.n || len(dst) != p.m {
 		return fmt.Errorf("dsmat: move values: %d values into %d, the plan moves %d into %d", len(src), len(dst), p.n, p.m)
 	}
-	for k, i := range p.sendIdx {
-		p.send[k] = src[i]
-	}
+	parallel.For(len(p.sendIdx), func(_, lo, hi int) {
+		for k, i := range p.sendIdx[lo:hi] {
+			p.send[lo+k] = src[i]
+		}
+	})
 	if err := comm.Alltoallv(p.c, p.send, p.sendCounts, p.recv, p.recvCounts); err != nil {
 		return fmt.Errorf("dsmat: move values: %w", err)
 	}
-	for k, j := range p.recvPos {
-		dst[j] = p.recv[k]
-	}
+	parallel.For(len(p.recvPos), func(_, lo, hi int) {
+		for k, j := range p.recvPos[lo:hi] {
+			dst[j] = p.recv[lo+k]
+		}
+	})
 	return nil
 }

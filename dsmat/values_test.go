@@ -62,6 +62,29 @@ func TestSetValues(t *testing.T) {
 	}
 }
 
+// TestValueSlots: values stored through ValueSlots give the operator what
+// SetValues gives it, on stripes with left and right blocks.
+func TestValueSlots(t *testing.T) {
+	mpitest.Run(t, 3, func(t *testing.T, c *comm.Comm) {
+		full := generate(t, "diffusion:5")
+		part := dsmat.NewPartition(full.N, 3)
+		lo, hi := part.Range(c.Rank())
+		rows := stripe(full, lo, hi)
+		A, op := bindCPU(t, c, part, rows, backend.Double)
+		defer op.Free()
+		slots, err := A.NewValueSlots(rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := reweigh(rows)
+		slots.Set(next.Val)
+		if err := op.Refresh(); err != nil {
+			t.Fatal(err)
+		}
+		checkProduct(t, c, op, next, backend.Double)
+	})
+}
+
 // checkProduct multiplies by probe and compares each row with the serial
 // product of the stripe rows, which holds global column indices.
 func checkProduct(t *testing.T, c *comm.Comm, op *dsmat.Operator, rows *dsmat.Rows, p backend.Precision) {

@@ -241,7 +241,7 @@ func BenchmarkSpMM(b *testing.B) {
 func BenchmarkBlockOps(b *testing.B) {
 	be := openGPU(b)
 	const rows = 1 << 21
-	for _, k := range []int{1, 4, 16, 64} {
+	for _, k := range []int{1, 4, 8, 16, 64} {
 		n := rows * k
 		x, r, p, q, z, d := benchVec(b, be, n), benchVec(b, be, n), benchVec(b, be, n), benchVec(b, be, n),
 			benchVec(b, be, n), benchVec(b, be, rows)

@@ -7,6 +7,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 	"github.com/fsai-dist/fsai-dist/pcg"
 )
 
@@ -31,13 +32,17 @@ type Solver struct {
 // block holds the device blocks and workspace of SolveMany for k columns,
 // and the host block in the backend's row-major layout.
 type block struct {
-	k    int
-	b, x *ddmat.Dense
-	ws   *pcg.Workspace
-	host []float64
+	k     int
+	b, x  *ddmat.Dense
+	ws    *pcg.Workspace
+	host  []float64 // pinned: k columns move at the bus's speed
+	unpin func()
 }
 
 func (bl *block) free() {
+	if bl.unpin != nil {
+		bl.unpin()
+	}
 	if bl.ws != nil {
 		bl.ws.Free()
 	}
@@ -176,6 +181,9 @@ func (s *Solver) block(k int) (*block, error) {
 	if err == nil {
 		bl.ws, err = pcg.NewWorkspace(s.op, bl.b)
 	}
+	if err == nil {
+		bl.unpin, err = s.be.Pin(bl.host)
+	}
 	if err != nil {
 		bl.free()
 		return nil, fmt.Errorf("solver: solve many: %w", err)
@@ -185,24 +193,29 @@ func (s *Solver) block(k int) (*block, error) {
 }
 
 // interleave turns k columns stored one after the other into the row-major
-// block of the backend.
+// block of the backend. Rows are written in order, over all cores: the
+// column-by-column loop wrote each cache line k times.
 func interleave(rowMajor, cols []float64, k int) {
 	n := len(cols) / k
-	for c := range k {
-		for i, v := range cols[c*n : (c+1)*n] {
-			rowMajor[i*k+c] = v
+	parallel.For(n, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for c := range k {
+				rowMajor[i*k+c] = cols[c*n+i]
+			}
 		}
-	}
+	})
 }
 
 // deinterleave is the inverse of interleave.
 func deinterleave(cols, rowMajor []float64, k int) {
 	n := len(cols) / k
-	for c := range k {
-		for i := range n {
-			cols[c*n+i] = rowMajor[i*k+c]
+	parallel.For(n, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for c := range k {
+				cols[c*n+i] = rowMajor[i*k+c]
+			}
 		}
-	}
+	})
 }
 
 // SetValues gives the matrix new values on its pattern: vals lists this
@@ -247,6 +260,16 @@ func (s *Solver) Rebuild() error {
 	s.prec.Free()
 	s.prec, s.updater = p, nil
 	return nil
+}
+
+// UpdateTimes returns this rank's stage times of the last UpdateValues of
+// an FSAI preconditioner, and false when there was none since the last
+// set-up.
+func (s *Solver) UpdateTimes() (afsai.UpdateTimes, bool) {
+	if s.updater == nil {
+		return afsai.UpdateTimes{}, false
+	}
+	return s.updater.Times, true
 }
 
 // Matrix returns the solver's matrix.
