@@ -20,8 +20,9 @@ import (
 // arrives in ascending order of its source row, which is the new column.
 //
 // The scans of the stripe run on all cores, one chunk of source rows each:
-// every chunk counts its local entries per row of the result, and places
-// them after those of the chunks before it, which keeps the serial order.
+// every chunk counts its local entries per row of the result (over the rows
+// its columns reach), and places them after those of the chunks before it,
+// which keeps the serial order.
 func Transpose(c *comm.Comm, part Partition, rows *Rows) (*Rows, error) {
 	lo, hi := part.Range(c.Rank())
 	local := func(col int64) bool { return col >= lo && col < hi }
@@ -53,23 +54,43 @@ func Transpose(c *comm.Comm, part Partition, rows *Rows) (*Rows, error) {
 			above[e.Row-lo]++
 		}
 	}
-	count := make([][]int32, chunks)
+	// Chunk c counts only over the rows of the result its columns reach,
+	// [first[c], first[c]+len(count[c])): for a banded matrix a window
+	// around its rows, not a count per row of the stripe for every chunk.
+	count, first := make([][]int32, chunks), make([]int64, chunks)
 	parallel.For(rows.Count(), func(c, a, b int) {
-		count[c] = make([]int32, n)
-		for _, col := range rows.Col[rows.RowPtr[a]:rows.RowPtr[b]] {
+		cols := rows.Col[rows.RowPtr[a]:rows.RowPtr[b]]
+		minCol, maxCol := hi, lo-1
+		for _, col := range cols {
 			if local(col) {
-				count[c][col-lo]++
+				minCol, maxCol = min(minCol, col), max(maxCol, col)
+			}
+		}
+		first[c], count[c] = minCol, make([]int32, max(0, maxCol-minCol+1))
+		for _, col := range cols {
+			if local(col) {
+				count[c][col-minCol]++
 			}
 		}
 	})
+	// Offsets: the chunks in order, each over its window on all cores;
+	// at[r] runs from the entries received from lower ranks.
+	at := make([]int32, n)
+	for r, v := range below {
+		at[r] = int32(v)
+	}
+	for c, cnt := range count {
+		parallel.For(len(cnt), func(_, a, b int) {
+			for j := a; j < b; j++ {
+				r := first[c] - lo + int64(j)
+				cnt[j], at[r] = at[r], at[r]+cnt[j]
+			}
+		})
+	}
 	t := &Rows{N: rows.N, First: lo, RowPtr: make([]int64, n+1)}
 	parallel.For(n, func(_, a, b int) {
 		for r := a; r < b; r++ {
-			s := int32(below[r])
-			for _, cnt := range count {
-				cnt[r], s = s, s+cnt[r]
-			}
-			t.RowPtr[r+1] = int64(s) + above[r]
+			t.RowPtr[r+1] = int64(at[r]) + above[r]
 		}
 	})
 	for r := range n {
@@ -93,13 +114,13 @@ func Transpose(c *comm.Comm, part Partition, rows *Rows) (*Rows, error) {
 		t.Col[k], t.Val[k] = e.Col, e.Val
 	}
 	parallel.For(rows.Count(), func(c, a, b int) {
-		next := count[c]
+		next, base := count[c], first[c]
 		for i := a; i < b; i++ {
 			for k := rows.RowPtr[i]; k < rows.RowPtr[i+1]; k++ {
 				if col := rows.Col[k]; local(col) {
-					p := t.RowPtr[col-lo] + int64(next[col-lo])
+					p := t.RowPtr[col-lo] + int64(next[col-base])
 					t.Col[p], t.Val[p] = rows.First+int64(i), rows.Val[k]
-					next[col-lo]++
+					next[col-base]++
 				}
 			}
 		}
