@@ -23,14 +23,29 @@ type Device interface {
 }
 
 // FixedDevice is a backend that computes FSAI rows on given patterns itself
-// (the CUDA backend): Updater.Update uses it for a single-precision set-up,
-// so that an update computes where New computed.
+// (the CUDA backend): an Updater of a single-precision set-up prepares a
+// plan once and computes with it on every Update, so that an update
+// computes where New computed, and moves only A's values to the device.
 type FixedDevice interface {
-	// FixedSetup computes what FixedPattern(a, rows, patterns) computes: the
-	// same rows in the same layout, the same breakdown fallback and the same
-	// Stats. It returns an error wrapping ErrDeviceUnsupported when the
-	// device cannot handle the input, which is then computed on the CPU.
-	FixedSetup(a *csr.Matrix[float32], rows []int, patterns [][]int32) (*csr.Matrix[float32], Stats, error)
+	// PrepareFixed prepares the computation of FixedPattern(a', rows,
+	// patterns) for the matrices a' with a's pattern: it keeps what does
+	// not depend on the values. It refuses the input that FixedPattern
+	// refuses (CheckFixed, on a's values), and returns an error wrapping
+	// ErrDeviceUnsupported when the device cannot handle it, which is then
+	// computed on the CPU.
+	PrepareFixed(a *csr.Matrix[float32], rows []int, patterns [][]int32) (FixedPlan, error)
+}
+
+// FixedPlan is a FixedPattern computation that a FixedDevice prepared for
+// one matrix pattern, rows and patterns.
+type FixedPlan interface {
+	// Compute computes what FixedPattern computes for the plan's matrix
+	// with values vals, in its CSR order: the same rows in the same layout,
+	// the same breakdown fallback and the same Stats. G may be the plan's
+	// memory, valid until the next Compute or Free.
+	Compute(vals []float32) (*csr.Matrix[float32], Stats, error)
+	// Free releases the plan's memory; the plan must not be used after.
+	Free()
 }
 
 // ErrDeviceUnsupported is wrapped by a Device's or FixedDevice's errors for

@@ -3,6 +3,7 @@ package afsai
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -11,23 +12,47 @@ import (
 	"github.com/fsai-dist/fsai-dist/cpu"
 	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
+	"github.com/fsai-dist/fsai-dist/problem"
 )
 
-// fakeDevice is a CPU backend that is also a FixedDevice: its FixedSetup
-// returns twice FixedPattern's rows (exact in float32, and told apart from
-// the CPU path's), or fails with err, and counts its calls.
+// fakeDevice is a CPU backend that is also a FixedDevice: its plans compute
+// twice FixedPattern's rows (exact in float32, and told apart from the CPU
+// path's), or PrepareFixed fails with err. It counts the calls.
 type fakeDevice struct {
 	*cpu.Backend
-	err   error
-	calls int
+	err                       error
+	prepares, computes, frees int
 }
 
-func (d *fakeDevice) FixedSetup(a *csr.Matrix[float32], rows []int, patterns [][]int32) (*csr.Matrix[float32], Stats, error) {
-	d.calls++
+func (d *fakeDevice) PrepareFixed(a *csr.Matrix[float32], rows []int, patterns [][]int32) (FixedPlan, error) {
+	d.prepares++
 	if d.err != nil {
-		return nil, Stats{}, d.err
+		return nil, d.err
 	}
-	g, st, err := FixedPattern(a, rows, patterns)
+	if _, err := CheckFixed(a, rows, patterns); err != nil {
+		return nil, err
+	}
+	structure := *a
+	structure.Val = nil
+	return &fakePlan{d: d, a: &structure, rows: slices.Clone(rows), patterns: patterns}, nil
+}
+
+// fakePlan is a fakeDevice's plan: a's structure without its values.
+type fakePlan struct {
+	d        *fakeDevice
+	a        *csr.Matrix[float32]
+	rows     []int
+	patterns [][]int32
+}
+
+func (p *fakePlan) Compute(vals []float32) (*csr.Matrix[float32], Stats, error) {
+	p.d.computes++
+	if len(vals) != p.a.NNZ() {
+		return nil, Stats{}, fmt.Errorf("fake: %d values for %d entries", len(vals), p.a.NNZ())
+	}
+	a := *p.a
+	a.Val = vals
+	g, st, err := FixedPattern(&a, p.rows, p.patterns)
 	if err != nil {
 		return nil, st, err
 	}
@@ -37,19 +62,32 @@ func (d *fakeDevice) FixedSetup(a *csr.Matrix[float32], rows []int, patterns [][
 	return g, st, nil
 }
 
-// TestUpdateOnFixedDevice: Update computes on a backend that is a
-// FixedDevice when the set-up is in single precision, and G gets the
-// device's rows; it computes on the CPU for a double-precision set-up and
-// when the device refuses the input as unsupported; other device errors
-// fail the update.
+func (p *fakePlan) Free() { p.d.frees++ }
+
+// TestUpdateOnFixedDevice: Updates compute on a backend that is a
+// FixedDevice when the set-up is in single precision, with one plan that
+// the first Update prepares and every Update computes with on A's new
+// values, and G gets the device's rows; Free frees the plan. They compute
+// on the CPU for a double-precision set-up and when the device refuses the
+// plan as unsupported (asked once); other device errors fail the update.
 func TestUpdateOnFixedDevice(t *testing.T) {
+	s := problem.Spec{Kind: "poisson7", N: 6}
+	full, err := s.Generate(0, s.Rows())
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, np := range []int{1, 2} {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
 			A := generated(t, c, "poisson7:6")
-			// updated returns G's values after an Update on be with the
-			// set-up in precision setup, and the Update's error.
-			updated := func(be backend.Backend, setup backend.Precision) ([]float64, error) {
+			lo, hi := A.Part.Range(c.Rank())
+			// updated returns G's values after each of two Updates on be,
+			// with the set-up in precision setup and A = D A0 D for a new D
+			// before each, and the error of the first that fails.
+			updated := func(be backend.Backend, setup backend.Precision) ([][]float64, error) {
 				t.Helper()
+				if err := A.SetValues(cut(full, lo, hi)); err != nil {
+					t.Fatal(err)
+				}
 				cfg := DefaultConfig()
 				cfg.Setup = setup
 				p, err := New(A, be, cfg)
@@ -57,15 +95,28 @@ func TestUpdateOnFixedDevice(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer p.Free()
-				if err := NewUpdater(p, A, cfg).Update(); err != nil {
-					return nil, err
+				u := NewUpdater(p, A, cfg)
+				defer u.Free()
+				var vals [][]float64
+				for round := range 2 {
+					d := func(i int64) float64 { return 1.5 + 0.4*math.Sin(float64(i)+float64(round)) }
+					if err := A.SetValues(cut(scaled(full, d), lo, hi)); err != nil {
+						t.Fatal(err)
+					}
+					if err := u.Update(); err != nil {
+						return nil, err
+					}
+					vals = append(vals, stripeOf(p.G.Matrix()).Val)
 				}
-				return stripeOf(p.G.Matrix()).Val, nil
+				return vals, nil
 			}
 			for _, setup := range []backend.Precision{backend.Single, backend.Double} {
 				want, err := updated(cpu.New(1), setup)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if slices.Equal(want[0], want[1]) {
+					t.Fatal("the two rounds give the same G")
 				}
 				dev := &fakeDevice{Backend: cpu.New(1)}
 				got, err := updated(dev, setup)
@@ -73,17 +124,21 @@ func TestUpdateOnFixedDevice(t *testing.T) {
 					t.Fatal(err)
 				}
 				if setup == backend.Double {
-					if dev.calls != 0 || !slices.Equal(got, want) {
-						t.Errorf("double-precision set-up: %d device calls, G equal to the CPU's: %v", dev.calls, slices.Equal(got, want))
+					if dev.prepares != 0 || !slices.EqualFunc(got, want, slices.Equal) {
+						t.Errorf("double-precision set-up: %d plans, G equal to the CPU's: %v", dev.prepares,
+							slices.EqualFunc(got, want, slices.Equal))
 					}
 					continue
 				}
-				if dev.calls != 1 {
-					t.Errorf("single-precision set-up: %d device calls, want 1", dev.calls)
+				if dev.prepares != 1 || dev.computes != 2 || dev.frees != 1 {
+					t.Errorf("single-precision set-up: %d plans prepared, %d computes, %d freed; want 1, 2, 1",
+						dev.prepares, dev.computes, dev.frees)
 				}
-				for k := range want {
-					if got[k] != 2*want[k] {
-						t.Fatalf("entry %d of G is %g, not the device's %g", k, got[k], 2*want[k])
+				for round := range want {
+					for k := range want[round] {
+						if got[round][k] != 2*want[round][k] {
+							t.Fatalf("round %d: entry %d of G is %g, not the device's %g", round, k, got[round][k], 2*want[round][k])
+						}
 					}
 				}
 
@@ -92,8 +147,9 @@ func TestUpdateOnFixedDevice(t *testing.T) {
 				if err != nil {
 					t.Fatalf("device refusing as unsupported: %v", err)
 				}
-				if dev.calls != 1 || !slices.Equal(got, want) {
-					t.Errorf("device refusing as unsupported: %d calls, G equal to the CPU's: %v", dev.calls, slices.Equal(got, want))
+				if dev.prepares != 1 || dev.computes != 0 || !slices.EqualFunc(got, want, slices.Equal) {
+					t.Errorf("device refusing as unsupported: %d plans, %d computes, G equal to the CPU's: %v",
+						dev.prepares, dev.computes, slices.EqualFunc(got, want, slices.Equal))
 				}
 
 				failure := errors.New("fake: device failure")

@@ -22,9 +22,9 @@ import (
 // instead of values). Every Update then moves values only: it gathers the
 // local system's values, computes the exact FSAI rows on G's patterns with
 // FixedPattern (on the backend when it is a FixedDevice and the set-up is in
-// single precision, as New computes on a Device), moves them to G' and
-// copies both into the device blocks, which keep their memory and halo
-// plans.
+// single precision, as New computes on a Device: with a plan that the
+// device prepares once and keeps until Free), moves them to G' and copies
+// both into the device blocks, which keep their memory and halo plans.
 //
 // What it saves over New is the pattern search (the Kaporin gradients of
 // the adaptive set-up, the symbolic powers of the static one), the assembly
@@ -49,11 +49,17 @@ type Updater struct {
 	gSlots    *dsmat.ValueSlots // g.Val into G's blocks
 	gtSlots   *dsmat.ValueSlots // gt.Val into G''s blocks
 
+	// for a single-precision set-up, found by the Update that first needs them
+	a32      *csr.Matrix[float32] // ls.A in single precision, its values rewritten by every Update
+	plan     FixedPlan            // the backend's, for ls.A's pattern and G's patterns
+	noDevice bool                 // the backend refused the plan: the rows are computed on the CPU
+
 	Times UpdateTimes // of the last Update
 }
 
 // NewUpdater prepares updates of p, which New computed for A with cfg. A
-// keeps its pattern and partition; Update reads its current values.
+// keeps its pattern and partition; Update reads its current values. Free
+// releases what the Updater holds on the device.
 func NewUpdater(p *Preconditioner, A *dsmat.Matrix, cfg Config) *Updater {
 	return &Updater{p: p, A: A, cfg: cfg}
 }
@@ -70,15 +76,13 @@ func (u *Updater) Update() error {
 	u.flat = flatten(u.A, u.flat[:0])
 	err := u.gather.Move(u.ls.A.Val, u.flat)
 	u.Times.GatherS = time.Since(t).Seconds()
-	var g *csr.Matrix[float64]
 	if err == nil {
 		t = time.Now()
-		g, err = fixedRows(u.ls, u.patterns, u.cfg.Setup, u.p.G.Backend())
+		err = u.fixedRows()
 		u.Times.ComputeS = time.Since(t).Seconds()
 	}
 	t = time.Now()
 	if err == nil {
-		onPattern(g, u.patterns, u.g.RowPtr, u.g.Val)
 		u.gSlots.Set(u.g.Val)
 	}
 	if err := c.Agree(err); err != nil {
@@ -104,8 +108,8 @@ func (u *Updater) Update() error {
 // UpdateTimes are this rank's seconds in the stages of the last Update.
 type UpdateTimes struct {
 	GatherS    float64 // A's values into the local system, from the neighbours
-	ComputeS   float64 // the FSAI rows on G's patterns (CPU or device)
-	TransposeS float64 // G's values into its stripe, and on to G''s
+	ComputeS   float64 // the FSAI rows on G's patterns (CPU or device), into G's stripe
+	TransposeS float64 // G's values into its blocks, and on to G''s
 	UploadS    float64 // both into their blocks on the backend
 }
 
@@ -263,33 +267,81 @@ func localPatterns(G *dsmat.Matrix, ls *localSystem) ([][]int32, *dsmat.Rows, er
 	return patterns, rows, nil
 }
 
-// fixedRows computes the FSAI rows of the rank's own rows on patterns, in
-// the set-up precision, as float64: in single precision on be when be is a
-// FixedDevice (on the CPU for input the device does not support).
-func fixedRows(ls *localSystem, patterns [][]int32, prec backend.Precision, be backend.Backend) (*csr.Matrix[float64], error) {
-	if prec != backend.Single {
-		g, _, err := FixedPattern(ls.A, ls.own, patterns)
-		return g, err
+// fixedRows computes the FSAI rows of the rank's own rows on their
+// patterns from the local system's values, in the set-up precision, and
+// writes them into G's stripe: in single precision with the backend's plan
+// when it is a FixedDevice (on the CPU for input the device does not
+// support).
+func (u *Updater) fixedRows() error {
+	if u.cfg.Setup != backend.Single {
+		g, _, err := FixedPattern(u.ls.A, u.ls.own, u.patterns)
+		if err == nil {
+			onPattern(g, u.patterns, u.g.RowPtr, u.g.Val)
+		}
+		return err
 	}
-	a := csr.Convert[float32](ls.A)
-	var g *csr.Matrix[float32]
-	err := ErrDeviceUnsupported // on the CPU unless the device takes it
-	if dev, ok := be.(FixedDevice); ok {
-		g, _, err = dev.FixedSetup(a, ls.own, patterns)
-	}
+	a := u.single()
+	g, err := u.deviceRows(a)
 	if errors.Is(err, ErrDeviceUnsupported) {
-		g, _, err = FixedPattern(a, ls.own, patterns)
+		g, _, err = FixedPattern(a, u.ls.own, u.patterns)
 	}
-	if err != nil {
-		return nil, err
+	if err == nil {
+		onPattern(g, u.patterns, u.g.RowPtr, u.g.Val)
 	}
-	return csr.Convert[float64](g), nil
+	return err
+}
+
+// single returns the local system in single precision: its values
+// converted from the current ones on all cores, into memory kept from one
+// Update to the next.
+func (u *Updater) single() *csr.Matrix[float32] {
+	src := u.ls.A
+	if u.a32 == nil {
+		u.a32 = &csr.Matrix[float32]{Rows: src.Rows, Cols: src.Cols, RowPtr: src.RowPtr, ColIdx: src.ColIdx,
+			Val: make([]float32, len(src.Val))}
+	}
+	dst := u.a32.Val
+	parallel.For(len(dst), func(_, lo, hi int) {
+		for k, v := range src.Val[lo:hi] {
+			dst[lo+k] = float32(v)
+		}
+	})
+	return u.a32
+}
+
+// deviceRows computes the rows with the backend's plan, which the first
+// call prepares. It returns an error wrapping ErrDeviceUnsupported when
+// the backend is not a FixedDevice or refused the plan.
+func (u *Updater) deviceRows(a *csr.Matrix[float32]) (*csr.Matrix[float32], error) {
+	if u.plan == nil {
+		dev, ok := u.p.G.Backend().(FixedDevice)
+		if !ok || u.noDevice {
+			return nil, ErrDeviceUnsupported
+		}
+		plan, err := dev.PrepareFixed(a, u.ls.own, u.patterns)
+		if err != nil {
+			u.noDevice = errors.Is(err, ErrDeviceUnsupported)
+			return nil, err
+		}
+		u.plan = plan
+	}
+	g, _, err := u.plan.Compute(a.Val)
+	return g, err
+}
+
+// Free releases the device's plan, if there is one. The Updater stays
+// usable: the next Update prepares a plan again.
+func (u *Updater) Free() {
+	if u.plan != nil {
+		u.plan.Free()
+		u.plan = nil
+	}
 }
 
 // onPattern writes the values of g's rows into vals, laid out on patterns
 // (sorted columns) with row i from rowPtr[i]: a row that FixedPattern
 // shortened after a breakdown gets zeros in the columns it lost.
-func onPattern(g *csr.Matrix[float64], patterns [][]int32, rowPtr []int64, vals []float64) {
+func onPattern[T csr.Real](g *csr.Matrix[T], patterns [][]int32, rowPtr []int64, vals []float64) {
 	parallel.For(len(patterns), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			cols, gv := g.Row(i)
@@ -297,7 +349,7 @@ func onPattern(g *csr.Matrix[float64], patterns [][]int32, rowPtr []int64, vals 
 			for _, c := range patterns[i] {
 				vals[at] = 0
 				if k < len(cols) && cols[k] == c {
-					vals[at] = gv[k]
+					vals[at] = float64(gv[k])
 					k++
 				}
 				at++

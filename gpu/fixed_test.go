@@ -16,7 +16,7 @@ import (
 // Backend must satisfy the interface that afsai.Updater looks for.
 var _ afsai.FixedDevice = (*Backend)(nil)
 
-// fixedPatterns are the patterns FixedSetup is tested on, for the rows of a
+// fixedPatterns are the patterns the plans are tested on, for the rows of a
 // (all rows): G's from the CPU's adaptive set-up with DefaultParams (what
 // an Updater passes: ascending, diagonal last), the lower triangles of A
 // and of A^2 (static FSAI's), and the latter shuffled with the diagonal
@@ -61,13 +61,65 @@ func fixedPatterns(t *testing.T, a *csr.Matrix[float32], rows []int) map[string]
 	return map[string][][]int32{"adaptive": adaptive, "lowerA": lowerA, "lowerA2": lowerA2, "shuffledA2": shuffled}
 }
 
-// TestFixedSetupMatchesCPU compares the GPU set-up on fixed patterns with
-// afsai.FixedPattern on the same float32 matrix, rows and patterns, which
-// must give the same G bit for bit and the same Stats: all rows in one
-// batch, and the last rows (the rank's own rows in the distributed case) in
-// batches of 97 rows. The float32 breakdown of the matrix "breakdown" must
-// be found, as on the CPU.
-func TestFixedSetupMatchesCPU(t *testing.T) {
+// rescaled returns D a D, D = diag(d(i)): symmetric positive definite when
+// a is and d > 0, with a's pattern.
+func rescaled(a *csr.Matrix[float64], d func(int) float64) *csr.Matrix[float64] {
+	out := *a
+	out.Val = make([]float64, len(a.Val))
+	for i := range a.Rows {
+		for k := a.RowPtr[i]; k < a.RowPtr[i+1]; k++ {
+			out.Val[k] = d(i) * a.Val[k] * d(int(a.ColIdx[k]))
+		}
+	}
+	return &out
+}
+
+// checkFixed compares G and its Stats from the GPU with afsai.FixedPattern
+// on the same float32 matrix a32 (a in float64), rows and patterns, which
+// must give the same G bit for bit and the same Stats, and checks that
+// diag(G A G') = I. It returns the number of fallback rows.
+func checkFixed(t *testing.T, g *csr.Matrix[float32], st afsai.Stats, a *csr.Matrix[float64], a32 *csr.Matrix[float32],
+	rows []int, patterns [][]int32) int {
+	t.Helper()
+	want, wst, err := afsai.FixedPattern(a32, rows, patterns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLowerRows(t, g, rows)
+	r := compareFactors(g, want)
+	t.Logf("%d rows: %d identical patterns, %d bit-identical rows, max rel. diff %.2g; "+
+		"nnz %d, largest pattern %d, fallback %d/%d",
+		len(rows), r.samePattern, r.sameBits, r.maxRel, st.NNZ, st.MaxPattern, st.FallbackRows, wst.FallbackRows)
+	if r.sameBits != len(rows) {
+		k := r.firstDiff
+		gc, gv := g.Row(k)
+		wc, wv := want.Row(k)
+		t.Errorf("%d of %d rows differ from the CPU's; first, row %d (local %d):\n"+
+			"GPU columns %v values %v\nCPU columns %v values %v",
+			len(rows)-r.sameBits, len(rows), k, rows[k], gc, gv, wc, wv)
+	}
+	if st != wst {
+		t.Errorf("stats %+v, CPU %+v", st, wst)
+	}
+	if st.NNZ != int64(g.NNZ()) {
+		t.Errorf("Stats.NNZ %d, G holds %d", st.NNZ, g.NNZ())
+	}
+	for k, q := range quadForm(a, g, rows) {
+		if math.Abs(q-1) > 1e-3 {
+			t.Errorf("row %d: (G A G')_ii = %.6g, want 1", rows[k], q)
+			break
+		}
+	}
+	return st.FallbackRows
+}
+
+// TestFixedPlanMatchesCPU compares the GPU's prepared computation on fixed
+// patterns with afsai.FixedPattern: twice on the same plan, for A and for D
+// A D (new values on A's pattern), all rows in one batch, and the last rows
+// (the rank's own rows in the distributed case) in batches of 97 rows. The
+// float32 breakdown of the matrix "breakdown" must be found, as on the
+// CPU.
+func TestFixedPlanMatchesCPU(t *testing.T) {
 	b := openGPU(t)
 	for _, c := range fsaiCases(t) {
 		n := c.a.Rows
@@ -75,6 +127,8 @@ func TestFixedSetupMatchesCPU(t *testing.T) {
 		for i := range all {
 			all[i] = i
 		}
+		a2 := rescaled(c.a, func(i int) float64 { return 1.5 + 0.4*math.Sin(float64(i)) })
+		a2_32 := csr.Convert[float32](a2)
 		fallbacks := 0
 		for pname, patterns := range fixedPatterns(t, c.a32, all) {
 			for _, sub := range []struct {
@@ -84,40 +138,28 @@ func TestFixedSetupMatchesCPU(t *testing.T) {
 			}{{"all", 0, 0}, {"last", n / 3, 97}} {
 				rows, pats := all[sub.lo:], patterns[sub.lo:]
 				t.Run(fmt.Sprintf("%s/%s/%s", c.name, pname, sub.name), func(t *testing.T) {
-					g, st, kt, err := b.fixedSetup(c.a32, rows, pats, sub.batch)
+					p, err := b.prepareFixed(c.a32, rows, pats, sub.batch)
 					if err != nil {
 						t.Fatal(err)
 					}
-					want, wst, err := afsai.FixedPattern(c.a32, rows, pats)
-					if err != nil {
-						t.Fatal(err)
+					defer p.Free()
+					nb := len(rows)
+					if sub.batch > 0 {
+						nb = min(nb, sub.batch)
 					}
-					fallbacks += st.FallbackRows
-					checkLowerRows(t, g, rows)
-					r := compareFactors(g, want)
-					t.Logf("%d rows: %d identical patterns, %d bit-identical rows, max rel. diff %.2g; "+
-						"nnz %d, largest pattern %d, fallback %d/%d; device %.3f ms",
-						len(rows), r.samePattern, r.sameBits, r.maxRel, st.NNZ, st.MaxPattern,
-						st.FallbackRows, wst.FallbackRows, kt.Total()*1e3)
-					if r.sameBits != len(rows) {
-						k := r.firstDiff
-						gc, gv := g.Row(k)
-						wc, wv := want.Row(k)
-						t.Errorf("%d of %d rows differ from the CPU's; first, row %d (local %d):\n"+
-							"GPU columns %v values %v\nCPU columns %v values %v",
-							len(rows)-r.sameBits, len(rows), k, rows[k], gc, gv, wc, wv)
+					if p.run.nb != nb {
+						t.Errorf("%d rows per batch, want %d", p.run.nb, nb)
 					}
-					if st != wst {
-						t.Errorf("stats %+v, CPU %+v", st, wst)
-					}
-					if st.NNZ != int64(g.NNZ()) {
-						t.Errorf("Stats.NNZ %d, G holds %d", st.NNZ, g.NNZ())
-					}
-					for k, q := range quadForm(c.a, g, rows) {
-						if math.Abs(q-1) > 1e-3 {
-							t.Errorf("row %d: (G A G')_ii = %.6g, want 1", rows[k], q)
-							break
+					for _, v := range []struct {
+						a   *csr.Matrix[float64]
+						a32 *csr.Matrix[float32]
+					}{{c.a, c.a32}, {a2, a2_32}} {
+						g, st, kt, err := p.compute(v.a32.Val)
+						if err != nil {
+							t.Fatal(err)
 						}
+						t.Logf("device %.3f ms", kt.Total()*1e3)
+						fallbacks += checkFixed(t, g, st, v.a, v.a32, rows, pats)
 					}
 				})
 			}
@@ -128,10 +170,11 @@ func TestFixedSetupMatchesCPU(t *testing.T) {
 	}
 }
 
-// TestFixedSetupErrors: input that afsai.FixedPattern refuses is refused,
-// and the backend stays usable; rows with the diagonal alone give the
-// Jacobi scaling.
-func TestFixedSetupErrors(t *testing.T) {
+// TestFixedPlanErrors: input that afsai.FixedPattern refuses is refused by
+// PrepareFixed or Compute, and the backend and the plan stay usable; rows
+// with the diagonal alone give the Jacobi scaling; a freed plan refuses to
+// compute.
+func TestFixedPlanErrors(t *testing.T) {
 	b := openGPU(t)
 	a := csr.Convert[float32](stencil3D(3, 7))
 	for _, bad := range []struct {
@@ -145,28 +188,62 @@ func TestFixedSetupErrors(t *testing.T) {
 		{"negative column", []int{4}, [][]int32{{-1}}},
 		{"one pattern for two rows", []int{3, 4}, [][]int32{{3}}},
 	} {
-		if _, _, err := b.FixedSetup(a, bad.rows, bad.patterns); err == nil {
+		if _, err := b.PrepareFixed(a, bad.rows, bad.patterns); err == nil {
 			t.Errorf("%s accepted", bad.what)
 		}
 	}
-	g, _, err := b.FixedSetup(a, nil, nil)
+	p, err := b.PrepareFixed(a, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _, err := p.Compute(a.Val)
 	if err != nil || g.Rows != 0 || len(g.RowPtr) != 1 {
 		t.Errorf("no rows: %v, %+v", err, g)
 	}
-	g, st, err := b.FixedSetup(a, []int{26, 5}, [][]int32{{26}, nil})
+	vals := slices.Clone(a.Val)
+	cols, _ := a.Row(20)
+	d, _ := slices.BinarySearch(cols, 20)
+	vals[int(a.RowPtr[20])+d] = -1 // the diagonal of row 20
+	if _, _, err := p.Compute(vals); err == nil {
+		t.Error("no rows: diagonal entry -1 accepted")
+	}
+	p.Free()
+
+	p, err = b.PrepareFixed(a, []int{26, 5, 13}, [][]int32{{26}, nil, {4, 10, 12, 13}})
 	if err != nil {
 		t.Fatalf("after refusals: %v", err)
 	}
-	want := []float32{float32(1 / math.Sqrt(6)), float32(1 / math.Sqrt(6))}
-	if !slices.Equal(g.ColIdx, []int32{26, 5}) || !slices.Equal(g.Val, want) || st.MaxPattern != 0 || st.NNZ != 2 {
-		t.Errorf("diagonal patterns: columns %v values %v stats %+v, want columns [26 5] values %v", g.ColIdx, g.Val, st, want)
+	defer p.Free()
+	if _, _, err := p.Compute(a.Val[1:]); err == nil {
+		t.Error("too few values accepted")
+	}
+	for _, bad := range []float32{0, -1, float32(math.Inf(1)), float32(math.NaN())} { // row 20: not a row of G, but of A
+		vals[int(a.RowPtr[20])+d] = bad
+		if _, _, err := p.Compute(vals); err == nil {
+			t.Errorf("diagonal entry %g accepted", bad)
+		}
+	}
+	g, st, err := p.Compute(a.Val)
+	if err != nil {
+		t.Fatalf("after refusals: %v", err)
+	}
+	checkFixed(t, g, st, stencil3D(3, 7), a, []int{26, 5, 13}, [][]int32{{26}, nil, {4, 10, 12, 13}})
+	want := float32(1 / math.Sqrt(6))
+	if g.ColIdx[0] != 26 || g.Val[0] != want || g.ColIdx[1] != 5 || g.Val[1] != want {
+		t.Errorf("diagonal patterns: columns %v values %v, want rows 26 and 5 of %g alone", g.ColIdx, g.Val, want)
+	}
+	p.Free()
+	if _, _, err := p.Compute(a.Val); err == nil {
+		t.Error("Compute after Free accepted")
 	}
 }
 
-// BenchmarkFixedSetup times the GPU set-up on fixed patterns against
-// afsai.FixedPattern on all cores, on the patterns of the adaptive G with
-// DefaultParams (an Updater's work), on the diffusion problem of -fsai.n^3
-// rows in float32, and reports the device time of each stage.
+// BenchmarkFixedSetup times a steady Compute of the GPU's prepared plan on
+// fixed patterns (after one warm-up) against afsai.FixedPattern on all
+// cores, on the patterns of the adaptive G with DefaultParams (an
+// Updater's work), on the diffusion problem of -fsai.n^3 rows in float32,
+// and reports the preparation's seconds and the device time of each stage
+// of a Compute.
 func BenchmarkFixedSetup(bm *testing.B) {
 	be := openGPU(bm)
 	a := csr.Convert[float32](diffusion(bm, *fsaiN))
@@ -189,7 +266,14 @@ func BenchmarkFixedSetup(bm *testing.B) {
 		bm.Fatal(err)
 	}
 	cpu := time.Since(t0).Seconds()
-	if _, _, err := be.FixedSetup(a, rows, patterns); err != nil { // warm-up
+	t0 = time.Now()
+	p, err := be.prepareFixed(a, rows, patterns, 0)
+	if err != nil {
+		bm.Fatal(err)
+	}
+	defer p.Free()
+	prepare := time.Since(t0).Seconds()
+	if _, _, err := p.Compute(a.Val); err != nil { // warm-up
 		bm.Fatal(err)
 	}
 	var g *csr.Matrix[float32]
@@ -197,7 +281,7 @@ func BenchmarkFixedSetup(bm *testing.B) {
 	bm.ResetTimer()
 	t0 = time.Now()
 	for range bm.N {
-		if g, _, kt, err = be.fixedSetup(a, rows, patterns, 0); err != nil {
+		if g, _, kt, err = p.compute(a.Val); err != nil {
 			bm.Fatal(err)
 		}
 	}
@@ -205,6 +289,7 @@ func BenchmarkFixedSetup(bm *testing.B) {
 	bm.StopTimer()
 	r := compareFactors(g, want)
 	bm.ReportMetric(cpu, "cpu-s")
+	bm.ReportMetric(prepare, "prepare-s")
 	bm.ReportMetric(gpu, "gpu-s")
 	bm.ReportMetric(cpu/gpu, "speedup")
 	bm.ReportMetric(float64(r.sameBits)/float64(len(rows)), "same-bits")
@@ -215,7 +300,7 @@ func BenchmarkFixedSetup(bm *testing.B) {
 		{"solve", kt.Solve}, {"assemble", kt.Assemble}, {"download", kt.Download}} {
 		bm.ReportMetric(s.v*1e3, s.name+"-ms")
 	}
-	bm.Logf("%d rows, nnz(G) %d: CPU %.3f s (%d cores), GPU %.4f s (device stages %.4f s), %.1fx; "+
+	bm.Logf("%d rows, nnz(G) %d: CPU %.3f s (%d cores), GPU plan %.3f s, Compute %.4f s (device stages %.4f s), %.1fx; "+
 		"%d bit-identical rows, max rel. diff %.2g",
-		a.Rows, g.NNZ(), cpu, runtime.GOMAXPROCS(0), gpu, kt.Total(), cpu/gpu, r.sameBits, r.maxRel)
+		a.Rows, g.NNZ(), cpu, runtime.GOMAXPROCS(0), prepare, gpu, kt.Total(), cpu/gpu, r.sameBits, r.maxRel)
 }

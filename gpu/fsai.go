@@ -30,8 +30,10 @@ import (
 // operations in the CPU's order (kernels/fsai.cuh), so G is the one that
 // afsai.Adaptive computes from the same float32 A, bit for bit.
 //
-// runFSAI, which uploads A and runs the batches, is shared with the set-up on
-// given patterns (fixed.go), which grows its rows in one step.
+// fsaiRun, which holds A and the batch state on the device and runs the
+// batches, is shared with the set-up on given patterns (fixed.go), which
+// grows its rows in one step and keeps its fsaiRun from one Compute of a
+// prepared plan to the next: only A's values change.
 
 // AdaptiveSetup computes afsai.Adaptive(a, rows, p) on the GPU: the rows of
 // the adaptive FSAI factor G of a for the requested local rows, in the same
@@ -61,7 +63,7 @@ func (b *Backend) adaptiveSetup(a *csr.Matrix[float32], rows []int, p afsai.Para
 		s.scaled = 1
 	}
 	return b.runFSAI(a, diag, rows, fsaiJob{name: "adaptive FSAI", pl: pl, setup: s,
-		outLen: len(rows) * (pl.mmax + 1), maxBatch: maxBatch, grow: (*fsaiBatch).adaptiveSteps})
+		outLen: len(rows) * (pl.mmax + 1), maxBatch: maxBatch, grow: (*fsaiRun).adaptiveSteps})
 }
 
 // longestRow returns the most entries of a row of a.
@@ -73,8 +75,8 @@ func longestRow(a *csr.Matrix[float32]) int {
 	return n
 }
 
-// fsaiJob is a set-up that runFSAI runs: its plan, the scalars of the
-// kernels' parameters that it sets (runFSAI fills in the rest), and grow,
+// fsaiJob is a set-up that an fsaiRun runs: its plan, the scalars of the
+// kernels' parameters that it sets (newFSAIRun fills in the rest), and grow,
 // which builds the patterns and factors of a batch's rows after fsai_init.
 type fsaiJob struct {
 	name     string // for errors: "adaptive FSAI"
@@ -82,165 +84,230 @@ type fsaiJob struct {
 	setup    fsaiSetup
 	outLen   int // at least the entries of G
 	maxBatch int // the most rows per batch; 0: as many as memory allows
-	grow     func(f *fsaiBatch, first, nb int) error
+	// patBytes is the device memory of the patterns of all rows, which a
+	// set-up on given patterns keeps instead of a batch's (fixed.go); 0:
+	// the batch holds its own.
+	patBytes int
+	grow     func(r *fsaiRun, first, nb int) error
 }
 
 // runFSAI computes the rows of G for rows of a, whose diagonal is diag, as
-// job says: it uploads A, then computes the rows in batches as large as half
-// the free device memory allows (and job.maxBatch), and returns G, its
-// statistics and the device time of each stage.
+// job says, and returns G, its statistics and the device time of each
+// stage.
 func (b *Backend) runFSAI(a *csr.Matrix[float32], diag []float32, rows []int, job fsaiJob) (*csr.Matrix[float32], afsai.Stats, afsai.KernelTimes, error) {
-	var st afsai.Stats
-	var kt afsai.KernelTimes
-	pl := job.pl
-	g := &csr.Matrix[float32]{Rows: len(rows), Cols: a.Cols, RowPtr: make([]int32, len(rows)+1)}
 	if len(rows) == 0 {
-		return g, st, kt, nil
+		return &csr.Matrix[float32]{Cols: a.Cols, RowPtr: make([]int32, 1)}, afsai.Stats{}, afsai.KernelTimes{}, nil
 	}
+	r, err := b.newFSAIRun(a, rows, job)
+	if err != nil {
+		return nil, afsai.Stats{}, afsai.KernelTimes{}, err
+	}
+	defer r.free()
+	g, st, err := r.compute(a.Val, diag)
+	if err != nil {
+		return nil, st, r.kt, err
+	}
+	out := *g
+	if 2*len(out.ColIdx) < cap(out.ColIdx) { // rows stopped early: keep only what G holds
+		out.ColIdx, out.Val = slices.Clone(out.ColIdx), slices.Clone(out.Val)
+	}
+	return &out, st, r.kt, nil
+}
 
+// fsaiRun is a set-up on the device for one matrix structure and one list
+// of rows: A's row pointers and columns and the rows on the device, the
+// state of a batch of rows, G's output arrays, and the host memory that G
+// and a batch's row lengths come back to. compute computes G for values of
+// A; the adaptive set-up computes once, a prepared plan on given patterns
+// (fixed.go) once per Compute.
+type fsaiRun struct {
+	b    *Backend
+	fn   *fsaiKernels
+	job  fsaiJob
+	rows []int
+	nb   int // rows per batch
+	bufs fsaiBuffers
+	tm   stageTimer
+	l    *fsaiLauncher
+	kt   afsai.KernelTimes // compute adds the device seconds of its stages
+
+	rowsDev                uintptr // the requested rows, int32
+	outCol, outVal, outPtr uintptr // a batch's rows of G
+
+	host              *hostWords
+	cols              []int32   // G's columns (host)
+	vals              []float32 // and values
+	lens, states, ptr []int32   // a batch's pattern lengths, row states and row pointers into its rows of G
+	g                 csr.Matrix[float32]
+}
+
+// newFSAIRun uploads the structure of a and the rows, and allocates the
+// state of batches as large as half the free device memory allows (less
+// the job's patterns, and at most job.maxBatch rows): usually all rows at
+// once. rows must not be empty.
+func (b *Backend) newFSAIRun(a *csr.Matrix[float32], rows []int, job fsaiJob) (*fsaiRun, error) {
 	defer b.enter()()
 	if b.err != nil {
-		return nil, st, kt, b.err
+		return nil, b.err
 	}
 	fn, err := b.fsaiKernels()
 	if err != nil {
-		return nil, st, kt, err
+		return nil, err
 	}
 	free, err := b.freeMemory()
 	if err != nil {
-		return nil, st, kt, err
+		return nil, err
 	}
-	nb := min(len(rows), int(free/2/uint64(pl.rowBytes())))
+	pl := job.pl
+	nb := 0
+	if avail := int64(free/2) - int64(job.patBytes); avail > 0 {
+		nb = min(len(rows), int(avail/int64(pl.rowBytes())))
+	}
 	if job.maxBatch > 0 {
 		nb = min(nb, job.maxBatch)
 	}
 	if nb < 1 {
-		return nil, st, kt, fmt.Errorf("gpu: %s: %d bytes per row, %s: %w", job.name, pl.rowBytes(), b.drv.memInfo(),
-			afsai.ErrDeviceUnsupported)
+		return nil, fmt.Errorf("gpu: %s: %d bytes per row, %d for the patterns of all rows, %s: %w", job.name, pl.rowBytes(),
+			job.patBytes, b.drv.memInfo(), afsai.ErrDeviceUnsupported)
 	}
 
-	bufs := &fsaiBuffers{b: b}
-	defer bufs.free()
-	tm := &stageTimer{b: b}
-	defer tm.free()
-	tm.start()
+	r := &fsaiRun{b: b, fn: fn, job: job, rows: rows, nb: nb, bufs: fsaiBuffers{b: b}, tm: stageTimer{b: b}}
 	s := job.setup
 	s.mmax, s.s, s.tol = int64(pl.mmax), int64(pl.s), 64*math.Ldexp(1, -24)
-	s.rowptr = bufs.alloc(4*len(a.RowPtr), "A row pointers")
-	s.col = bufs.alloc(4*a.NNZ(), "A columns")
-	s.val = bufs.alloc(4*a.NNZ(), "A values")
-	s.diag = bufs.alloc(4*a.Rows, "A diagonal")
-	bufs.allocBatch(&s, pl, nb)
-	outCol := bufs.alloc(4*nb*(pl.mmax+1), "G columns")
-	outVal := bufs.alloc(4*nb*(pl.mmax+1), "G values")
-	outPtr := bufs.alloc(4*(nb+1), "G row pointers")
-	if bufs.err != nil {
-		return nil, st, kt, bufs.err
+	s.rowptr = r.bufs.alloc(4*len(a.RowPtr), "A row pointers")
+	s.col = r.bufs.alloc(4*a.NNZ(), "A columns")
+	s.val = r.bufs.alloc(4*a.NNZ(), "A values")
+	s.diag = r.bufs.alloc(4*a.Rows, "A diagonal")
+	r.rowsDev = r.bufs.alloc(4*len(rows), "requested rows")
+	r.bufs.allocBatch(&s, pl, nb, job.patBytes == 0)
+	r.outCol = r.bufs.alloc(4*nb*(pl.mmax+1), "G columns")
+	r.outVal = r.bufs.alloc(4*nb*(pl.mmax+1), "G values")
+	r.outPtr = r.bufs.alloc(4*(nb+1), "G row pointers")
+	if r.bufs.err != nil {
+		r.bufs.free()
+		return nil, r.bufs.err
 	}
+	r.l = newFSAILauncher(b, s)
+
+	rows32 := make([]int32, len(rows))
+	for k, i := range rows {
+		rows32[k] = int32(i)
+	}
+	r.tm.start()
 	b.upload(s.rowptr, unsafe.Pointer(&a.RowPtr[0]), 4*len(a.RowPtr))
 	if a.NNZ() > 0 {
 		b.upload(s.col, unsafe.Pointer(&a.ColIdx[0]), 4*a.NNZ())
-		b.upload(s.val, unsafe.Pointer(&a.Val[0]), 4*a.NNZ())
 	}
-	b.upload(s.diag, unsafe.Pointer(&diag[0]), 4*a.Rows)
-	tm.mark(&kt.Upload)
+	b.upload(r.rowsDev, unsafe.Pointer(&rows32[0]), 4*len(rows))
+	r.tm.mark(&r.kt.Upload)
 
-	out := b.newHostOutput(job.outLen)
-	defer out.release()
-	g.ColIdx, g.Val = out.cols[:0], out.vals[:0]
-	l := newFSAILauncher(b, s)
-	defer l.close()
-	batch := &fsaiBatch{b: b, fn: fn, l: l, tm: tm, job: &job, kt: &kt, out: out,
-		rows32: make([]int32, nb), lens: make([]int32, nb), states: make([]int32, nb), ptr: make([]int32, nb+1),
-		outCol: outCol, outVal: outVal, outPtr: outPtr}
-	for lo := 0; lo < len(rows); lo += nb {
-		hi := min(lo+nb, len(rows))
-		if err := batch.run(rows[lo:hi], g, lo, &st); err != nil {
-			return nil, st, kt, err
+	r.host = b.newHostWords(2*job.outLen + 3*nb + 1)
+	r.cols, r.vals = r.host.int32s(job.outLen), r.host.float32s(job.outLen)
+	r.lens, r.states, r.ptr = r.host.int32s(nb), r.host.int32s(nb), r.host.int32s(nb+1)
+	r.g = csr.Matrix[float32]{Rows: len(rows), Cols: a.Cols, RowPtr: make([]int32, len(rows)+1)}
+	err = r.tm.collect()
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(rows32)
+	if err != nil {
+		r.free()
+		return nil, err
+	}
+	return r, nil
+}
+
+// free releases the device memory, the events and the host memory's
+// registration; G's host arrays stay valid.
+func (r *fsaiRun) free() {
+	defer r.b.enter()()
+	r.l.close()
+	r.tm.free()
+	r.bufs.free()
+	r.host.release()
+}
+
+// compute uploads A's values val and diagonal diag, computes the rows of G
+// batch by batch and returns G and its statistics, and adds the device time
+// of each stage to r.kt. G's arrays are r's host memory, overwritten by the
+// next compute.
+func (r *fsaiRun) compute(val, diag []float32) (*csr.Matrix[float32], afsai.Stats, error) {
+	b := r.b
+	var st afsai.Stats
+	defer b.enter()()
+	if b.err != nil {
+		return nil, st, b.err
+	}
+	s := &r.l.params.setup
+	r.tm.start()
+	if len(val) > 0 {
+		b.upload(s.val, unsafe.Pointer(&val[0]), 4*len(val))
+	}
+	b.upload(s.diag, unsafe.Pointer(&diag[0]), 4*len(diag))
+	r.tm.mark(&r.kt.Upload)
+	g := &r.g
+	g.ColIdx, g.Val = r.cols[:0], r.vals[:0]
+	for lo := 0; lo < len(r.rows); lo += r.nb {
+		if err := r.batch(lo, min(r.nb, len(r.rows)-lo), &st); err != nil {
+			return nil, st, err
 		}
 	}
-	runtime.KeepAlive(a)
+	runtime.KeepAlive(val)
 	runtime.KeepAlive(diag)
-	if 2*len(g.ColIdx) < cap(g.ColIdx) { // rows stopped early: keep only what G holds
-		out.release()
-		g.ColIdx, g.Val = slices.Clone(g.ColIdx), slices.Clone(g.Val)
-	}
-	return g, st, kt, b.err
+	return g, st, b.err
 }
 
 // fsaiBroken is FSAI_BROKEN of kernels/fsai.cuh: the row state of a
 // Cholesky breakdown.
 const fsaiBroken = 2
 
-// fsaiBatch runs the set-up on one batch of rows at a time, reusing the
-// device state and host scratch of the largest batch.
-type fsaiBatch struct {
-	b                      *Backend
-	fn                     *fsaiKernels
-	l                      *fsaiLauncher
-	tm                     *stageTimer
-	job                    *fsaiJob
-	kt                     *afsai.KernelTimes
-	out                    *hostOutput
-	rows32, lens, states   []int32
-	ptr                    []int32 // the batch's row pointers into its output
-	outCol, outVal, outPtr uintptr
-}
-
-// run computes the rows of G for rows, which are rows first.. of g, and
-// appends them to g, whose arrays have the capacity of the longest rows; st
-// collects the statistics.
-func (f *fsaiBatch) run(rows []int, g *csr.Matrix[float32], first int, st *afsai.Stats) error {
-	b, fn, l, tm, kt := f.b, f.fn, f.l, f.tm, f.kt
-	nb := len(rows)
+// batch computes the nb rows of G from row first on and appends them to
+// r.g; st collects the statistics.
+func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
+	b, fn, l, tm, kt := r.b, r.fn, r.l, &r.tm, &r.kt
+	g := &r.g
 	s := &l.params.setup
 	s.nb = int64(nb)
+	s.rows = r.rowsDev + uintptr(4*first)
 	tm.start()
-	for k, r := range rows {
-		f.rows32[k] = int32(r)
-	}
-	b.upload(s.rows, unsafe.Pointer(&f.rows32[0]), 4*nb)
-	tm.mark(&kt.Upload)
 	l.rows(&fn.init, nb)
-	if err := f.job.grow(f, first, nb); err != nil {
+	if err := r.job.grow(r, first, nb); err != nil {
 		return err
 	}
 	l.rows(&fn.solve, nb, 1)
 	tm.mark(&kt.Solve)
 
 	// Row lengths and breakdowns give the statistics and the row pointers.
-	b.download(unsafe.Pointer(&f.lens[0]), s.len, 4*nb)
-	b.download(unsafe.Pointer(&f.states[0]), s.state, 4*nb)
+	r.host.wait()
+	b.download(unsafe.Pointer(&r.lens[0]), s.len, 4*nb)
+	b.download(unsafe.Pointer(&r.states[0]), s.state, 4*nb)
 	if b.syncLocked() != nil {
 		return b.err
 	}
 	tm.mark(&kt.Download)
 	base := int64(g.RowPtr[first])
-	for k, m := range f.lens[:nb] {
-		f.ptr[k+1] = f.ptr[k] + m + 1
+	for k, m := range r.lens[:nb] {
+		r.ptr[k+1] = r.ptr[k] + m + 1
 		st.MaxPattern = max(st.MaxPattern, int(m))
-		if f.states[k] == fsaiBroken {
+		if r.states[k] == fsaiBroken {
 			st.FallbackRows++
 		}
 	}
-	nnz := int(f.ptr[nb])
+	nnz := int(r.ptr[nb])
 	st.NNZ += int64(nnz)
 	if base+int64(nnz) > math.MaxInt32 {
 		return fmt.Errorf("gpu: %s: G has more than %d entries, more than a CSR block's int32 row pointers hold",
-			f.job.name, math.MaxInt32)
+			r.job.name, math.MaxInt32)
 	}
 	for k := range nb {
-		g.RowPtr[first+k+1] = int32(base) + f.ptr[k+1]
+		g.RowPtr[first+k+1] = int32(base) + r.ptr[k+1]
 	}
 
-	b.upload(f.outPtr, unsafe.Pointer(&f.ptr[0]), 4*(nb+1))
-	l.rows(&fn.assemble, nb, uint64(f.outPtr), uint64(f.outCol), uint64(f.outVal))
+	b.upload(r.outPtr, unsafe.Pointer(&r.ptr[0]), 4*(nb+1))
+	l.rows(&fn.assemble, nb, uint64(r.outPtr), uint64(r.outCol), uint64(r.outVal))
 	tm.mark(&kt.Assemble)
 	g.ColIdx = g.ColIdx[:int(base)+nnz]
 	g.Val = g.Val[:int(base)+nnz]
-	f.out.wait()
-	b.download(unsafe.Pointer(&g.ColIdx[base]), f.outCol, 4*nnz)
-	b.download(unsafe.Pointer(&g.Val[base]), f.outVal, 4*nnz)
+	b.download(unsafe.Pointer(&g.ColIdx[base]), r.outCol, 4*nnz)
+	b.download(unsafe.Pointer(&g.Val[base]), r.outVal, 4*nnz)
 	if b.syncLocked() != nil {
 		return b.err
 	}
@@ -250,19 +317,19 @@ func (f *fsaiBatch) run(rows []int, g *csr.Matrix[float32], first int, st *afsai
 
 // adaptiveSteps is the grow of the adaptive set-up: the pattern-growing
 // steps of the nb rows of the batch, until no row is active.
-func (f *fsaiBatch) adaptiveSteps(_, nb int) error {
-	b, fn, l, tm, kt := f.b, f.fn, f.l, f.tm, f.kt
+func (r *fsaiRun) adaptiveSteps(_, nb int) error {
+	b, fn, l, tm, kt := r.b, r.fn, r.l, &r.tm, &r.kt
 	s := &l.params.setup
-	for step := 0; step < f.job.pl.steps; step++ {
+	for step := 0; step < r.job.pl.steps; step++ {
 		if step > 0 {
 			l.rows(&fn.solve, nb, 0)
 			tm.mark(&kt.Solve)
 		}
-		warps, bits := f.job.pl.warps[step], f.job.pl.bits[step]
+		warps, bits := r.job.pl.warps[step], r.job.pl.bits[step]
 		l.launch(&fn.kapgrad, ceilDiv(nb, warps), 32*warps, warps*slotBytes<<bits, uint64(bits))
 		tm.mark(&kt.Gradient)
-		width := (step + 1) * f.job.pl.s
-		l.launch(&fn.sysgather, b.elementBlocks(f.job.pl.s*width*nb), blockSize, 0, uint64(width))
+		width := (step + 1) * r.job.pl.s
+		l.launch(&fn.sysgather, b.elementBlocks(r.job.pl.s*width*nb), blockSize, 0, uint64(width))
 		tm.mark(&kt.Gather)
 		if b.err == nil {
 			b.fail(b.drv.check(b.drv.call(b.drv.memsetD32Async, s.activeCount, 0, 1, b.stream), "cuMemsetD32Async"))

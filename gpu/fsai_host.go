@@ -6,85 +6,89 @@ import (
 	"unsafe"
 )
 
-// hostOutput is the host memory that receives G's columns and values,
-// sized for the longest rows and made ready in the background while the GPU
-// computes: its pages are touched on all cores (first touches are slow,
-// above all in a virtual machine, and the driver would otherwise take them
-// one by one inside the download), then page-locked, so that the download
-// runs at the bus's speed. If page-locking fails the download still works,
-// through the driver's staging buffers.
-type hostOutput struct {
-	cols  []int32
-	vals  []float32
+// hostWords is host memory of 4-byte words that a set-up copies to and from
+// the device (G's columns and values, a batch's row lengths, A's values),
+// handed out as int32 and float32 slices. It is made ready in the
+// background while the GPU computes: its pages are touched on all cores
+// (first touches are slow, above all in a virtual machine, and the driver
+// would otherwise take them one by one inside a copy), then page-locked, so
+// that copies run at the bus's speed. If page-locking fails the copies still
+// work, through the driver's staging buffers. No word may be written before
+// wait returns.
+type hostWords struct {
+	words []uint32
+	next  int // words handed out
 	wg    sync.WaitGroup
 	b     *Backend
-	bytes [2][]byte // cols and vals as bytes
-	held  [2]bool   // registered with the driver
+	held  bool // registered with the driver
 }
 
-// pageSize is the granularity of first-touch faults; outputs below
-// minHostOutput bytes are left as they are.
+// pageSize is the granularity of first-touch faults; memory below
+// minHostOutput bytes is left as it is.
 const (
 	pageSize      = 4096
 	minHostOutput = 1 << 20
 )
 
-// newHostOutput allocates n columns and values and starts making them ready.
-func (b *Backend) newHostOutput(n int) *hostOutput {
-	o := &hostOutput{cols: make([]int32, n), vals: make([]float32, n), b: b}
+// newHostWords allocates n words and starts making them ready.
+func (b *Backend) newHostWords(n int) *hostWords {
+	h := &hostWords{words: make([]uint32, n), b: b}
 	if 4*n < minHostOutput {
-		return o
+		return h
 	}
-	o.bytes[0] = unsafe.Slice((*byte)(unsafe.Pointer(&o.cols[0])), 4*n)
-	o.bytes[1] = unsafe.Slice((*byte)(unsafe.Pointer(&o.vals[0])), 4*n)
-	o.wg.Add(1)
+	mem := unsafe.Slice((*byte)(unsafe.Pointer(&h.words[0])), 4*n)
+	h.wg.Add(1)
 	go func() {
-		defer o.wg.Done()
-		touch(o.bytes[:])
+		defer h.wg.Done()
+		touch(mem)
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		d := b.drv
 		if d.call(d.ctxSetCurrent, b.ctx) != cuSuccess {
 			return
 		}
-		for k, m := range o.bytes {
-			o.held[k] = d.call(d.memHostRegister, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), 0) == cuSuccess
-		}
+		h.held = d.call(d.memHostRegister, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), 0) == cuSuccess
 	}()
-	return o
+	return h
 }
 
-// wait blocks until the memory is ready; call it before the first download.
-func (o *hostOutput) wait() { o.wg.Wait() }
+// take hands out the next n words.
+func (h *hostWords) take(n int) unsafe.Pointer {
+	w := h.words[h.next : h.next+n]
+	h.next += n
+	return unsafe.Pointer(unsafe.SliceData(w))
+}
+
+// int32s hands out the next n words as int32s.
+func (h *hostWords) int32s(n int) []int32 { return unsafe.Slice((*int32)(h.take(n)), n) }
+
+// float32s hands out the next n words as float32s.
+func (h *hostWords) float32s(n int) []float32 { return unsafe.Slice((*float32)(h.take(n)), n) }
+
+// wait blocks until the memory is ready; call it before the first write.
+func (h *hostWords) wait() { h.wg.Wait() }
 
 // release unlocks the pages; the slices stay valid.
-func (o *hostOutput) release() {
-	o.wait()
-	for k, m := range o.bytes {
-		if o.held[k] {
-			o.b.fail(o.b.drv.check(o.b.drv.call(o.b.drv.memHostUnregister, uintptr(unsafe.Pointer(&m[0]))),
-				"cuMemHostUnregister"))
-			o.held[k] = false
-		}
+func (h *hostWords) release() {
+	h.wait()
+	if h.held {
+		h.b.fail(h.b.drv.check(h.b.drv.call(h.b.drv.memHostUnregister, uintptr(unsafe.Pointer(&h.words[0]))),
+			"cuMemHostUnregister"))
+		h.held = false
 	}
 }
 
-// touch writes a zero into every page of the buffers, which are fresh
-// zeroed memory, with one goroutine per processor.
-func touch(bufs [][]byte) {
-	var pages []*byte
-	for _, m := range bufs {
-		for off := 0; off < len(m); off += pageSize {
-			pages = append(pages, &m[off])
-		}
-	}
+// touch writes a zero into every page of mem, which is fresh zeroed memory,
+// with one goroutine per processor.
+func touch(mem []byte) {
+	pages := (len(mem) + pageSize - 1) / pageSize
 	workers := runtime.GOMAXPROCS(0)
-	per := (len(pages) + workers - 1) / workers
+	per := (pages + workers - 1) / workers
 	var wg sync.WaitGroup
-	for w := 0; w < len(pages); w += per {
+	for w := 0; w < pages; w += per {
 		wg.Go(func() {
-			for _, p := range pages[w:min(w+per, len(pages))] {
-				*p = 0
+			for p := w; p < min(w+per, pages); p++ {
+				mem[p*pageSize] = 0
 			}
 		})
 	}

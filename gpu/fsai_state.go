@@ -98,19 +98,27 @@ func (f *fsaiBuffers) free() {
 	f.ptrs = nil
 }
 
-// allocBatch allocates the per-row state of nb batch rows into s.
-func (f *fsaiBuffers) allocBatch(s *fsaiSetup, pl fsaiPlan, nb int) {
+// allocBatch allocates the per-row state of nb batch rows into s: all of
+// it but the rows, which point into the list of all requested rows, and,
+// unless withPat, the patterns, which a fixed-pattern set-up keeps for all
+// rows (fixed.go).
+func (f *fsaiBuffers) allocBatch(s *fsaiSetup, pl fsaiPlan, nb int, withPat bool) {
 	m := pl.mmax
-	for _, a := range []struct {
+	type array struct {
 		p     *uintptr
 		words int
 		what  string
-	}{
-		{&s.rows, 1, "batch rows"}, {&s.len, 1, "pattern lengths"}, {&s.ncand, 1, "candidate counts"},
-		{&s.state, 1, "row states"}, {&s.psi, 1, "psi"}, {&s.pat, m, "patterns"},
+	}
+	state := []array{
+		{&s.len, 1, "pattern lengths"}, {&s.ncand, 1, "candidate counts"},
+		{&s.state, 1, "row states"}, {&s.psi, 1, "psi"},
 		{&s.l, m * (m + 1) / 2, "Cholesky factors"}, {&s.y, m, "y"}, {&s.g, m, "g"},
 		{&s.sys, pl.s * (m + 1), "gathered systems"},
-	} {
+	}
+	if withPat {
+		state = append(state, array{&s.pat, m, "patterns"})
+	}
+	for _, a := range state {
 		*a.p = f.alloc(4*max(a.words, 1)*nb, a.what)
 	}
 	s.activeCount = f.alloc(4, "active row count")

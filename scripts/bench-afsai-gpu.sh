@@ -2,7 +2,7 @@
 # GPU benchmark of aFSAI against Jacobi and CuPy on diffusion:N (default 200,
 # 8M rows) in one run on the GPU machine: the aFSAI set-up on the GPU in
 # single precision, G applied in double and in mixed precision, one and two
-# GPUs. Build here first (no Go there):
+# GPUs, and the CPU backend's set-up of the same G on all the cores. Build here first (no Go there):
 #   go build -o bin/fsai-dist ./cmd/fsai-dist
 # then run there: scripts/bench-afsai-gpu.sh [outdir] [N]
 set -uo pipefail
@@ -18,6 +18,8 @@ run() { name=$1; shift; "$@" -progress 0 -maxit 20000 -report "$out/$name.json" 
 run jacobi bin/fsai-dist -backend cuda -problem diffusion:$n -prec jacobi -write-matrix "$work/d.petsc"
 run afsai bin/fsai-dist -backend cuda -problem diffusion:$n -prec afsai
 run afsai-mixed bin/fsai-dist -backend cuda -problem diffusion:$n -prec afsai -afsai.apply single
+# the same G set up by the CPU backend on all the machine's cores (one iteration: the set-up is what counts)
+bin/fsai-dist -backend cpu -problem diffusion:$n -prec afsai -progress 0 -maxit 1 -report "$out/afsai-cpu-setup.json" 2>&1 | tail -1
 if [ "$gpus" -ge 2 ]; then
   run afsai-np2 mpirun -np 2 --bind-to none bin/fsai-dist -backend cuda -problem diffusion:$n -prec afsai
 fi
@@ -44,6 +46,9 @@ s = {
   "mixed_speedup_per_iteration": a["iter_s"] / m["iter_s"],
   "afsai_mixed_total_over_jacobi_solve": (m["setup_s"] + m["solve_s"]) / j["solve_s"],
 }
+cs = load("afsai-cpu-setup")
+if cs:
+    s["gpu_setup_speedup_over_cpu"] = cs["setup_s"] / a["setup_s"]
 if a2:
     s["two_gpu_setup_ratio"] = a2["setup_s"] / a["setup_s"]
     s["two_gpu_compute_ratio"] = a2["prec_info"]["compute_s"] / a["prec_info"]["compute_s"]

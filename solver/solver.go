@@ -258,6 +258,9 @@ func (s *Solver) Rebuild() error {
 		return err
 	}
 	s.prec.Free()
+	if s.updater != nil {
+		s.updater.Free()
+	}
 	s.prec, s.updater = p, nil
 	return nil
 }
@@ -286,6 +289,9 @@ func (s *Solver) Preconditioner() pcg.Preconditioner { return s.prec }
 // it; the solver must not be used after. The matrix stays usable. Not
 // collective.
 func (s *Solver) Free() error {
+	if s.updater != nil {
+		s.updater.Free()
+	}
 	if s.prec != nil {
 		s.prec.Free()
 	}
