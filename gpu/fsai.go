@@ -63,7 +63,7 @@ func (b *Backend) adaptiveSetup(a *csr.Matrix[float32], rows []int, p afsai.Para
 		s.scaled = 1
 	}
 	return b.runFSAI(a, diag, rows, fsaiJob{name: "adaptive FSAI", pl: pl, setup: s,
-		outLen: len(rows) * (pl.mmax + 1), maxBatch: maxBatch, grow: (*fsaiRun).adaptiveSteps})
+		maxBatch: maxBatch, grow: (*fsaiRun).adaptiveSteps})
 }
 
 // longestRow returns the most entries of a row of a.
@@ -79,10 +79,14 @@ func longestRow(a *csr.Matrix[float32]) int {
 // kernels' parameters that it sets (newFSAIRun fills in the rest), and grow,
 // which builds the patterns and factors of a batch's rows after fsai_init.
 type fsaiJob struct {
-	name     string // for errors: "adaptive FSAI"
-	pl       fsaiPlan
-	setup    fsaiSetup
-	outLen   int // at least the entries of G
+	name  string // for errors: "adaptive FSAI"
+	pl    fsaiPlan
+	setup fsaiSetup
+	// outLen, when known, is the number of entries of G: G's host arrays
+	// are then page-locked and reused by every compute. 0: unknown (the
+	// adaptive set-up, whose rows stop early), G's arrays are allocated
+	// batch by batch with the entries its rows hold.
+	outLen   int
 	maxBatch int // the most rows per batch; 0: as many as memory allows
 	// patBytes is the device memory of the patterns of all rows, which a
 	// set-up on given patterns keeps instead of a batch's (fixed.go); 0:
@@ -108,9 +112,6 @@ func (b *Backend) runFSAI(a *csr.Matrix[float32], diag []float32, rows []int, jo
 		return nil, st, r.kt, err
 	}
 	out := *g
-	if 2*len(out.ColIdx) < cap(out.ColIdx) { // rows stopped early: keep only what G holds
-		out.ColIdx, out.Val = slices.Clone(out.ColIdx), slices.Clone(out.Val)
-	}
 	return &out, st, r.kt, nil
 }
 
@@ -227,8 +228,9 @@ func (r *fsaiRun) free() {
 
 // compute uploads A's values val and diagonal diag, computes the rows of G
 // batch by batch and returns G and its statistics, and adds the device time
-// of each stage to r.kt. G's arrays are r's host memory, overwritten by the
-// next compute.
+// of each stage to r.kt. With job.outLen set, G's arrays are r's
+// page-locked host memory, overwritten by the next compute; else they are
+// allocated for G.
 func (r *fsaiRun) compute(val, diag []float32) (*csr.Matrix[float32], afsai.Stats, error) {
 	b := r.b
 	var st afsai.Stats
@@ -304,8 +306,8 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 	b.upload(r.outPtr, unsafe.Pointer(&r.ptr[0]), 4*(nb+1))
 	l.rows(&fn.assemble, nb, uint64(r.outPtr), uint64(r.outCol), uint64(r.outVal))
 	tm.mark(&kt.Assemble)
-	g.ColIdx = g.ColIdx[:int(base)+nnz]
-	g.Val = g.Val[:int(base)+nnz]
+	g.ColIdx = slices.Grow(g.ColIdx, nnz)[:int(base)+nnz]
+	g.Val = slices.Grow(g.Val, nnz)[:int(base)+nnz]
 	b.download(unsafe.Pointer(&g.ColIdx[base]), r.outCol, 4*nnz)
 	b.download(unsafe.Pointer(&g.Val[base]), r.outVal, 4*nnz)
 	if b.syncLocked() != nil {
