@@ -9,6 +9,9 @@
 #            CPU set-up, CuPy (scripts/bench-afsai-gpu.sh)
 #   scaling  strong scaling on poisson7:256 with Jacobi and aFSAI, weak with
 #            aFSAI (cmd/fsai-scale: CSV and PNG plots)
+#   large    the scaling issue's runs on the GPUs there are: aFSAI strong scaling
+#            on diffusion:320 and poisson7:400, weak scaling at the blueprint's
+#            1,771,561 rows per GPU (not in the default list)
 #
 # Build here first:
 #   go build -o bin/fsai-dist ./cmd/fsai-dist && go build -o bin/fsai-scale ./cmd/fsai-scale &&
@@ -45,4 +48,14 @@ if want scaling; then
   done
   bin/fsai-scale weak -ranks 1,2 -rows-per-rank 8000000 -family poisson7 -out "$out/weak" -- -backend cuda -prec afsai > "$out/weak.log" 2>&1
   cat "$out/weak/scaling.csv"
+fi
+if want large; then
+  gpus=$(nvidia-smi -L | wc -l)
+  ranks=1; for ((r = 2; r <= gpus; r *= 2)); do ranks+=",$r"; done   # 1,2,4,8 up to the GPUs there are
+  for p in diffusion:320 poisson7:400; do
+    bin/fsai-scale strong -ranks "$ranks" -problem $p -out "$out/strong-${p/:/}" -- -backend cuda -prec afsai > "$out/strong-${p/:/}.log" 2>&1
+    cat "$out/strong-${p/:/}/scaling.csv"
+  done
+  bin/fsai-scale weak -ranks "$ranks" -rows-per-rank 1771561 -family poisson7 -out "$out/weak-1771561" -- -backend cuda -prec afsai > "$out/weak-1771561.log" 2>&1
+  cat "$out/weak-1771561/scaling.csv"
 fi
