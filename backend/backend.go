@@ -94,7 +94,8 @@ type Backend interface {
 
 	Fill(x Vector, v float64)
 	Copy(dst, src Vector)
-	// Axpby computes y = a*x + b*y.
+	// Axpby computes y = a*x + b*y; with b == 0 it does not read y, which
+	// may then hold anything, NaN included (as in BLAS).
 	Axpby(y Vector, a float64, x Vector, b float64)
 	// Mul computes z = d .* r element-wise (Jacobi scaling).
 	Mul(z, d, r Vector)

@@ -141,9 +141,17 @@ func (b *Backend) Fill(x backend.Vector, v float64) {
 
 func (b *Backend) Copy(dst, src backend.Vector) { copy(dst.(Vector), src.(Vector)) }
 
+// Axpby computes y = a*x + c*y; with c == 0 it does not read y (which may
+// hold NaN), as in BLAS and as the GPU kernel.
 func (b *Backend) Axpby(y backend.Vector, a float64, x backend.Vector, c float64) {
 	yv, xv := y.(Vector), x.(Vector)
 	b.parallel(len(yv), func(_, lo, hi int) {
+		if c == 0 {
+			for i := lo; i < hi; i++ {
+				yv[i] = a * xv[i]
+			}
+			return
+		}
 		for i := lo; i < hi; i++ {
 			yv[i] = a*xv[i] + c*yv[i]
 		}

@@ -100,3 +100,18 @@ func BenchmarkSpMV(b *testing.B) {
 		be.SpMV(y, a, x, 0)
 	}
 }
+
+// TestAxpbyZeroBeta: with b == 0, Axpby does not read y (NaN there stays
+// out of the result), and with b != 0 it does.
+func TestAxpbyZeroBeta(t *testing.T) {
+	be := New(2)
+	x, y := Vector{1, 2, 3}, Vector{math.NaN(), math.NaN(), 4}
+	be.Axpby(y, 2, x, 0)
+	if y[0] != 2 || y[1] != 4 || y[2] != 6 {
+		t.Fatalf("y = 2x + 0y: %v", y)
+	}
+	be.Axpby(y, 1, x, 0.5)
+	if y[0] != 2 || y[1] != 4 || y[2] != 6 {
+		t.Fatalf("y = x + y/2: %v", y)
+	}
+}
