@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // Stats describes a computed G.
@@ -91,12 +92,22 @@ func checkInput[T csr.Real](a *csr.Matrix[T], rows []int) ([]T, error) {
 		}
 	}
 	diag := make([]T, a.Rows)
-	for i := range diag {
-		d := float64(a.At(i, i))
-		if !(d > 0) || math.IsInf(d, 0) {
-			return nil, fmt.Errorf("afsai: row %d: diagonal entry %g is not positive and finite, A is not SPD", i, d)
+	bad := make([]int, parallel.Chunks(a.Rows)) // each chunk's first bad row, or -1
+	parallel.For(a.Rows, func(c, lo, hi int) {
+		bad[c] = -1
+		for i := lo; i < hi; i++ {
+			d := float64(a.At(i, i))
+			if !(d > 0) || math.IsInf(d, 0) {
+				bad[c] = i
+				return
+			}
+			diag[i] = T(d)
 		}
-		diag[i] = T(d)
+	})
+	for _, i := range bad {
+		if i >= 0 {
+			return nil, fmt.Errorf("afsai: row %d: diagonal entry %g is not positive and finite, A is not SPD", i, a.At(i, i))
+		}
 	}
 	return diag, nil
 }
