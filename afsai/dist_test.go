@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/backend"
@@ -113,7 +114,7 @@ func TestGatherLocal(t *testing.T) {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
 			for _, dc := range distCases(t, c) {
 				for power := 1; power <= 3; power++ {
-					ls, err := gatherLocal(dc.A, power)
+					ls, err := gatherLocal(dc.A, power, power) // rows within power hops only
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -141,6 +142,57 @@ func TestGatherLocal(t *testing.T) {
 	}
 }
 
+// TestReachGivesSameFactor: collecting only the rows within the set-up's
+// reach gives the G that whole stripes give, bit for bit, for adaptive
+// set-ups of few steps and static FSAI of powers 1 and 2 (whose reach is
+// short enough to leave rows out of these small matrices, which the test
+// checks happens).
+func TestReachGivesSameFactor(t *testing.T) {
+	for _, np := range []int{2, 3, 4} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			var configs []Config
+			for _, steps := range []int{1, 3, 5} {
+				cfg := DefaultConfig()
+				cfg.Params.Steps = steps
+				configs = append(configs, cfg)
+			}
+			for _, k := range []int{1, 2} {
+				cfg := DefaultConfig()
+				cfg.Static, cfg.StaticParams.K, cfg.Setup = true, k, backend.Double
+				configs = append(configs, cfg)
+			}
+			smaller := 0
+			for _, dc := range distCases(t, c) {
+				for _, cfg := range configs {
+					var rows [2]*dsmat.Rows
+					var sizes [2]int
+					for k, reach := range []int{cfg.reach(), 0} {
+						ls, err := gatherLocal(dc.A, cfg.power(), reach)
+						if err != nil {
+							t.Fatal(err)
+						}
+						g, _, err := computeFactor(ls, cfg)
+						if err != nil {
+							t.Fatal(err)
+						}
+						rows[k], sizes[k] = globalRows(dc.A, ls, g), len(ls.global)
+					}
+					if sizes[0] < sizes[1] {
+						smaller++
+					}
+					got, want := rows[0], rows[1]
+					if !slices.Equal(got.RowPtr, want.RowPtr) || !slices.Equal(got.Col, want.Col) || !slices.Equal(got.Val, want.Val) {
+						t.Fatalf("%s, reach %d (%d of %d local rows): G differs from the one of whole stripes", dc.name, cfg.reach(), sizes[0], sizes[1])
+					}
+				}
+			}
+			if total, _ := comm.AllreduceScalar(c, comm.Sum, int64(smaller)); total == 0 {
+				t.Fatal("no rank left a row out: the test does not exercise the reach")
+			}
+		})
+	}
+}
+
 // TestDistributedFactor: G lower triangular with diag(G A G') = 1 on every
 // rank count, and G' its exact transpose.
 func TestDistributedFactor(t *testing.T) {
@@ -150,7 +202,7 @@ func TestDistributedFactor(t *testing.T) {
 				for _, setup := range []backend.Precision{backend.Double, backend.Single} {
 					cfg := DefaultConfig()
 					cfg.Setup = setup
-					ls, err := gatherLocal(dc.A, cfg.Power)
+					ls, err := gatherLocal(dc.A, cfg.power(), cfg.reach())
 					if err != nil {
 						t.Fatal(err)
 					}

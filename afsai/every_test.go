@@ -64,7 +64,7 @@ func checkUnitDiagonal(t *testing.T, dc distCase, setup backend.Precision) {
 	if setup == backend.Single {
 		tol = 5e-2
 	}
-	ls, err := gatherLocal(dc.A, cfg.Power)
+	ls, err := gatherLocal(dc.A, cfg.power(), cfg.reach())
 	if err != nil {
 		t.Fatal(err)
 	}

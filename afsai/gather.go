@@ -13,6 +13,7 @@ import (
 // Tags of the two stages of the block collection.
 const (
 	tagSize = 31 + iota
+	tagRows
 	tagLens
 	tagCols
 	tagVals
@@ -27,6 +28,11 @@ type localSystem struct {
 	A      *csr.Matrix[float64] // both triangles
 	global []int64              // global index of each local row and column
 	own    []int                // local indices of the rank's own rows
+	// the local index of row i of set[k]'s stripe is index[k][i] (-1: not
+	// collected); local looks it up
+	part  dsmat.Partition
+	set   []int
+	index [][]int32
 	// peakBytes is the most memory the collection held at once: the received
 	// blocks, the entry list and the assembled matrix; its ratio to the
 	// assembled matrix alone is what the blueprint quotes as about 1.6.
@@ -79,18 +85,20 @@ func lowerSets(g []uint8, np, power int) [][]int {
 }
 
 // lowerPart is the part of a rank's stripe that goes into another rank's
-// local system: per row, the entries on or below the diagonal whose column
-// owners are in a set.
+// local system: rows (global indices, ascending) and, per row, the entries
+// on or below the diagonal whose column owners are in a set.
 type lowerPart struct {
+	rows []int64
 	lens []int32
 	cols []int64
 	vals []float64
 }
 
 // lower collects the entries of this rank's stripe with column <= row whose
-// column owner is in set (sorted). Every chunk of rows collects its own part
-// on its own core; the parts are joined in row order.
-func lower(A *dsmat.Matrix, set []int) lowerPart {
+// column owner is in set (sorted), from the rows keep marks (all rows when
+// keep is nil). Every chunk of rows collects its own part on its own core;
+// the parts are joined in row order.
+func lower(A *dsmat.Matrix, set []int, keep []bool) lowerPart {
 	var left []*dsmat.Block // the blocks of ranks in set below this one
 	for k := range A.Off {
 		b := &A.Off[k]
@@ -103,19 +111,22 @@ func lower(A *dsmat.Matrix, set []int) lowerPart {
 	}
 	parts := make([]lowerPart, parallel.Chunks(A.LocalRows()))
 	parallel.For(A.LocalRows(), func(c, lo, hi int) {
-		parts[c] = lowerRows(A, left, lo, hi)
+		parts[c] = lowerRows(A, left, keep, lo, hi)
 	})
 	return joinParts(parts)
 }
 
-// lowerRows collects the entries of local rows [lo, hi) with column <= row
-// from the blocks left and the diagonal block.
-func lowerRows(A *dsmat.Matrix, left []*dsmat.Block, lo, hi int) lowerPart {
+// lowerRows collects the entries of the kept local rows in [lo, hi) with
+// column <= row from the blocks left and the diagonal block.
+func lowerRows(A *dsmat.Matrix, left []*dsmat.Block, keep []bool, lo, hi int) lowerPart {
 	first := A.First()
 	capacity := int(A.Diag.RowPtr[hi]-A.Diag.RowPtr[lo])/2 + hi - lo
-	out := lowerPart{lens: make([]int32, hi-lo),
-		cols: make([]int64, 0, capacity), vals: make([]float64, 0, capacity)}
+	var out lowerPart
+	out.cols, out.vals = make([]int64, 0, capacity), make([]float64, 0, capacity)
 	for i := lo; i < hi; i++ {
+		if keep != nil && !keep[i] {
+			continue
+		}
 		n := len(out.cols)
 		for _, b := range left {
 			cols, vals := b.Row(i)
@@ -132,7 +143,8 @@ func lowerRows(A *dsmat.Matrix, left []*dsmat.Block, lo, hi int) lowerPart {
 			out.cols = append(out.cols, first+int64(c))
 			out.vals = append(out.vals, vals[k])
 		}
-		out.lens[i-lo] = int32(len(out.cols) - n)
+		out.rows = append(out.rows, first+int64(i))
+		out.lens = append(out.lens, int32(len(out.cols)-n))
 	}
 	return out
 }
@@ -142,19 +154,61 @@ func joinParts(parts []lowerPart) lowerPart {
 	if len(parts) == 1 {
 		return parts[0]
 	}
-	lens, cols, vals := make([][]int32, len(parts)), make([][]int64, len(parts)), make([][]float64, len(parts))
+	rows, lens := make([][]int64, len(parts)), make([][]int32, len(parts))
+	cols, vals := make([][]int64, len(parts)), make([][]float64, len(parts))
 	for k, p := range parts {
-		lens[k], cols[k], vals[k] = p.lens, p.cols, p.vals
+		rows[k], lens[k], cols[k], vals[k] = p.rows, p.lens, p.cols, p.vals
 	}
-	return lowerPart{slices.Concat(lens...), slices.Concat(cols...), slices.Concat(vals...)}
+	return lowerPart{slices.Concat(rows...), slices.Concat(lens...), slices.Concat(cols...), slices.Concat(vals...)}
 }
 
-// mirror writes into out the entries of the local system that block b, whose
-// first row is global row first, gives: every a_ij of b, followed by a_ji
-// unless it is on the diagonal, in row order. It returns how many it wrote.
-// Every chunk of rows finds where its rows start in b and in out, then
-// writes its entries there, on its own core.
-func mirror(out []csr.Entry[float64], b lowerPart, first int64, local func(int64) int32) int {
+// reachable marks the rows of this rank's stripe that the local system of
+// a rank whose set is set may need when its set-up looks at most reach
+// hops from its own rows (nil, all rows, when reach <= 0): the rows within
+// reach-1 hops, inside this stripe, of the rows coupled to another rank of
+// the set. A path from the other rank's rows through the set's rows enters
+// this stripe last at such a row, so every row within reach hops of them
+// is marked.
+func reachable(A *dsmat.Matrix, set []int, reach int) []bool {
+	if reach <= 0 {
+		return nil
+	}
+	keep := make([]bool, A.LocalRows())
+	var frontier []int32
+	for k := range A.Off {
+		b := &A.Off[k]
+		if _, in := slices.BinarySearch(set, b.Rank); !in {
+			continue
+		}
+		for _, r := range b.Rows {
+			if !keep[r] {
+				keep[r] = true
+				frontier = append(frontier, r)
+			}
+		}
+	}
+	for hop := 1; hop < reach && len(frontier) > 0; hop++ {
+		var next []int32
+		for _, i := range frontier {
+			cols, _ := A.Diag.Row(int(i))
+			for _, c := range cols {
+				if !keep[c] {
+					keep[c] = true
+					next = append(next, c)
+				}
+			}
+		}
+		frontier = next
+	}
+	return keep
+}
+
+// mirror writes into out the entries of the local system that part b
+// gives: every a_ij of b whose column is in the local system, followed by
+// a_ji unless it is on the diagonal, in row order. It returns how many it
+// wrote. Every chunk of rows finds where its rows start in b and in out,
+// then writes its entries there, on its own core.
+func mirror(out []csr.Entry[float64], b lowerPart, local func(int64) int32) int {
 	k := parallel.Chunks(len(b.lens))
 	src := make([]int, k+1) // chunk c reads b from src[c] and writes out from dst[c]
 	dst := make([]int, k+1)
@@ -166,34 +220,41 @@ func mirror(out []csr.Entry[float64], b lowerPart, first int64, local func(int64
 	for c := range k {
 		src[c+1] += src[c]
 	}
-	parallel.For(len(b.lens), func(c, lo, hi int) {
+	// each walks the chunk's entries and calls write(row, col, value) for
+	// those in the local system
+	each := func(c, lo, hi int, write func(row, col int32, v float64)) {
 		pos := src[c]
 		for i, n := range b.lens[lo:hi] {
+			row := local(b.rows[lo+i])
+			for j := pos; j < pos+int(n); j++ {
+				if col := local(b.cols[j]); col >= 0 {
+					write(row, col, b.vals[j])
+				}
+			}
 			pos += int(n)
-			dst[c+1] += 2 * int(n)
-			if n > 0 && b.cols[pos-1] == first+int64(lo+i) { // the diagonal, last in its row
+		}
+	}
+	parallel.For(len(b.lens), func(c, lo, hi int) {
+		each(c, lo, hi, func(row, col int32, _ float64) {
+			dst[c+1] += 2
+			if col == row {
 				dst[c+1]--
 			}
-		}
+		})
 	})
 	for c := range k {
 		dst[c+1] += dst[c]
 	}
 	parallel.For(len(b.lens), func(c, lo, hi int) {
-		pos, w := src[c], dst[c]
-		for i, n := range b.lens[lo:hi] {
-			row := local(first + int64(lo+i))
-			for j := pos; j < pos+int(n); j++ {
-				col := local(b.cols[j])
-				out[w] = csr.Entry[float64]{Row: row, Col: col, Val: b.vals[j]}
+		w := dst[c]
+		each(c, lo, hi, func(row, col int32, v float64) {
+			out[w] = csr.Entry[float64]{Row: row, Col: col, Val: v}
+			w++
+			if col != row {
+				out[w] = csr.Entry[float64]{Row: col, Col: row, Val: v}
 				w++
-				if col != row {
-					out[w] = csr.Entry[float64]{Row: col, Col: row, Val: b.vals[j]}
-					w++
-				}
 			}
-			pos += int(n)
-		}
+		})
 	})
 	return dst[k]
 }
@@ -201,8 +262,12 @@ func mirror(out []csr.Entry[float64], b lowerPart, first int64, local func(int64
 // gatherLocal collects the lower blocks of A that this rank's stripe of G
 // needs from its left neighbours in Low(Â^power), in two nonblocking stages
 // (sizes, then blocks), and assembles the local system, completing the
-// upper part by symmetry. Collective.
-func gatherLocal(A *dsmat.Matrix, power int) (*localSystem, error) {
+// upper part by symmetry. With reach > 0 a neighbour sends only the rows of
+// its stripe within reach hops of this rank's rows (reachable), which is
+// all a set-up that looks at most reach hops from a row needs, and gives
+// the G that whole stripes give; reach <= 0 collects whole stripes.
+// Collective.
+func gatherLocal(A *dsmat.Matrix, power, reach int) (*localSystem, error) {
 	c := A.Comm
 	np, me := c.Size(), c.Rank()
 	g, err := blockGraph(A)
@@ -212,17 +277,18 @@ func gatherLocal(A *dsmat.Matrix, power int) (*localSystem, error) {
 	sets := lowerSets(g, np, power)
 	sources := sets[me][:len(sets[me])-1] // the left neighbours; me is last
 
-	// stage 1: sizes. Rank me sends to every p > me whose set holds me.
+	// stage 1: sizes (rows, entries). Rank me sends to every p > me whose
+	// set holds me.
 	var targets []int
 	var parts []lowerPart
 	for p := me + 1; p < np; p++ {
 		if _, in := slices.BinarySearch(sets[p], me); in {
 			targets = append(targets, p)
-			parts = append(parts, lower(A, sets[p]))
+			parts = append(parts, lower(A, sets[p], reachable(A, sets[p], reach)))
 		}
 	}
-	sendSize := comm.NewBuf[int64](len(targets))
-	recvSize := comm.NewBuf[int64](len(sources))
+	sendSize := comm.NewBuf[int64](2 * len(targets))
+	recvSize := comm.NewBuf[int64](2 * len(sources))
 	defer sendSize.Free()
 	defer recvSize.Free()
 	var reqs []*comm.Request
@@ -234,13 +300,13 @@ func gatherLocal(A *dsmat.Matrix, power int) (*localSystem, error) {
 		return nil
 	}
 	for k, q := range sources {
-		if err := post(comm.Irecv(c, recvSize.Slice(k, 1), q, tagSize)); err != nil {
+		if err := post(comm.Irecv(c, recvSize.Slice(2*k, 2), q, tagSize)); err != nil {
 			return nil, err
 		}
 	}
 	for k, p := range targets {
-		sendSize.Data[k] = int64(len(parts[k].cols))
-		if err := post(comm.Isend(c, sendSize.Slice(k, 1), p, tagSize)); err != nil {
+		sendSize.Data[2*k], sendSize.Data[2*k+1] = int64(len(parts[k].rows)), int64(len(parts[k].cols))
+		if err := post(comm.Isend(c, sendSize.Slice(2*k, 2), p, tagSize)); err != nil {
 			return nil, err
 		}
 	}
@@ -251,16 +317,18 @@ func gatherLocal(A *dsmat.Matrix, power int) (*localSystem, error) {
 	// stage 2: the blocks
 	reqs = reqs[:0]
 	type msg struct {
+		rows *comm.Buf[int64]
 		lens *comm.Buf[int32]
 		cols *comm.Buf[int64]
 		vals *comm.Buf[float64]
 	}
 	newMsg := func(rows, nnz int) msg {
-		return msg{comm.NewBuf[int32](rows), comm.NewBuf[int64](nnz), comm.NewBuf[float64](nnz)}
+		return msg{comm.NewBuf[int64](rows), comm.NewBuf[int32](rows), comm.NewBuf[int64](nnz), comm.NewBuf[float64](nnz)}
 	}
 	var msgs []msg
 	defer func() {
 		for _, m := range msgs {
+			m.rows.Free()
 			m.lens.Free()
 			m.cols.Free()
 			m.vals.Free()
@@ -268,10 +336,11 @@ func gatherLocal(A *dsmat.Matrix, power int) (*localSystem, error) {
 	}()
 	var received int64
 	for k, q := range sources {
-		m := newMsg(A.Part.Size(q), int(recvSize.Data[k]))
+		m := newMsg(int(recvSize.Data[2*k]), int(recvSize.Data[2*k+1]))
 		msgs = append(msgs, m)
-		received += 4*int64(len(m.lens.Data)) + 16*int64(len(m.cols.Data))
+		received += 12*int64(len(m.lens.Data)) + 16*int64(len(m.cols.Data))
 		for _, err := range []error{
+			post(comm.Irecv(c, m.rows, q, tagRows)),
 			post(comm.Irecv(c, m.lens, q, tagLens)),
 			post(comm.Irecv(c, m.cols, q, tagCols)),
 			post(comm.Irecv(c, m.vals, q, tagVals)),
@@ -284,10 +353,12 @@ func gatherLocal(A *dsmat.Matrix, power int) (*localSystem, error) {
 	for k, p := range targets {
 		m := newMsg(len(parts[k].lens), len(parts[k].cols))
 		msgs = append(msgs, m)
+		copy(m.rows.Data, parts[k].rows)
 		copy(m.lens.Data, parts[k].lens)
 		copy(m.cols.Data, parts[k].cols)
 		copy(m.vals.Data, parts[k].vals)
 		for _, err := range []error{
+			post(comm.Isend(c, m.rows, p, tagRows)),
 			post(comm.Isend(c, m.lens, p, tagLens)),
 			post(comm.Isend(c, m.cols, p, tagCols)),
 			post(comm.Isend(c, m.vals, p, tagVals)),
@@ -302,32 +373,36 @@ func gatherLocal(A *dsmat.Matrix, power int) (*localSystem, error) {
 		return nil, fmt.Errorf("afsai: collect blocks: %w", err)
 	}
 
-	// assemble: local numbering is the stripes of the set, in rank order
+	// assemble: local numbering is the received rows of the set's ranks, in
+	// rank order, then this rank's rows
 	set := sets[me]
-	ls := &localSystem{}
-	base := make(map[int]int64, len(set))
-	for _, q := range set {
-		lo, hi := A.Part.Range(q)
-		base[q] = int64(len(ls.global)) - lo
-		for gi := lo; gi < hi; gi++ {
-			ls.global = append(ls.global, gi)
-		}
-	}
-	local := func(gi int64) int32 { return int32(gi + base[A.Part.Owner(gi)]) }
 	blocks := make([]lowerPart, 0, len(set))
 	for k := range sources {
-		blocks = append(blocks, lowerPart{msgs[k].lens.Data, msgs[k].cols.Data, msgs[k].vals.Data})
+		blocks = append(blocks, lowerPart{msgs[k].rows.Data, msgs[k].lens.Data, msgs[k].cols.Data, msgs[k].vals.Data})
 	}
-	blocks = append(blocks, lower(A, set))
+	blocks = append(blocks, lower(A, set, nil))
+	ls := &localSystem{part: A.Part, set: set, index: make([][]int32, len(set))}
+	for k, q := range set {
+		lo, hi := A.Part.Range(q)
+		idx := make([]int32, hi-lo)
+		for i := range idx {
+			idx[i] = -1
+		}
+		for _, gi := range blocks[k].rows {
+			idx[gi-lo] = int32(len(ls.global))
+			ls.global = append(ls.global, gi)
+		}
+		ls.index[k] = idx
+	}
+	local := ls.local
 	total := 0
 	for _, b := range blocks {
 		total += 2 * len(b.cols)
 	}
 	entries := make([]csr.Entry[float64], total)
 	n := 0
-	for k, b := range blocks {
-		first, _ := A.Part.Range(set[k])
-		n += mirror(entries[n:], b, first, local)
+	for _, b := range blocks {
+		n += mirror(entries[n:], b, local)
 	}
 	entries = entries[:n]
 	m := len(ls.global)
@@ -342,6 +417,18 @@ func gatherLocal(A *dsmat.Matrix, power int) (*localSystem, error) {
 		}
 	})
 	return ls, nil
+}
+
+// local returns the local index of global row gi, -1 when the local
+// system does not hold it.
+func (ls *localSystem) local(gi int64) int32 {
+	q := ls.part.Owner(gi)
+	k, in := slices.BinarySearch(ls.set, q)
+	if !in {
+		return -1
+	}
+	lo, _ := ls.part.Range(q)
+	return ls.index[k][gi-lo]
 }
 
 // csrBytes is the memory of a float64 CSR block.

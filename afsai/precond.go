@@ -80,16 +80,13 @@ type Preconditioner struct {
 func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, error) {
 	c := A.Comm
 	info := Info{SetupPrecision: cfg.Setup.String(), ApplyPrecision: cfg.Apply.String()}
-	power := cfg.Power
-	if cfg.Static {
-		power = max(power, cfg.StaticParams.K)
-	}
+	power := cfg.power()
 	if power < 1 || power > 3 {
 		return nil, fmt.Errorf("afsai: graph power %d: need 1, 2 or 3", power)
 	}
 
 	t := time.Now()
-	ls, err := gatherLocal(A, power)
+	ls, err := gatherLocal(A, power, cfg.reach())
 	if err := c.Agree(err); err != nil {
 		return nil, err
 	}
@@ -143,6 +140,27 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	}
 	p.Info = info
 	return p, nil
+}
+
+// power is k of the block graph Low(Â^k) that bounds G's blocks: the
+// static FSAI with power K needs K too.
+func (cfg Config) power() int {
+	if cfg.Static {
+		return max(cfg.Power, cfg.StaticParams.K)
+	}
+	return cfg.Power
+}
+
+// reach is how many hops from a row, in A's graph, the set-up looks: the
+// static pattern is Low(Ã^K); the adaptive set-up adds, per step, columns
+// adjacent to the row's pattern (the nonzeros of A times it), so after
+// Steps steps it has looked at most Steps hops away, and one more is a
+// margin. The block collection sends only the rows within reach.
+func (cfg Config) reach() int {
+	if cfg.Static {
+		return cfg.StaticParams.K
+	}
+	return cfg.Params.Steps + 1
 }
 
 // computeFactor runs the adaptive or static set-up on the local system in

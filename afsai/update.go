@@ -117,16 +117,12 @@ type UpdateTimes struct {
 // Collective.
 func (u *Updater) prepare() error {
 	c := u.A.Comm
-	power := u.cfg.Power
-	if u.cfg.Static {
-		power = max(power, u.cfg.StaticParams.K)
-	}
 	n := len(flatten(u.A, nil))
 	first, err := dsmat.FirstEntry(c, n)
 	if err != nil {
 		return err
 	}
-	ls, err := gatherLocal(numbered(u.A, first), power)
+	ls, err := gatherLocal(numbered(u.A, first), u.cfg.power(), u.cfg.reach())
 	if err := c.Agree(err); err != nil {
 		return err
 	}
@@ -209,32 +205,22 @@ func entryNumbers(vals []float64) []int64 {
 // columns (diagonal included, ascending) in the numbering of the local
 // system ls, and the stripe of G in global numbering without values.
 func localPatterns(G *dsmat.Matrix, ls *localSystem) ([][]int32, *dsmat.Rows, error) {
-	// ls numbers the stripes of the ranks in its set one after the other.
-	part := G.Part
-	base := make([]int, part.Ranks()) // local index of each stripe's first row; -1: not in ls
-	for q := range base {
-		base[q] = -1
-	}
-	for k := 0; k < len(ls.global); k += part.Size(part.Owner(ls.global[k])) {
-		base[part.Owner(ls.global[k])] = k
+	first := G.First()
+	local := func(gc int64) (int32, error) {
+		c := ls.local(gc)
+		if c < 0 {
+			return 0, fmt.Errorf("afsai: update: G has column %d, which is not in the local system: is Config the set-up's?", gc)
+		}
+		return c, nil
 	}
 	type block struct {
 		b    *dsmat.Block
-		base int
 		next int // the next of b.Rows
 	}
 	blocks := make([]block, len(G.Off))
 	for k := range G.Off {
-		b := &G.Off[k]
-		lo, _ := part.Range(b.Rank)
-		if base[b.Rank] < 0 {
-			return nil, nil, fmt.Errorf("afsai: update: G couples rank %d, which is not in the local system: is Config the set-up's?", b.Rank)
-		}
-		blocks[k] = block{b: b, base: base[b.Rank] - int(lo)}
+		blocks[k] = block{b: &G.Off[k]}
 	}
-	first := G.First()
-	own := base[G.Comm.Rank()]
-
 	rows := &dsmat.Rows{N: G.N(), First: first, RowPtr: make([]int64, 1, G.LocalRows()+1)}
 	patterns := make([][]int32, G.LocalRows())
 	for i := range patterns {
@@ -248,14 +234,22 @@ func localPatterns(G *dsmat.Matrix, ls *localSystem) ([][]int32, *dsmat.Rows, er
 			bl.next++
 			for _, c := range cols {
 				gc := bl.b.Cols[c]
+				lc, err := local(gc)
+				if err != nil {
+					return nil, nil, err
+				}
 				rows.Col = append(rows.Col, gc)
-				p = append(p, int32(bl.base+int(gc)))
+				p = append(p, lc)
 			}
 		}
 		cols, _ := G.Diag.Row(i)
 		for _, c := range cols {
+			lc, err := local(first + int64(c))
+			if err != nil {
+				return nil, nil, err
+			}
 			rows.Col = append(rows.Col, first+int64(c))
-			p = append(p, int32(own+int(c)))
+			p = append(p, lc)
 		}
 		if !slices.IsSorted(p) {
 			return nil, nil, fmt.Errorf("afsai: update: row %d of G is not lower triangular", first+int64(i))
