@@ -373,14 +373,13 @@ func gatherLocal(A *dsmat.Matrix, power, reach int) (*localSystem, error) {
 		return nil, fmt.Errorf("afsai: collect blocks: %w", err)
 	}
 
-	// assemble: local numbering is the received rows of the set's ranks, in
-	// rank order, then this rank's rows
+	// local numbering: the received rows of the set's ranks, in rank
+	// order, then this rank's rows
 	set := sets[me]
-	blocks := make([]lowerPart, 0, len(set))
+	recv := make([]lowerPart, len(sources))
 	for k := range sources {
-		blocks = append(blocks, lowerPart{msgs[k].rows.Data, msgs[k].lens.Data, msgs[k].cols.Data, msgs[k].vals.Data})
+		recv[k] = lowerPart{msgs[k].rows.Data, msgs[k].lens.Data, msgs[k].cols.Data, msgs[k].vals.Data}
 	}
-	blocks = append(blocks, lower(A, set, nil))
 	ls := &localSystem{part: A.Part, set: set, index: make([][]int32, len(set))}
 	for k, q := range set {
 		lo, hi := A.Part.Range(q)
@@ -388,35 +387,134 @@ func gatherLocal(A *dsmat.Matrix, power, reach int) (*localSystem, error) {
 		for i := range idx {
 			idx[i] = -1
 		}
-		for _, gi := range blocks[k].rows {
+		add := func(gi int64) {
 			idx[gi-lo] = int32(len(ls.global))
 			ls.global = append(ls.global, gi)
 		}
+		if q == me {
+			for gi := lo; gi < hi; gi++ {
+				add(gi)
+			}
+		} else {
+			for _, gi := range recv[k].rows {
+				add(gi)
+			}
+		}
 		ls.index[k] = idx
 	}
-	local := ls.local
+	var entryBytes int64
+	ls.A, entryBytes = assemble(A, ls, recv)
+	ls.assembledBytes = csrBytes(ls.A)
+	ls.peakBytes = received + entryBytes + ls.assembledBytes
+	nRecv := len(ls.global) - A.LocalRows()
+	ls.own = make([]int, A.LocalRows())
+	for i := range ls.own {
+		ls.own[i] = nRecv + i
+	}
+	return ls, nil
+}
+
+// assemble builds the local system's matrix (both triangles): the received
+// rows first, mirrored from their lower parts, then this rank's rows, whose
+// diagonal block is A's own, with the couplings between the two on both
+// sides. It returns the matrix and the bytes of the entry list it used.
+// Without received rows it is A's diagonal block itself, shared: the local
+// system is read only.
+func assemble(A *dsmat.Matrix, ls *localSystem, recv []lowerPart) (*csr.Matrix[float64], int64) {
+	nOwn := A.LocalRows()
+	m := len(ls.global)
+	nRecv := m - nOwn
+	if nRecv == 0 {
+		return A.Diag, 0
+	}
 	total := 0
-	for _, b := range blocks {
+	for _, b := range recv {
 		total += 2 * len(b.cols)
 	}
 	entries := make([]csr.Entry[float64], total)
 	n := 0
-	for _, b := range blocks {
-		n += mirror(entries[n:], b, local)
+	for _, b := range recv {
+		n += mirror(entries[n:], b, ls.local)
 	}
-	entries = entries[:n]
-	m := len(ls.global)
-	ls.A = csr.FromEntries(m, m, entries)
-	ls.assembledBytes = csrBytes(ls.A)
-	ls.peakBytes = received + 16*int64(cap(entries)) + ls.assembledBytes
-	lo, _ := A.Part.Range(me)
-	ls.own = make([]int, A.LocalRows())
-	parallel.For(len(ls.own), func(_, a, b int) {
-		for i := a; i < b; i++ {
-			ls.own[i] = int(local(lo + int64(i)))
+	r := csr.FromEntries(nRecv, nRecv, entries[:n])
+	c := couplings(A, ls, nRecv)
+	ct := csr.Transpose(c)
+
+	out := &csr.Matrix[float64]{Rows: m, Cols: m, RowPtr: make([]int32, m+1)}
+	for i := range nRecv {
+		out.RowPtr[i+1] = out.RowPtr[i] + (r.RowPtr[i+1] - r.RowPtr[i]) + (ct.RowPtr[i+1] - ct.RowPtr[i])
+	}
+	for i := range nOwn {
+		k := nRecv + i
+		out.RowPtr[k+1] = out.RowPtr[k] + (c.RowPtr[i+1] - c.RowPtr[i]) + (A.Diag.RowPtr[i+1] - A.Diag.RowPtr[i])
+	}
+	out.ColIdx, out.Val = make([]int32, out.RowPtr[m]), make([]float64, out.RowPtr[m])
+	// put writes row i of b, its columns shifted by shift, into out from at
+	put := func(b *csr.Matrix[float64], i int, shift int32, at int32) int32 {
+		cols, vals := b.Row(i)
+		for j, col := range cols {
+			out.ColIdx[at+int32(j)], out.Val[at+int32(j)] = col+shift, vals[j]
+		}
+		return at + int32(len(cols))
+	}
+	parallel.For(m, func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			at := out.RowPtr[k]
+			if k < nRecv {
+				at = put(r, k, 0, at)
+				put(ct, k, int32(nRecv), at)
+			} else {
+				at = put(c, k-nRecv, 0, at)
+				put(A.Diag, k-nRecv, int32(nRecv), at)
+			}
 		}
 	})
-	return ls, nil
+	return out, 16 * int64(cap(entries))
+}
+
+// couplings returns the entries of this rank's rows in the received rows'
+// columns (nOwn x nRecv, local column numbers): from the left blocks of the
+// set, in rank order, which is ascending local order.
+func couplings(A *dsmat.Matrix, ls *localSystem, nRecv int) *csr.Matrix[float64] {
+	var left []*dsmat.Block
+	for k := range A.Off {
+		b := &A.Off[k]
+		if _, in := slices.BinarySearch(ls.set, b.Rank); in && b.Rank < A.Comm.Rank() {
+			left = append(left, b)
+		}
+	}
+	nOwn := A.LocalRows()
+	c := &csr.Matrix[float64]{Rows: nOwn, Cols: nRecv, RowPtr: make([]int32, nOwn+1)}
+	// each visits the kept couplings of own row i
+	each := func(i int, f func(col int32, v float64)) {
+		for _, b := range left {
+			cols, vals := b.Row(i)
+			for j, cc := range cols {
+				if lc := ls.local(b.Cols[cc]); lc >= 0 {
+					f(lc, vals[j])
+				}
+			}
+		}
+	}
+	parallel.For(nOwn, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			each(i, func(int32, float64) { c.RowPtr[i+1]++ })
+		}
+	})
+	for i := range nOwn {
+		c.RowPtr[i+1] += c.RowPtr[i]
+	}
+	c.ColIdx, c.Val = make([]int32, c.RowPtr[nOwn]), make([]float64, c.RowPtr[nOwn])
+	parallel.For(nOwn, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			at := c.RowPtr[i]
+			each(i, func(col int32, v float64) {
+				c.ColIdx[at], c.Val[at] = col, v
+				at++
+			})
+		}
+	})
+	return c
 }
 
 // local returns the local index of global row gi, -1 when the local
