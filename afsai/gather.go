@@ -380,25 +380,32 @@ func gatherLocal(A *dsmat.Matrix, power, reach int) (*localSystem, error) {
 	for k := range sources {
 		recv[k] = lowerPart{msgs[k].rows.Data, msgs[k].lens.Data, msgs[k].cols.Data, msgs[k].vals.Data}
 	}
-	ls := &localSystem{part: A.Part, set: set, index: make([][]int32, len(set))}
+	nRecv := 0
+	for _, b := range recv {
+		nRecv += len(b.rows)
+	}
+	ls := &localSystem{part: A.Part, set: set, index: make([][]int32, len(set)),
+		global: make([]int64, nRecv+A.LocalRows()), own: make([]int, A.LocalRows())}
+	base := 0 // local index of set[k]'s first row in the local system
 	for k, q := range set {
 		lo, hi := A.Part.Range(q)
 		idx := make([]int32, hi-lo)
-		for i := range idx {
-			idx[i] = -1
-		}
-		add := func(gi int64) {
-			idx[gi-lo] = int32(len(ls.global))
-			ls.global = append(ls.global, gi)
-		}
-		if q == me {
-			for gi := lo; gi < hi; gi++ {
-				add(gi)
-			}
+		if q == me { // all its rows, on all cores
+			parallel.For(len(idx), func(_, a, b int) {
+				for i := a; i < b; i++ {
+					idx[i], ls.global[base+i], ls.own[i] = int32(base+i), lo+int64(i), base+i
+				}
+			})
 		} else {
-			for _, gi := range recv[k].rows {
-				add(gi)
+			parallel.For(len(idx), func(_, a, b int) {
+				for i := a; i < b; i++ {
+					idx[i] = -1
+				}
+			})
+			for j, gi := range recv[k].rows {
+				idx[gi-lo], ls.global[base+j] = int32(base+j), gi
 			}
+			base += len(recv[k].rows)
 		}
 		ls.index[k] = idx
 	}
@@ -406,11 +413,6 @@ func gatherLocal(A *dsmat.Matrix, power, reach int) (*localSystem, error) {
 	ls.A, entryBytes = assemble(A, ls, recv)
 	ls.assembledBytes = csrBytes(ls.A)
 	ls.peakBytes = received + entryBytes + ls.assembledBytes
-	nRecv := len(ls.global) - A.LocalRows()
-	ls.own = make([]int, A.LocalRows())
-	for i := range ls.own {
-		ls.own[i] = nRecv + i
-	}
 	return ls, nil
 }
 
