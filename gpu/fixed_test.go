@@ -288,18 +288,9 @@ func BenchmarkFixedSetup(bm *testing.B) {
 	gpu := time.Since(t0).Seconds() / float64(bm.N)
 	bm.StopTimer()
 	r := compareFactors(g, want)
-	bm.ReportMetric(cpu, "cpu-s")
+	reportSetup(bm, cpu, gpu, kt)
 	bm.ReportMetric(prepare, "prepare-s")
-	bm.ReportMetric(gpu, "gpu-s")
-	bm.ReportMetric(cpu/gpu, "speedup")
 	bm.ReportMetric(float64(r.sameBits)/float64(len(rows)), "same-bits")
-	for _, s := range []struct {
-		name string
-		v    float64
-	}{{"upload", kt.Upload}, {"gather", kt.Gather}, {"cholesky", kt.Cholesky},
-		{"solve", kt.Solve}, {"assemble", kt.Assemble}, {"download", kt.Download}} {
-		bm.ReportMetric(s.v*1e3, s.name+"-ms")
-	}
 	bm.Logf("%d rows, nnz(G) %d: CPU %.3f s (%d cores), GPU plan %.3f s, Compute %.4f s (device stages %.4f s), %.1fx; "+
 		"%d bit-identical rows, max rel. diff %.2g",
 		a.Rows, g.NNZ(), cpu, runtime.GOMAXPROCS(0), prepare, gpu, kt.Total(), cpu/gpu, r.sameBits, r.maxRel)

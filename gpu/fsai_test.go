@@ -347,10 +347,19 @@ func BenchmarkAdaptiveSetup(bm *testing.B) {
 	gpu := time.Since(t0).Seconds() / float64(bm.N)
 	bm.StopTimer()
 	r := compareFactors(g, want)
+	reportSetup(bm, cpu, gpu, kt)
+	bm.ReportMetric(float64(r.samePattern)/float64(len(rows)), "same-pattern")
+	bm.Logf("%d rows, nnz(G) %d: CPU %.3f s (%d cores), GPU %.4f s (device stages %.4f s), %.1fx; "+
+		"%d identical patterns, %d bit-identical rows, max rel. diff %.2g",
+		a.Rows, g.NNZ(), cpu, runtime.GOMAXPROCS(0), gpu, kt.Total(), cpu/gpu, r.samePattern, r.sameBits, r.maxRel)
+}
+
+// reportSetup reports the seconds of a set-up on the CPU and on the GPU,
+// their ratio, and the GPU's stages in milliseconds.
+func reportSetup(bm *testing.B, cpu, gpu float64, kt afsai.KernelTimes) {
 	bm.ReportMetric(cpu, "cpu-s")
 	bm.ReportMetric(gpu, "gpu-s")
 	bm.ReportMetric(cpu/gpu, "speedup")
-	bm.ReportMetric(float64(r.samePattern)/float64(len(rows)), "same-pattern")
 	for _, s := range []struct {
 		name string
 		v    float64
@@ -358,7 +367,4 @@ func BenchmarkAdaptiveSetup(bm *testing.B) {
 		{"solve", kt.Solve}, {"assemble", kt.Assemble}, {"download", kt.Download}} {
 		bm.ReportMetric(s.v*1e3, s.name+"-ms")
 	}
-	bm.Logf("%d rows, nnz(G) %d: CPU %.3f s (%d cores), GPU %.4f s (device stages %.4f s), %.1fx; "+
-		"%d identical patterns, %d bit-identical rows, max rel. diff %.2g",
-		a.Rows, g.NNZ(), cpu, runtime.GOMAXPROCS(0), gpu, kt.Total(), cpu/gpu, r.samePattern, r.sameBits, r.maxRel)
 }

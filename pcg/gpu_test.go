@@ -16,28 +16,21 @@ import (
 // sharing one) takes the iteration count of the CPU backend within 1 and
 // reaches the same solution, on one and two ranks. Skips without a GPU.
 func TestPCGOnGPU(t *testing.T) {
-	if n, err := gpu.Available(); err != nil || n == 0 {
-		t.Skipf("no GPU: %v", err)
-	}
-	for _, np := range []int{1, 2} {
-		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
-			be := openRankGPU(t, c)
-			defer be.Close()
-			for _, spec := range []string{"poisson7:40", "diffusion:24", "poisson27:20"} {
-				want := solveJacobi(t, c, setup(t, c, spec, 1))
-				got := solveJacobi(t, c, setupOn(t, c, be, spec, 1))
-				if d := got.res.Iterations - want.res.Iterations; d < -1 || d > 1 || !got.res.Converged {
-					t.Fatalf("%s: GPU %d iterations (%s), CPU %d", spec, got.res.Iterations, got.res.Reason, want.res.Iterations)
-				}
-				for i := range want.x {
-					if math.Abs(got.x[i]-want.x[i]) > 1e-6 {
-						t.Fatalf("%s: x[%d] GPU %.12g, CPU %.12g", spec, i, got.x[i], want.x[i])
-					}
-				}
-				t.Logf("%s on %d ranks: %d iterations on the GPU, %d on the CPU", spec, np, got.res.Iterations, want.res.Iterations)
+	onRankGPUs(t, func(t *testing.T, c *comm.Comm, be *gpu.Backend) {
+		for _, spec := range []string{"poisson7:40", "diffusion:24", "poisson27:20"} {
+			want := solveJacobi(t, c, setup(t, c, spec, 1))
+			got := solveJacobi(t, c, setupOn(t, c, be, spec, 1))
+			if d := got.res.Iterations - want.res.Iterations; d < -1 || d > 1 || !got.res.Converged {
+				t.Fatalf("%s: GPU %d iterations (%s), CPU %d", spec, got.res.Iterations, got.res.Reason, want.res.Iterations)
 			}
-		})
-	}
+			for i := range want.x {
+				if math.Abs(got.x[i]-want.x[i]) > 1e-6 {
+					t.Fatalf("%s: x[%d] GPU %.12g, CPU %.12g", spec, i, got.x[i], want.x[i])
+				}
+			}
+			t.Logf("%s on %d ranks: %d iterations on the GPU, %d on the CPU", spec, c.Size(), got.res.Iterations, want.res.Iterations)
+		}
+	})
 }
 
 type solved struct {
@@ -68,39 +61,32 @@ func solveJacobi(t *testing.T, c *comm.Comm, sys *system) solved {
 // backend's iterations within 1 and its solution, with Jacobi and aFSAI, on
 // one and two ranks. Skips without a GPU.
 func TestSolveBlockOnGPU(t *testing.T) {
-	if n, err := gpu.Available(); err != nil || n == 0 {
-		t.Skipf("no GPU: %v", err)
-	}
-	for _, np := range []int{1, 2} {
-		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
-			be := openRankGPU(t, c)
-			defer be.Close()
-			const k = 4
-			for _, prec := range []string{"jacobi", "afsai"} {
-				var want, got []solved
-				for _, sys := range []*system{setup(t, c, "diffusion:16", 1), setupOn(t, c, be, "diffusion:16", 1)} {
-					cols := solveBlock(t, c, sys, prec, blockRHS(t, sys, k, 2, 3))
-					if want == nil {
-						want = cols
-					} else {
-						got = cols
-					}
-				}
-				for col := range k {
-					w, g := want[col], got[col]
-					if d := g.res.Iterations - w.res.Iterations; d < -1 || d > 1 || !g.res.Converged {
-						t.Fatalf("%s column %d: GPU %d iterations (%s), CPU %d", prec, col, g.res.Iterations, g.res.Reason, w.res.Iterations)
-					}
-					for i := range w.x {
-						if math.Abs(g.x[i]-w.x[i]) > 1e-6*(1+math.Abs(w.x[i])) {
-							t.Fatalf("%s column %d: x[%d] GPU %.12g, CPU %.12g", prec, col, i, g.x[i], w.x[i])
-						}
-					}
-					t.Logf("%s column %d on %d ranks: %d iterations on the GPU, %d on the CPU", prec, col, np, g.res.Iterations, w.res.Iterations)
+	onRankGPUs(t, func(t *testing.T, c *comm.Comm, be *gpu.Backend) {
+		const k = 4
+		for _, prec := range []string{"jacobi", "afsai"} {
+			var want, got []solved
+			for _, sys := range []*system{setup(t, c, "diffusion:16", 1), setupOn(t, c, be, "diffusion:16", 1)} {
+				cols := solveBlock(t, c, sys, prec, blockRHS(t, sys, k, 2, 3))
+				if want == nil {
+					want = cols
+				} else {
+					got = cols
 				}
 			}
-		})
-	}
+			for col := range k {
+				w, g := want[col], got[col]
+				if d := g.res.Iterations - w.res.Iterations; d < -1 || d > 1 || !g.res.Converged {
+					t.Fatalf("%s column %d: GPU %d iterations (%s), CPU %d", prec, col, g.res.Iterations, g.res.Reason, w.res.Iterations)
+				}
+				for i := range w.x {
+					if math.Abs(g.x[i]-w.x[i]) > 1e-6*(1+math.Abs(w.x[i])) {
+						t.Fatalf("%s column %d: x[%d] GPU %.12g, CPU %.12g", prec, col, i, g.x[i], w.x[i])
+					}
+				}
+				t.Logf("%s column %d on %d ranks: %d iterations on the GPU, %d on the CPU", prec, col, c.Size(), g.res.Iterations, w.res.Iterations)
+			}
+		}
+	})
 }
 
 // solveBlock solves the k-column block rhs on sys with prec and returns
@@ -140,6 +126,22 @@ func solveBlock(t *testing.T, c *comm.Comm, sys *system, prec string, rhs []floa
 		out[col] = solved{res[col], column(xs, k, col)}
 	}
 	return out
+}
+
+// onRankGPUs runs body on one and on two ranks, each with the GPU of its
+// node-local rank (shared when ranks outnumber GPUs); it skips without a
+// GPU.
+func onRankGPUs(t *testing.T, body func(t *testing.T, c *comm.Comm, be *gpu.Backend)) {
+	if n, err := gpu.Available(); err != nil || n == 0 {
+		t.Skipf("no GPU: %v", err)
+	}
+	for _, np := range []int{1, 2} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			be := openRankGPU(t, c)
+			defer be.Close()
+			body(t, c, be)
+		})
+	}
 }
 
 // openRankGPU opens the GPU of this rank's node-local rank (shared when
