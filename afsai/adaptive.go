@@ -100,7 +100,7 @@ func Adaptive[T csr.Real](a *csr.Matrix[T], rows []int, p Params) (*csr.Matrix[T
 			sqrtDiag[j] = T(math.Sqrt(float64(d)))
 		}
 	}
-	return computeRows(rows, a.Cols, func() rowFunc[T] {
+	return computeRows(rows, a.Cols, nil, func() rowFunc[T] {
 		w := &adaptiveWorker[T]{f: newFactor(a, diag), sqrtDiag: sqrtDiag,
 			acc: make([]T, a.Cols), touched: make([]bool, a.Cols)}
 		return func(k int, out *rowOut[T]) { w.row(rows[k], p, out) }

@@ -115,8 +115,10 @@ func checkInput[T csr.Real](a *csr.Matrix[T], rows []int) ([]T, error) {
 // computeRows runs the row function of one worker per goroutine over chunks
 // of the requested rows and assembles the rows, in order, into a
 // len(rows) x cols matrix. Chunks are handed out dynamically, since rows
-// differ in cost; results do not depend on the assignment.
-func computeRows[T csr.Real](rows []int, cols int, newWorker func() rowFunc[T]) (*csr.Matrix[T], Stats, error) {
+// differ in cost; results do not depend on the assignment. rowCap, when not
+// nil, bounds the entries of row k, so that every chunk's output is
+// allocated once (the fixed-pattern set-up knows them).
+func computeRows[T csr.Real](rows []int, cols int, rowCap func(k int) int, newWorker func() rowFunc[T]) (*csr.Matrix[T], Stats, error) {
 	workers := runtime.GOMAXPROCS(0)
 	chunk := min(max(len(rows)/(8*workers), 16), 1024)
 	nchunks := (len(rows) + chunk - 1) / chunk
@@ -132,7 +134,15 @@ func computeRows[T csr.Real](rows []int, cols int, newWorker func() rowFunc[T]) 
 				if c >= nchunks {
 					return
 				}
-				for k := c * chunk; k < min((c+1)*chunk, len(rows)); k++ {
+				lo, hi := c*chunk, min((c+1)*chunk, len(rows))
+				if rowCap != nil {
+					n := 0
+					for k := lo; k < hi; k++ {
+						n += rowCap(k)
+					}
+					outs[c] = rowOut[T]{lens: make([]int32, 0, hi-lo), cols: make([]int32, 0, n), vals: make([]T, 0, n)}
+				}
+				for k := lo; k < hi; k++ {
 					row(k, &outs[c])
 				}
 			}
@@ -141,23 +151,27 @@ func computeRows[T csr.Real](rows []int, cols int, newWorker func() rowFunc[T]) 
 	wg.Wait()
 
 	var stats Stats
+	at := make([]int, nchunks+1) // chunk c's entries start at at[c] in G
 	for c := range outs {
 		stats.merge(outs[c].stats)
+		at[c+1] = at[c] + len(outs[c].cols)
 	}
 	if stats.NNZ > math.MaxInt32 {
 		return nil, stats, fmt.Errorf("afsai: G has %d entries, more than a CSR block's int32 row pointers hold", stats.NNZ)
 	}
-	g := &csr.Matrix[T]{Rows: len(rows), Cols: cols, RowPtr: make([]int32, len(rows)+1)}
-	g.ColIdx = make([]int32, 0, stats.NNZ)
-	g.Val = make([]T, 0, stats.NNZ)
-	k := 0
-	for c := range outs {
-		for _, n := range outs[c].lens {
-			g.RowPtr[k+1] = g.RowPtr[k] + n
-			k++
+	g := &csr.Matrix[T]{Rows: len(rows), Cols: cols, RowPtr: make([]int32, len(rows)+1),
+		ColIdx: make([]int32, stats.NNZ), Val: make([]T, stats.NNZ)}
+	parallel.For(nchunks, func(_, lo, hi int) {
+		for c := lo; c < hi; c++ {
+			k, ptr := c*chunk, int32(at[c])
+			for _, n := range outs[c].lens {
+				ptr += n
+				g.RowPtr[k+1] = ptr
+				k++
+			}
+			copy(g.ColIdx[at[c]:], outs[c].cols)
+			copy(g.Val[at[c]:], outs[c].vals)
 		}
-		g.ColIdx = append(g.ColIdx, outs[c].cols...)
-		g.Val = append(g.Val, outs[c].vals...)
-	}
+	})
 	return g, stats, nil
 }

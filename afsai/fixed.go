@@ -20,7 +20,7 @@ func FixedPattern[T csr.Real](a *csr.Matrix[T], rows []int, patterns [][]int32) 
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	return computeRows(rows, a.Cols, func() rowFunc[T] {
+	return computeRows(rows, a.Cols, func(k int) int { return len(patterns[k]) + 1 }, func() rowFunc[T] {
 		f := newFactor(a, diag)
 		return func(k int, out *rowOut[T]) {
 			f.reset(rows[k])

@@ -54,7 +54,7 @@ func Static[T csr.Real](a *csr.Matrix[T], rows []int, p StaticParams) (*csr.Matr
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	return computeRows(rows, a.Cols, func() rowFunc[T] {
+	return computeRows(rows, a.Cols, nil, func() rowFunc[T] {
 		w := &staticWorker[T]{f: newFactor(a, diag), mark: make([]bool, a.Cols), eps: make([]T, a.Cols)}
 		return func(k int, out *rowOut[T]) { w.row(rows[k], p, out) }
 	})
