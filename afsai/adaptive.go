@@ -100,7 +100,13 @@ func Adaptive[T csr.Real](a *csr.Matrix[T], rows []int, p Params) (*csr.Matrix[T
 			sqrtDiag[j] = T(math.Sqrt(float64(d)))
 		}
 	}
-	return computeRows(rows, a.Cols, nil, func() rowFunc[T] {
+	// A row of G takes about as many entries as A's row (both triangles):
+	// the chunks' outputs start with room for that, at most the cap.
+	expect := func(k int) int {
+		i := rows[k]
+		return min(int(a.RowPtr[i+1]-a.RowPtr[i])+2, p.Steps*p.StepSize+1)
+	}
+	return computeRows(rows, a.Cols, expect, func() rowFunc[T] {
 		w := &adaptiveWorker[T]{f: newFactor(a, diag), sqrtDiag: sqrtDiag,
 			acc: make([]T, a.Cols), touched: make([]bool, a.Cols)}
 		return func(k int, out *rowOut[T]) { w.row(rows[k], p, out) }

@@ -116,8 +116,9 @@ func checkInput[T csr.Real](a *csr.Matrix[T], rows []int) ([]T, error) {
 // of the requested rows and assembles the rows, in order, into a
 // len(rows) x cols matrix. Chunks are handed out dynamically, since rows
 // differ in cost; results do not depend on the assignment. rowCap, when not
-// nil, bounds the entries of row k, so that every chunk's output is
-// allocated once (the fixed-pattern set-up knows them).
+// nil, is the expected number of entries of row k (a bound in the
+// fixed-pattern set-up): every chunk's output starts with room for them, so
+// it is allocated once rather than grown by appends.
 func computeRows[T csr.Real](rows []int, cols int, rowCap func(k int) int, newWorker func() rowFunc[T]) (*csr.Matrix[T], Stats, error) {
 	workers := runtime.GOMAXPROCS(0)
 	chunk := min(max(len(rows)/(8*workers), 16), 1024)
