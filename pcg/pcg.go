@@ -80,7 +80,8 @@ type Options struct {
 	// signal handler sets.
 	Stop func() bool
 	// Progress, when set, is called after each iteration with the relative
-	// residual of the recurrence.
+	// residual of the recurrence (with several right-hand sides, the largest
+	// of the columns still running).
 	Progress func(iter int, relres float64)
 }
 

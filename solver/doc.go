@@ -10,6 +10,11 @@
 //		res, err := s.Solve(b, x)       // as often as needed; x: initial guess in, solution out
 //		err = s.UpdateValues(newVals)   // same pattern, new values
 //	}
+//	results, err := s.SolveMany(B, X, k) // k right-hand sides at once, column c at c*LocalRows()
+//
+// SolveMany solves several systems together: one pass over the matrix (and
+// over the preconditioner's factors) per iteration serves all of them, and
+// each column stops on its own.
 //
 // Set-up (New) copies the matrix to the backend (CPU or GPU), builds the halo
 // plan of the distributed product and computes the preconditioner; every
@@ -26,7 +31,7 @@
 // # MPI and threads
 //
 // Every rank of the matrix's communicator calls NewMatrix, New, Solve,
-// SetValues, UpdateValues and Rebuild, in the same order: they are
+// SolveMany, SetValues, UpdateValues and Rebuild, in the same order: they are
 // collective. Bad input (a wrong length, a non-finite value, rows that do
 // not follow each other in rank order) is an error on every rank: the rank
 // that found it gets the description and the others comm.ErrPeer, and
