@@ -185,8 +185,14 @@ func TestVectorErrors(t *testing.T) {
 		{"bad.mtx", arr + "4 1\n1\n2\n3 3\n4\n", `bad.mtx line 5: unexpected extra field "3"`},
 		{"nan.mtx", arr + "4 1\n1\n2\n3\nnan\n", `nan.mtx line 6: value "nan" is not finite`},
 	}
+	// several columns (ReadVectors)
+	blockCases := []struct{ name, text, err string }{
+		{"few2.mtx", arr + "4 2\n1\n2\n3\n4\n5\n6\n7\n", "few2.mtx line 2: size line declares 8 values, the file holds 7"},
+		{"zero.mtx", arr + "4 0\n", "zero.mtx line 2: array has 0 columns; need at least one"},
+		{"nan2.mtx", arr + "4 2\n1\n2\n3\n4\n5\ninf\n7\n8\n", `nan2.mtx line 8: value "inf" is not finite`},
+	}
 	files := map[string]string{}
-	for _, tc := range cases {
+	for _, tc := range append(cases, blockCases...) {
 		files[tc.name] = tc.text
 	}
 	mpitest.Run(t, 2, func(t *testing.T, c *comm.Comm) {
@@ -195,6 +201,10 @@ func TestVectorErrors(t *testing.T) {
 		part := NewPartition(4, 2)
 		for _, tc := range cases {
 			_, err := ReadVector(c, filepath.Join(dir, tc.name), part)
+			checkCollectiveError(t, c, tc.name, err, tc.err)
+		}
+		for _, tc := range blockCases {
+			_, _, err := ReadVectors(c, filepath.Join(dir, tc.name), part)
 			checkCollectiveError(t, c, tc.name, err, tc.err)
 		}
 
