@@ -107,6 +107,21 @@ func entry(full *dsmat.Rows, i, j int64) float64 {
 	return 0
 }
 
+// localFactor collects dc's local system within reach and computes this
+// rank's rows of G with cfg.
+func localFactor(t *testing.T, dc distCase, cfg Config, reach int) (*localSystem, *csr.Matrix[float64]) {
+	t.Helper()
+	ls, err := gatherLocal(dc.A, cfg.power(), reach)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _, err := computeFactor(ls, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ls, g
+}
+
 // TestGatherLocal: the assembled local system is exactly the submatrix of A
 // on the rows and columns of the ranks in the set.
 func TestGatherLocal(t *testing.T) {
@@ -167,14 +182,7 @@ func TestReachGivesSameFactor(t *testing.T) {
 					var rows [2]*dsmat.Rows
 					var sizes [2]int
 					for k, reach := range []int{cfg.reach(), 0} {
-						ls, err := gatherLocal(dc.A, cfg.power(), reach)
-						if err != nil {
-							t.Fatal(err)
-						}
-						g, _, err := computeFactor(ls, cfg)
-						if err != nil {
-							t.Fatal(err)
-						}
+						ls, g := localFactor(t, dc, cfg, reach)
 						rows[k], sizes[k] = globalRows(dc.A, ls, g), len(ls.global)
 					}
 					if sizes[0] < sizes[1] {
@@ -202,14 +210,7 @@ func TestDistributedFactor(t *testing.T) {
 				for _, setup := range []backend.Precision{backend.Double, backend.Single} {
 					cfg := DefaultConfig()
 					cfg.Setup = setup
-					ls, err := gatherLocal(dc.A, cfg.power(), cfg.reach())
-					if err != nil {
-						t.Fatal(err)
-					}
-					g, _, err := computeFactor(ls, cfg)
-					if err != nil {
-						t.Fatal(err)
-					}
+					ls, g := localFactor(t, dc, cfg, cfg.reach())
 					rows := globalRows(dc.A, ls, g)
 					tol := 1e-10
 					if setup == backend.Single {

@@ -64,14 +64,7 @@ func checkUnitDiagonal(t *testing.T, dc distCase, setup backend.Precision) {
 	if setup == backend.Single {
 		tol = 5e-2
 	}
-	ls, err := gatherLocal(dc.A, cfg.power(), cfg.reach())
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, _, err := computeFactor(ls, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ls, g := localFactor(t, dc, cfg, cfg.reach())
 	for k, i := range ls.own {
 		cols, vals := g.Row(k)
 		var q float64

@@ -248,6 +248,9 @@ func (p *Preconditioner) Apply(z, r *ddmat.Dense) error {
 // reallocated when k grows.
 func (p *Preconditioner) work(k int) (backend.Vector, error) {
 	n := p.G.Matrix().LocalRows() * k
+	if p.tmp.Len() == n {
+		return p.tmp, nil // no view to make on the common path
+	}
 	if p.tmp.Len() < n {
 		v, err := p.G.Backend().NewVector(n)
 		if err != nil {

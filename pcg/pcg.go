@@ -176,11 +176,15 @@ func (s *Workspace) SolveBlock(M Preconditioner, b, x *ddmat.Dense, opt Options)
 	if b.Cols != s.r.Cols || x.Cols != b.Cols {
 		return nil, fmt.Errorf("pcg: %d right-hand sides and %d initial guesses for a workspace of %d", b.Cols, x.Cols, s.r.Cols)
 	}
-	res, err := s.run(M, b, x, opt)
+	bnorm, err := ddmat.Norms(b)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.run(M, b, x, bnorm, opt)
 	if err != nil {
 		return res, err
 	}
-	relres, err := s.trueResiduals(b, x)
+	relres, err := s.trueResiduals(b, x, bnorm)
 	for c := range res {
 		if err == nil {
 			res[c].RelRes = relres[c]
@@ -232,7 +236,8 @@ func (c *column) record(it int, rr float64) {
 	c.History = append(c.History, math.Sqrt(rr)/c.bnorm)
 }
 
-func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, opt Options) ([]Result, error) {
+// run is PCG on the columns of b, whose norms are bnorm.
+func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, opt Options) ([]Result, error) {
 	be, comm, k := b.BE, b.Comm, b.Cols
 	r, z, p, q := s.r, s.z, s.p, s.q
 	cols := make([]column, k)
@@ -244,10 +249,6 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, opt Options) ([]Res
 		return out
 	}
 
-	bnorm, err := ddmat.Norms(b)
-	if err != nil {
-		return nil, err
-	}
 	for c := range cols {
 		cols[c].bnorm, cols[c].active = bnorm[c], true
 	}
@@ -436,19 +437,15 @@ func (s *stagnation) stuck(it int, relres float64) bool {
 	return s.window > 0 && it-s.bestIt >= max(s.window, s.bestIt)
 }
 
-// trueResiduals returns ||b - A x||/||b|| of every column, computed from x
-// (0 for a zero right-hand side).
-func (s *Workspace) trueResiduals(b, x *ddmat.Dense) ([]float64, error) {
+// trueResiduals returns ||b - A x||/||b|| of every column, computed from x,
+// with bnorm the norms of b's columns (0 for a zero right-hand side).
+func (s *Workspace) trueResiduals(b, x *ddmat.Dense, bnorm []float64) ([]float64, error) {
 	if err := s.A.ApplyBlock(s.q.V, x.V, x.Cols); err != nil {
 		return nil, err
 	}
 	ddmat.Copy(s.r, b)
 	ddmat.Axpby(s.r, -1, s.q, 1)
 	rnorm, err := ddmat.Norms(s.r)
-	if err != nil {
-		return nil, err
-	}
-	bnorm, err := ddmat.Norms(b)
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,11 @@ func draw(key, i uint64) uint64 { return mix64(key + (i+1)*golden) }
 // uniform maps a draw to (0, 1], so that its logarithm is finite.
 func uniform(h uint64) float64 { return float64(h>>11+1) * 0x1p-53 }
 
+// Uniform is number i, in (0, 1], of the counter-based uniform stream key:
+// the same on any number of ranks, since it depends on (key, i) alone. The
+// program's generated right-hand sides use it.
+func Uniform(key, i uint64) float64 { return uniform(draw(key, i)) }
+
 // normal is standard normal number i of stream key: Box-Muller on draws 2i
 // and 2i+1.
 func normal(key, i uint64) float64 {

@@ -228,8 +228,9 @@ func setFromFile(c *comm.Comm, path string, A *dsmat.Matrix, v *ddmat.Dense) err
 	return v.Set(host)
 }
 
-// knownSolutions sets b = A*u, column 0 of u all ones and the others random
-// in (0,1) (the same on any number of ranks), using x as scratch.
+// knownSolutions sets b = A*u, column 0 of u all ones and column c > 0
+// random in (0,1] (problem.Uniform stream c, the same on any number of
+// ranks), using x as scratch.
 func knownSolutions(op *dsmat.Operator, b, x *ddmat.Dense) error {
 	k := b.Cols
 	u := make([]float64, b.Rows*k)
@@ -237,23 +238,13 @@ func knownSolutions(op *dsmat.Operator, b, x *ddmat.Dense) error {
 	for i := range b.Rows {
 		u[i*k] = 1
 		for col := 1; col < k; col++ {
-			u[i*k+col] = uniform(first+uint64(i), uint64(col))
+			u[i*k+col] = problem.Uniform(uint64(col), first+uint64(i))
 		}
 	}
 	if err := x.Set(u); err != nil {
 		return err
 	}
 	return op.ApplyBlock(b.V, x.V, k)
-}
-
-// uniform is a number in (0,1) that depends only on row and col
-// (SplitMix64 of both).
-func uniform(row, col uint64) float64 {
-	z := row*0x9e3779b97f4a7c15 + col*0xbf58476d1ce4e5b9 + 0x94d049bb133111eb
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	z ^= z >> 31
-	return (float64(z>>11) + 0.5) / (1 << 53)
 }
 
 func progress(log *zap.Logger, every int) func(int, float64) {
