@@ -38,7 +38,9 @@ type haloBuffers struct {
 	recv    []*comm.Buf[float64] // views of recvBuf, one per off-diagonal block
 	halo    []backend.Vector     // views of haloDev, one per off-diagonal block
 	unpin   []func()
-	reqs    []*comm.Request // receives first, then sends
+	links   *peerLinks      // the exchanges that go device to device; nil: none
+	recvs   []*comm.Request // per off-diagonal block: its halo, or its "put" token
+	pending []*comm.Request // sends and tokens, completed before Apply returns
 }
 
 // Bind uploads the matrix to be (values stored in precision p) and allocates
@@ -78,9 +80,14 @@ func (op *Operator) buffers(k int) (*haloBuffers, error) {
 		return x, nil
 	}
 	x := &haloBuffers{k: k}
-	if err := x.alloc(op.m, op.be); err != nil {
+	err := x.alloc(op.m, op.be)
+	if err := op.m.Comm.Agree(err); err != nil { // the handshake needs every rank
 		x.free()
 		return nil, fmt.Errorf("dsmat: halo buffers for %d columns: %w", k, err)
+	}
+	if x.links, err = connectPeers(op.m, op.be, x); err != nil {
+		x.free()
+		return nil, fmt.Errorf("dsmat: device-to-device halos for %d columns: %w", k, err)
 	}
 	op.halos[k] = x
 	return x, nil
@@ -106,11 +113,7 @@ func (x *haloBuffers) alloc(m *Matrix, be backend.Backend) error {
 
 	var idx []int32
 	for _, s := range m.Sends {
-		for _, i := range s.Idx {
-			for c := range int32(x.k) {
-				idx = append(idx, i*int32(x.k)+c)
-			}
-		}
+		idx = append(idx, expand(s.Idx, x.k)...)
 	}
 	if x.sendIdx, err = be.NewIndex(idx); err != nil {
 		return err
@@ -135,11 +138,14 @@ func (x *haloBuffers) alloc(m *Matrix, be backend.Backend) error {
 		}
 		x.unpin = append(x.unpin, unpin)
 	}
-	x.reqs = make([]*comm.Request, len(m.Off)+len(m.Sends))
+	x.recvs = make([]*comm.Request, len(m.Off))
 	return nil
 }
 
 func (x *haloBuffers) free() {
+	if x.links != nil {
+		x.links.free()
+	}
 	for _, unpin := range x.unpin {
 		unpin()
 	}
@@ -188,6 +194,10 @@ func (op *Operator) Apply(y, x backend.Vector) error { return op.ApplyBlock(y, x
 // ApplyBlock computes Y = A*X for row-major blocks of k columns (k vectors at
 // once, see backend.SpMM): one pass over the matrix and one message per
 // neighbour for all of them.
+//
+// Halos between ranks whose devices reach each other (backend.Peers) go
+// device to device: they leave first, before the diagonal product, and
+// the host only passes tokens.
 func (op *Operator) ApplyBlock(y, x backend.Vector, k int) error {
 	ex, err := op.buffers(k)
 	if err != nil {
@@ -202,31 +212,40 @@ func (op *Operator) ApplyBlock(y, x backend.Vector, k int) error {
 		return be.Err()
 	}
 	wait := op.pack(ex, x)
+	ex.pending = ex.pending[:0]
+	if ex.links != nil {
+		if ex.pending, err = ex.links.put(op.m, x, ex.pending); err != nil {
+			return err
+		}
+	}
 	if op.schedule == Overlap {
 		op.product(y, op.diag, x, k, 0)
 	}
 	if err := op.post(ex, wait); err != nil {
 		return err
 	}
-	recvs := ex.reqs[:len(op.off)]
 	if op.schedule == Sequential {
-		if err := comm.Waitall(recvs); err != nil {
+		if err := comm.Waitall(ex.recvs); err != nil {
 			return fmt.Errorf("dsmat: spmv halo: %w", err)
 		}
 		op.product(y, op.diag, x, k, 0)
 		for i := range op.off {
-			op.applyHalo(y, ex, i)
+			if err := op.applyHalo(y, ex, i); err != nil {
+				return err
+			}
 		}
 	} else {
 		for range op.off {
-			i, err := comm.Waitany(recvs)
+			i, err := comm.Waitany(ex.recvs)
 			if err != nil {
 				return fmt.Errorf("dsmat: spmv halo: %w", err)
 			}
-			op.applyHalo(y, ex, i)
+			if err := op.applyHalo(y, ex, i); err != nil {
+				return err
+			}
 		}
 	}
-	if err := comm.Waitall(ex.reqs[len(op.off):]); err != nil {
+	if err := comm.Waitall(ex.pending); err != nil {
 		return fmt.Errorf("dsmat: spmv send: %w", err)
 	}
 	return be.Err()
@@ -241,29 +260,60 @@ func (op *Operator) product(y backend.Vector, a backend.Matrix, x backend.Vector
 	}
 }
 
-// applyHalo adds the product of off-diagonal block i with its arrived halo.
-func (op *Operator) applyHalo(y backend.Vector, ex *haloBuffers, i int) {
-	op.be.UploadHalo(ex.halo[i], ex.recv[i].Data)
+// applyHalo adds the product of off-diagonal block i with its arrived halo:
+// uploaded from the host, or, from a peer, once the device has waited for
+// the peer's copy; the peer is then told that the halo may be overwritten.
+func (op *Operator) applyHalo(y backend.Vector, ex *haloBuffers, i int) error {
+	in := ex.links.inbox(i)
+	if in == nil {
+		op.be.UploadHalo(ex.halo[i], ex.recv[i].Data)
+		op.product(y, op.off[i], ex.halo[i], ex.k, 1)
+		return nil
+	}
+	in.Await()
 	op.product(y, op.off[i], ex.halo[i], ex.k, 1)
+	in.Release()
+	r, err := ex.links.released(op.m, i)
+	if err != nil {
+		return fmt.Errorf("dsmat: spmv peer token: %w", err)
+	}
+	ex.pending = append(ex.pending, r)
+	return nil
 }
 
-// pack starts packing the entries of x that neighbours need into the host
-// send buffer; the returned function waits for it. A rank that only
-// receives packs nothing but still calls PackHalo, which orders its halo
-// uploads after the work queued before.
+// pack starts packing the entries of x that neighbours need through the
+// host into the host send buffer; the returned function waits for it. A
+// rank that only receives through the host packs nothing but still calls
+// PackHalo, which orders its halo uploads after the work queued before.
+// Without exchanges through the host it does nothing.
 func (op *Operator) pack(ex *haloBuffers, x backend.Vector) func() error {
-	if len(ex.sends) == 0 && len(op.off) == 0 {
+	if !ex.throughHost(len(op.off), len(ex.sends)) {
 		return func() error { return nil }
 	}
 	return op.be.PackHalo(ex.sendBuf.Data, ex.sendDev, x, ex.sendIdx)
 }
 
-// post posts every receive, waits for the pack, and posts every send.
+// throughHost reports whether any of the nOff halos received or the nSend
+// sent goes through the host.
+func (ex *haloBuffers) throughHost(nOff, nSend int) bool {
+	if ex.links == nil {
+		return nOff+nSend > 0
+	}
+	return ex.links.n < nOff+nSend
+}
+
+// post posts the receive of every halo or "put" token, waits for the pack,
+// and posts the sends through the host.
 func (op *Operator) post(ex *haloBuffers, wait func() error) error {
 	c := op.m.Comm
 	var err error
 	for k := range op.off {
-		if ex.reqs[k], err = comm.Irecv(c, ex.recv[k], op.m.Off[k].Rank, haloTag); err != nil {
+		if ex.links.inbox(k) != nil {
+			ex.recvs[k], err = ex.links.expect(op.m, k)
+		} else {
+			ex.recvs[k], err = comm.Irecv(c, ex.recv[k], op.m.Off[k].Rank, haloTag)
+		}
+		if err != nil {
 			return fmt.Errorf("dsmat: spmv receive: %w", err)
 		}
 	}
@@ -271,11 +321,31 @@ func (op *Operator) post(ex *haloBuffers, wait func() error) error {
 		return fmt.Errorf("dsmat: spmv pack: %w", err)
 	}
 	for k, buf := range ex.sends {
-		if ex.reqs[len(op.off)+k], err = comm.Isend(c, buf, op.m.Sends[k].Rank, haloTag); err != nil {
+		if ex.links.outbox(k) != nil {
+			continue
+		}
+		r, err := comm.Isend(c, buf, op.m.Sends[k].Rank, haloTag)
+		if err != nil {
 			return fmt.Errorf("dsmat: spmv send: %w", err)
 		}
+		ex.pending = append(ex.pending, r)
 	}
 	return nil
+}
+
+// PeerLinks counts this rank's halo exchanges of single vectors that go
+// device to device and those that go through the host (each neighbour it
+// receives from and each it sends to is one).
+func (op *Operator) PeerLinks() (device, host int) {
+	ex := op.halos[1]
+	if ex == nil {
+		return 0, 0
+	}
+	total := len(op.off) + len(ex.sends)
+	if ex.links != nil {
+		device = ex.links.n
+	}
+	return device, total - device
 }
 
 // Backend returns the backend the operator computes on.

@@ -59,6 +59,7 @@ type Backend struct {
 	// PackHalo's copy. packed is set by the first PackHalo.
 	copyStream, fence, copied uintptr
 	packed                    bool
+	peersOff                  bool // SetPeers(false): no device-to-device halos (peer.go)
 
 	// Reductions: reduceWidth partial sums per block and a block counter on the
 	// device; the kernel writes the result straight into page-locked host

@@ -52,6 +52,11 @@ type driver struct {
 	eventCreate, eventDestroy, eventRecord             uintptr
 	eventSynchronize, eventElapsedTime                 uintptr
 	getErrorName, getErrorString                       uintptr
+
+	// interprocess memory and events (peer.go)
+	deviceGetUUID, memGetAddressRange                    uintptr
+	ipcGetMemHandle, ipcOpenMemHandle, ipcCloseMemHandle uintptr
+	ipcGetEventHandle, ipcOpenEventHandle                uintptr
 }
 
 var (
@@ -95,6 +100,10 @@ func loadDriver() (*driver, error) {
 			{&d.eventRecord, "cuEventRecord"}, {&d.eventSynchronize, "cuEventSynchronize"},
 			{&d.eventElapsedTime, "cuEventElapsedTime"},
 			{&d.getErrorName, "cuGetErrorName"}, {&d.getErrorString, "cuGetErrorString"},
+			{&d.deviceGetUUID, "cuDeviceGetUuid"}, {&d.memGetAddressRange, "cuMemGetAddressRange_v2"},
+			{&d.ipcGetMemHandle, "cuIpcGetMemHandle"}, {&d.ipcOpenMemHandle, "cuIpcOpenMemHandle_v2"},
+			{&d.ipcCloseMemHandle, "cuIpcCloseMemHandle"},
+			{&d.ipcGetEventHandle, "cuIpcGetEventHandle"}, {&d.ipcOpenEventHandle, "cuIpcOpenEventHandle"},
 		}
 		for _, s := range syms {
 			if *s.p, err = purego.Dlsym(lib, s.name); err != nil {

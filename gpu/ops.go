@@ -47,16 +47,23 @@ func (b *Backend) spmv(y backend.Vector, a backend.Matrix, x backend.Vector, bet
 // Gather sets dst[k] = src[idx[k]].
 func (b *Backend) Gather(dst, src backend.Vector, idx backend.Index) {
 	defer b.enter()()
-	d, s := b.vector("Gather", dst), b.vector("Gather", src)
-	if d == nil || s == nil {
+	if d := b.vector("Gather", dst); d != nil {
+		b.gather(d, src, idx, "Gather")
+	}
+}
+
+// gather queues d = src[idx]; op names the caller in errors.
+func (b *Backend) gather(d *Vector, src backend.Vector, idx backend.Index, op string) {
+	s := b.vector(op, src)
+	if s == nil {
 		return
 	}
 	x, ok := idx.(*Index)
 	if !ok || x == nil || x.b != b {
-		b.fail(fmt.Errorf("gpu: Gather: %T is not an index of this backend", idx))
+		b.fail(fmt.Errorf("gpu: %s: %T is not an index of this backend", op, idx))
 		return
 	}
-	if b.sameLen("Gather", d.n, x.n) {
+	if b.sameLen(op, d.n, x.n) {
 		b.launch(&b.fn.gather, b.elementBlocks(d.n), uint64(d.n), uint64(x.ptr), uint64(s.ptr), uint64(d.ptr))
 	}
 }

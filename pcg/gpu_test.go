@@ -135,7 +135,7 @@ func onRankGPUs(t *testing.T, body func(t *testing.T, c *comm.Comm, be *gpu.Back
 	if n, err := gpu.Available(); err != nil || n == 0 {
 		t.Skipf("no GPU: %v", err)
 	}
-	for _, np := range []int{1, 2} {
+	for _, np := range []int{1, 2, 3} {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
 			be := openRankGPU(t, c)
 			defer be.Close()

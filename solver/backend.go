@@ -29,6 +29,11 @@ type BackendOptions struct {
 	// ShareGPU allows more ranks than GPUs on a node: ranks then share the
 	// GPUs round-robin. Without it that is an error.
 	ShareGPU bool
+	// HostHalos sends every halo through the host, also between GPUs of one
+	// node, which otherwise exchange device to device (CUDA IPC over NVLink
+	// or PCIe; backend.Peers). For comparisons and for nodes where IPC
+	// misbehaves.
+	HostHalos bool
 }
 
 // OpenBackend opens the backend o names for the calling rank; CUDA runs on
@@ -58,7 +63,11 @@ func OpenBackend(c *comm.Comm, o BackendOptions) (be backend.Backend, why string
 			return nil, "", err
 		}
 		be, err := gpu.Open(dev)
-		return be, "", err
+		if err != nil {
+			return nil, "", err
+		}
+		be.SetPeers(!o.HostHalos)
+		return be, "", nil
 	}
 	return nil, "", fmt.Errorf("backend %q is not one of %v", o.Name, backends)
 }

@@ -14,7 +14,7 @@ import (
 // rank per GPU by node-local rank). When auto falls back to the CPU it says
 // why in the log.
 func openBackend(c *comm.Comm, o *options, log *zap.Logger) (backend.Backend, error) {
-	be, why, err := solver.OpenBackend(c, solver.BackendOptions{Name: o.backend, Threads: o.threads, ShareGPU: o.shareGPU})
+	be, why, err := solver.OpenBackend(c, solver.BackendOptions{Name: o.backend, Threads: o.threads, ShareGPU: o.shareGPU, HostHalos: o.hostHalos})
 	if err != nil {
 		return nil, fmt.Errorf("flag -backend %s: %w", o.backend, err)
 	}

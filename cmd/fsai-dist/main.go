@@ -49,6 +49,7 @@ type options struct {
 	out, report     string
 	verbose         bool
 	shareGPU        bool
+	hostHalos       bool
 	fsai            fsaiFlags
 	progressEvery   int
 	benchSpMV       int
@@ -76,6 +77,7 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.StringVar(&o.out, "out", "", "write the solution here, Matrix Market array (atomically)")
 	fs.StringVar(&o.report, "report", "", "write a JSON report here (atomically)")
 	fs.BoolVar(&o.shareGPU, "gpu.share", false, "allow more ranks than GPUs on a node (ranks share GPUs round-robin)")
+	fs.BoolVar(&o.hostHalos, "gpu.host-halos", false, "send halos through the host also between GPUs of one node (default: device to device, CUDA IPC)")
 	fs.StringVar(&o.writeMatrix, "write-matrix", "", "also write the matrix as PETSc binary here (faster to read than Matrix Market; for peers and later runs)")
 	fs.IntVar(&o.benchSpMV, "bench-spmv", 0, "time this many SpMVs with A before solving; report spmv_s and spmv_gbs")
 	fs.BoolVar(&o.verbose, "v", false, "log from every rank, not only rank 0")

@@ -45,6 +45,11 @@ type report struct {
 	SpMVSequentialS float64 `json:"spmv_sequential_s,omitempty"`
 	SpMVLocalS      float64 `json:"spmv_local_s,omitempty"`
 	HaloHidden      float64 `json:"halo_hidden,omitempty"`
+	// the halo exchanges of A's SpMV (one per rank and neighbour it
+	// receives from or sends to, summed over ranks) that go device to
+	// device (GPUs of one node, CUDA IPC) and through the host
+	HaloDeviceLinks int64 `json:"halo_device_links"`
+	HaloHostLinks   int64 `json:"halo_host_links"`
 	// FSAI preconditioners only
 	PrecNNZ     int64       `json:"prec_nnz,omitempty"`     // nonzeros of G
 	PrecDensity float64     `json:"prec_density,omitempty"` // nnz(G)/nnz(A)

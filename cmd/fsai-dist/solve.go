@@ -67,6 +67,9 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 		return 0, err
 	}
 	defer op.Free()
+	if err := countLinks(c, op, rep); err != nil {
+		return 0, err
+	}
 	b, x, err := vectors(c, o, op)
 	if err != nil {
 		return 0, err
@@ -256,6 +259,17 @@ func progress(log *zap.Logger, every int) func(int, float64) {
 			log.Info("pcg", zap.Int("iteration", it), zap.Float64("relres", relres))
 		}
 	}
+}
+
+// countLinks records how A's halos travel, summed over ranks.
+func countLinks(c *comm.Comm, op *dsmat.Operator, rep *report) error {
+	device, host := op.PeerLinks()
+	links := []int64{int64(device), int64(host)}
+	if err := comm.Allreduce(c, comm.Sum, links); err != nil {
+		return err
+	}
+	rep.HaloDeviceLinks, rep.HaloHostLinks = links[0], links[1]
+	return nil
 }
 
 // benchSpMV times k products y = A x (after one untimed product), the

@@ -1,0 +1,53 @@
+package backend
+
+// Peers is implemented by backends whose device memory another process on
+// the same node can write directly (CUDA IPC). A distributed SpMV between
+// two such ranks then moves its halo device to device, over NVLink or PCIe,
+// instead of device to host, through MPI, and host to device: the exchange
+// that a host-staged MPI makes cost a few hundred microseconds per
+// neighbour becomes a kernel and two short messages.
+//
+// The receiving process makes an Inbox of a device vector, the sending
+// process opens it as an Outbox; the two ends order their work through
+// events that both devices see, and tell each other through messages (the
+// caller's, over MPI) when an event has been recorded:
+//
+//	sender:   Put (after the inbox's last Release) -- message "put" -->
+//	receiver: Await, products reading the inbox, Release -- message "released" -->
+//	sender:   next Put ...
+type Peers interface {
+	// NewInbox makes dst writable by one process on this node and returns
+	// the offer that process passes to NewOutbox (a few hundred bytes at
+	// most, see PeerMessageBytes).
+	NewInbox(dst Vector) (Inbox, []byte, error)
+	// NewOutbox opens the inbox another process offered. It fails when that
+	// process's device is not on this node or cannot be reached, and the
+	// caller then exchanges through the host. The returned answer goes to
+	// the inbox's Connect.
+	NewOutbox(offer []byte) (Outbox, []byte, error)
+}
+
+// PeerMessageBytes bounds the offers and answers of Peers.
+const PeerMessageBytes = 512
+
+// Inbox is a device vector that a process on the same node writes.
+type Inbox interface {
+	// Connect completes the link with the answer of the outbox's NewOutbox.
+	Connect(answer []byte) error
+	// Await makes the work queued after it wait for the outbox's last Put,
+	// which must have returned in the other process before Await is called.
+	Await()
+	// Release marks that the work queued so far is all the reading of the
+	// inbox until the next Await: the outbox's next Put waits for it.
+	Release()
+	Free()
+}
+
+// Outbox writes the inbox of a process on the same node.
+type Outbox interface {
+	// Put queues inbox[k] = src[idx[k]], after the work queued so far here
+	// and after the inbox's last Release, which must have returned in the
+	// other process before Put is called.
+	Put(src Vector, idx Index)
+	Free()
+}

@@ -1,0 +1,261 @@
+package dsmat
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/comm"
+)
+
+// Tags of the peer handshake and of the two tokens of a device-to-device
+// halo: "put" (the sender's Put has been queued) and "released" (the
+// receiver has queued its last read of the halo).
+const (
+	peerOfferTag = haloTag + 1 + iota
+	peerAnswerTag
+	peerPutTag
+	peerReleasedTag
+)
+
+// peerMsgBytes is the size of a handshake message: a 16-bit length, then
+// the backend's offer or answer (length 0: none, exchange through the host).
+const peerMsgBytes = 2 + backend.PeerMessageBytes
+
+// peerLinks are the halo exchanges of one haloBuffers that go device to
+// device (backend.Peers), between ranks whose devices reach each other; the
+// others go through the host. Every Apply completes its tokens, as it does
+// its messages, so that operators can share the tags.
+type peerLinks struct {
+	in     []backend.Inbox  // per off-diagonal block; nil: through the host
+	out    []backend.Outbox // per send; nil: through the host
+	outIdx []backend.Index  // per send with an outbox: its list for k columns
+	token  *comm.Buf[int32] // what every token carries (nothing of use)
+	got    *comm.Buf[int32] // a slot per off-diagonal block, then per send
+	n      int              // links that go device to device
+}
+
+// connectPeers makes the links between the halo buffers x of this rank
+// and its neighbours': each receiver offers its halo, each sender tries to
+// open it and answers. Every rank takes part, peers or not, so that the
+// two ends of a link agree; a link that cannot go device to device goes
+// through the host. Collective over the neighbours. It returns nil links
+// when none goes device to device.
+func connectPeers(m *Matrix, be backend.Backend, x *haloBuffers) (*peerLinks, error) {
+	peers, _ := be.(backend.Peers)
+	l := &peerLinks{in: make([]backend.Inbox, len(m.Off)), out: make([]backend.Outbox, len(m.Sends)),
+		outIdx: make([]backend.Index, len(m.Sends))}
+	offers, err := handshake(m, m.offRanks(), m.sendRanks(), peerOfferTag, func(i int) []byte {
+		if peers == nil {
+			return nil
+		}
+		in, offer, err := peers.NewInbox(x.halo[i])
+		if err != nil {
+			return nil // through the host
+		}
+		l.in[i] = in
+		return offer
+	})
+	if err != nil {
+		l.free()
+		return nil, err
+	}
+	var failed error // an error here still answers, so the other end does not wait
+	replies, err := handshake(m, m.sendRanks(), m.offRanks(), peerAnswerTag, func(k int) []byte {
+		offer := offers[k]
+		if peers == nil || offer == nil || failed != nil {
+			return nil
+		}
+		out, answer, err := peers.NewOutbox(offer)
+		if err != nil {
+			return nil // not on this node, or unreachable: through the host
+		}
+		idx, err := be.NewIndex(expand(m.Sends[k].Idx, x.k))
+		if err != nil {
+			out.Free()
+			failed = err
+			return nil
+		}
+		l.out[k], l.outIdx[k] = out, idx
+		return answer
+	})
+	if err = errors.Join(err, failed); err != nil {
+		l.free()
+		return nil, err
+	}
+	for i, answer := range replies {
+		switch {
+		case answer == nil && l.in[i] != nil:
+			l.in[i].Free()
+			l.in[i] = nil
+		case answer != nil && l.in[i] == nil:
+			err = errors.Join(err, fmt.Errorf("rank %d answered an offer this rank did not make", m.Off[i].Rank))
+		case answer != nil:
+			err = errors.Join(err, l.in[i].Connect(answer))
+		}
+	}
+	if err != nil {
+		l.free()
+		return nil, err
+	}
+	for _, in := range l.in {
+		if in != nil {
+			l.n++
+		}
+	}
+	for _, out := range l.out {
+		if out != nil {
+			l.n++
+		}
+	}
+	if l.n == 0 {
+		l.free()
+		return nil, nil
+	}
+	l.token, l.got = comm.NewBuf[int32](1), comm.NewBuf[int32](len(m.Off)+len(m.Sends))
+	return l, nil
+}
+
+// handshake sends msg(i) to rank to[i] and receives a message from each
+// rank of from; it returns their payloads in that order, nil for an empty
+// one.
+func handshake(m *Matrix, to, from []int, tag int, msg func(i int) []byte) (received [][]byte, err error) {
+	out := comm.NewBuf[uint8](len(to) * peerMsgBytes)
+	in := comm.NewBuf[uint8](len(from) * peerMsgBytes)
+	defer out.Free()
+	defer in.Free()
+	var reqs []*comm.Request
+	for j, q := range from {
+		r, err := comm.Irecv(m.Comm, in.Slice(j*peerMsgBytes, peerMsgBytes), q, tag)
+		if err != nil {
+			return nil, fmt.Errorf("dsmat: peer handshake: %w", err)
+		}
+		reqs = append(reqs, r)
+	}
+	for i, q := range to {
+		buf := out.Slice(i*peerMsgBytes, peerMsgBytes)
+		p := msg(i)
+		if len(p) > backend.PeerMessageBytes {
+			p = nil // a backend bug; exchange through the host
+		}
+		binary.LittleEndian.PutUint16(buf.Data, uint16(len(p)))
+		copy(buf.Data[2:], p)
+		r, err := comm.Isend(m.Comm, buf, q, tag)
+		if err != nil {
+			return nil, fmt.Errorf("dsmat: peer handshake: %w", err)
+		}
+		reqs = append(reqs, r)
+	}
+	if err := comm.Waitall(reqs); err != nil {
+		return nil, fmt.Errorf("dsmat: peer handshake: %w", err)
+	}
+	for j := range from {
+		buf := in.Data[j*peerMsgBytes : (j+1)*peerMsgBytes]
+		n := int(binary.LittleEndian.Uint16(buf))
+		if n == 0 || n > backend.PeerMessageBytes {
+			received = append(received, nil)
+			continue
+		}
+		received = append(received, append([]byte(nil), buf[2:2+n]...))
+	}
+	return received, nil
+}
+
+// offRanks lists the ranks of the off-diagonal blocks (this rank's
+// sources), sendRanks those of the sends (its targets).
+func (m *Matrix) offRanks() []int {
+	r := make([]int, len(m.Off))
+	for i, b := range m.Off {
+		r[i] = b.Rank
+	}
+	return r
+}
+
+func (m *Matrix) sendRanks() []int {
+	r := make([]int, len(m.Sends))
+	for i, s := range m.Sends {
+		r[i] = s.Rank
+	}
+	return r
+}
+
+// put queues the halos of the outboxes and posts their tokens: "put" to
+// the receiver, and the receive of its "released", which the receiver
+// sends once it has queued its product with the halo.
+func (l *peerLinks) put(m *Matrix, x backend.Vector, pending []*comm.Request) ([]*comm.Request, error) {
+	for k, out := range l.out {
+		if out == nil {
+			continue
+		}
+		out.Put(x, l.outIdx[k])
+		q := m.Sends[k].Rank
+		r, err := comm.Isend(m.Comm, l.token, q, peerPutTag)
+		if err != nil {
+			return pending, fmt.Errorf("dsmat: spmv peer token: %w", err)
+		}
+		pending = append(pending, r)
+		if r, err = comm.Irecv(m.Comm, l.got.Slice(len(m.Off)+k, 1), q, peerReleasedTag); err != nil {
+			return pending, fmt.Errorf("dsmat: spmv peer token: %w", err)
+		}
+		pending = append(pending, r)
+	}
+	return pending, nil
+}
+
+// expect posts the receive of the "put" token of off-diagonal block i.
+func (l *peerLinks) expect(m *Matrix, i int) (*comm.Request, error) {
+	return comm.Irecv(m.Comm, l.got.Slice(i, 1), m.Off[i].Rank, peerPutTag)
+}
+
+// released sends the "released" token of off-diagonal block i.
+func (l *peerLinks) released(m *Matrix, i int) (*comm.Request, error) {
+	return comm.Isend(m.Comm, l.token, m.Off[i].Rank, peerReleasedTag)
+}
+
+// inbox returns the inbox of off-diagonal block i, nil when its halo comes
+// through the host (or l is nil).
+func (l *peerLinks) inbox(i int) backend.Inbox {
+	if l == nil {
+		return nil
+	}
+	return l.in[i]
+}
+
+// outbox returns the outbox of send k, nil when it goes through the host.
+func (l *peerLinks) outbox(k int) backend.Outbox {
+	if l == nil {
+		return nil
+	}
+	return l.out[k]
+}
+
+func (l *peerLinks) free() {
+	for _, in := range l.in {
+		if in != nil {
+			in.Free()
+		}
+	}
+	for k, out := range l.out {
+		if out != nil {
+			out.Free()
+			l.outIdx[k].Free()
+		}
+	}
+	for _, b := range []*comm.Buf[int32]{l.token, l.got} {
+		if b != nil {
+			b.Free()
+		}
+	}
+}
+
+// expand turns local indices into those of blocks of k columns.
+func expand(idx []int32, k int) []int32 {
+	out := make([]int32, 0, len(idx)*k)
+	for _, i := range idx {
+		for c := range int32(k) {
+			out = append(out, i*int32(k)+c)
+		}
+	}
+	return out
+}
