@@ -25,6 +25,13 @@ type Peers interface {
 	// caller then exchanges through the host. The returned answer goes to
 	// the inbox's Connect.
 	NewOutbox(offer []byte) (Outbox, []byte, error)
+	// BeginPuts marks where the Puts queued after it start: they wait for
+	// the work queued before BeginPuts, not for the work queued between it
+	// and them (the diagonal product, which they run beside).
+	BeginPuts()
+	// EndPuts makes the work queued after it wait for the Puts queued
+	// before it, so that their sources may change.
+	EndPuts()
 }
 
 // PeerMessageBytes bounds the offers and answers of Peers.
@@ -45,9 +52,9 @@ type Inbox interface {
 
 // Outbox writes the inbox of a process on the same node.
 type Outbox interface {
-	// Put queues inbox[k] = src[idx[k]], after the work queued so far here
-	// and after the inbox's last Release, which must have returned in the
-	// other process before Put is called.
+	// Put queues inbox[k] = src[idx[k]], after the work queued before the
+	// last BeginPuts and after the inbox's last Release, which must have
+	// returned in the other process before Put is called.
 	Put(src Vector, idx Index)
 	Free()
 }

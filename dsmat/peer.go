@@ -28,12 +28,14 @@ const peerMsgBytes = 2 + backend.PeerMessageBytes
 // others go through the host. Every Apply completes its tokens, as it does
 // its messages, so that operators can share the tags.
 type peerLinks struct {
+	be     backend.Peers
 	in     []backend.Inbox  // per off-diagonal block; nil: through the host
 	out    []backend.Outbox // per send; nil: through the host
 	outIdx []backend.Index  // per send with an outbox: its list for k columns
 	token  *comm.Buf[int32] // what every token carries (nothing of use)
 	got    *comm.Buf[int32] // a slot per off-diagonal block, then per send
 	n      int              // links that go device to device
+	nOut   int              // of which sends
 }
 
 // connectPeers makes the links between the halo buffers x of this rank
@@ -44,7 +46,7 @@ type peerLinks struct {
 // when none goes device to device.
 func connectPeers(m *Matrix, be backend.Backend, x *haloBuffers) (*peerLinks, error) {
 	peers, _ := be.(backend.Peers)
-	l := &peerLinks{in: make([]backend.Inbox, len(m.Off)), out: make([]backend.Outbox, len(m.Sends)),
+	l := &peerLinks{be: peers, in: make([]backend.Inbox, len(m.Off)), out: make([]backend.Outbox, len(m.Sends)),
 		outIdx: make([]backend.Index, len(m.Sends))}
 	offers, err := handshake(m, m.offRanks(), m.sendRanks(), peerOfferTag, func(i int) []byte {
 		if peers == nil {
@@ -106,9 +108,10 @@ func connectPeers(m *Matrix, be backend.Backend, x *haloBuffers) (*peerLinks, er
 	}
 	for _, out := range l.out {
 		if out != nil {
-			l.n++
+			l.nOut++
 		}
 	}
+	l.n += l.nOut
 	if l.n == 0 {
 		l.free()
 		return nil, nil
@@ -180,10 +183,24 @@ func (m *Matrix) sendRanks() []int {
 	return r
 }
 
+// begin marks where the halos of the outboxes start: they run beside the
+// work queued after it (the diagonal product). It does nothing without
+// outboxes.
+func (l *peerLinks) begin() {
+	if l != nil && l.nOut > 0 {
+		l.be.BeginPuts()
+	}
+}
+
 // put queues the halos of the outboxes and posts their tokens: "put" to
 // the receiver, and the receive of its "released", which the receiver
-// sends once it has queued its product with the halo.
+// sends once it has queued its product with the halo. The work queued
+// after put waits for the halos to leave.
 func (l *peerLinks) put(m *Matrix, x backend.Vector, pending []*comm.Request) ([]*comm.Request, error) {
+	if l == nil || l.nOut == 0 {
+		return pending, nil
+	}
+	defer l.be.EndPuts()
 	for k, out := range l.out {
 		if out == nil {
 			continue

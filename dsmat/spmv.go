@@ -20,7 +20,7 @@ type Operator struct {
 	be backend.Backend
 
 	diag     backend.Matrix
-	off      []backend.Matrix // off[k] couples to the rank m.Off[k].Rank
+	offd     backend.Matrix // the off-diagonal blocks joined (offDiagonal); nil without
 	halos    map[int]*haloBuffers
 	schedule Schedule
 }
@@ -63,12 +63,10 @@ func (op *Operator) upload(p backend.Precision) error {
 	if op.diag, err = op.be.NewMatrix(op.m.Diag, nil, p); err != nil {
 		return err
 	}
-	for _, b := range op.m.Off {
-		a, err := op.be.NewMatrix(b.A, b.Rows, p)
-		if err != nil {
-			return err
-		}
-		op.off = append(op.off, a)
+	if a, rowMap := op.m.offDiagonal(); a != nil {
+		var err error
+		op.offd, err = op.be.NewMatrix(a, rowMap, p)
+		return err
 	}
 	return nil
 }
@@ -168,7 +166,7 @@ type Schedule int
 
 const (
 	// Overlap is the blueprint's: the diagonal product runs while the
-	// halos travel, and each off-diagonal block starts as its halo lands.
+	// halos travel, and the off-diagonal part once they have landed.
 	Overlap Schedule = iota
 	// Sequential exchanges every halo first, then computes.
 	Sequential
@@ -187,8 +185,9 @@ func (op *Operator) SetSchedule(s Schedule) { op.schedule = s }
 // The steps overlap communication with computation: the entries neighbours
 // need are packed and their copy to the host starts, the diagonal block's
 // product is queued (on a GPU it runs while the copy and then the messages
-// travel), the packed entries are sent, and each off-diagonal block is
-// applied as soon as its neighbour's halo arrives.
+// travel), the packed entries are sent, each halo is uploaded as it
+// arrives, and the off-diagonal blocks, joined in one, are applied once
+// all have.
 func (op *Operator) Apply(y, x backend.Vector) error { return op.ApplyBlock(y, x, 1) }
 
 // ApplyBlock computes Y = A*X for row-major blocks of k columns (k vectors at
@@ -196,8 +195,8 @@ func (op *Operator) Apply(y, x backend.Vector) error { return op.ApplyBlock(y, x
 // neighbour for all of them.
 //
 // Halos between ranks whose devices reach each other (backend.Peers) go
-// device to device: they leave first, before the diagonal product, and
-// the host only passes tokens.
+// device to device, beside the diagonal product, and the host only passes
+// tokens.
 func (op *Operator) ApplyBlock(y, x backend.Vector, k int) error {
 	ex, err := op.buffers(k)
 	if err != nil {
@@ -206,20 +205,16 @@ func (op *Operator) ApplyBlock(y, x backend.Vector, k int) error {
 	be := op.be
 	if op.schedule == LocalOnly {
 		op.product(y, op.diag, x, k, 0)
-		for i, a := range op.off {
-			op.product(y, a, ex.halo[i], k, 1)
-		}
+		op.applyOff(y, ex)
 		return be.Err()
 	}
 	wait := op.pack(ex, x)
-	ex.pending = ex.pending[:0]
-	if ex.links != nil {
-		if ex.pending, err = ex.links.put(op.m, x, ex.pending); err != nil {
-			return err
-		}
-	}
+	ex.links.begin()
 	if op.schedule == Overlap {
 		op.product(y, op.diag, x, k, 0)
+	}
+	if ex.pending, err = ex.links.put(op.m, x, ex.pending[:0]); err != nil {
+		return err
 	}
 	if err := op.post(ex, wait); err != nil {
 		return err
@@ -228,22 +223,22 @@ func (op *Operator) ApplyBlock(y, x backend.Vector, k int) error {
 		if err := comm.Waitall(ex.recvs); err != nil {
 			return fmt.Errorf("dsmat: spmv halo: %w", err)
 		}
-		op.product(y, op.diag, x, k, 0)
-		for i := range op.off {
-			if err := op.applyHalo(y, ex, i); err != nil {
-				return err
-			}
+		for i := range ex.recvs {
+			op.land(ex, i)
 		}
+		op.product(y, op.diag, x, k, 0)
 	} else {
-		for range op.off {
+		for range ex.recvs {
 			i, err := comm.Waitany(ex.recvs)
 			if err != nil {
 				return fmt.Errorf("dsmat: spmv halo: %w", err)
 			}
-			if err := op.applyHalo(y, ex, i); err != nil {
-				return err
-			}
+			op.land(ex, i)
 		}
+	}
+	op.applyOff(y, ex)
+	if err := op.release(ex); err != nil {
+		return err
 	}
 	if err := comm.Waitall(ex.pending); err != nil {
 		return fmt.Errorf("dsmat: spmv send: %w", err)
@@ -260,24 +255,39 @@ func (op *Operator) product(y backend.Vector, a backend.Matrix, x backend.Vector
 	}
 }
 
-// applyHalo adds the product of off-diagonal block i with its arrived halo:
-// uploaded from the host, or, from a peer, once the device has waited for
-// the peer's copy; the peer is then told that the halo may be overwritten.
-func (op *Operator) applyHalo(y backend.Vector, ex *haloBuffers, i int) error {
-	in := ex.links.inbox(i)
-	if in == nil {
+// land makes the arrived halo of off-diagonal block i visible to the
+// products queued next: it uploads it from the host, or, from a peer,
+// makes the device wait for the peer's copy.
+func (op *Operator) land(ex *haloBuffers, i int) {
+	if in := ex.links.inbox(i); in != nil {
+		in.Await()
+	} else {
 		op.be.UploadHalo(ex.halo[i], ex.recv[i].Data)
-		op.product(y, op.off[i], ex.halo[i], ex.k, 1)
-		return nil
 	}
-	in.Await()
-	op.product(y, op.off[i], ex.halo[i], ex.k, 1)
-	in.Release()
-	r, err := ex.links.released(op.m, i)
-	if err != nil {
-		return fmt.Errorf("dsmat: spmv peer token: %w", err)
+}
+
+// applyOff adds the product of the off-diagonal part with the halos.
+func (op *Operator) applyOff(y backend.Vector, ex *haloBuffers) {
+	if op.offd != nil {
+		op.product(y, op.offd, ex.haloDev, ex.k, 1)
 	}
-	ex.pending = append(ex.pending, r)
+}
+
+// release tells every peer that sent a halo that it may be overwritten
+// once the products queued so far are done.
+func (op *Operator) release(ex *haloBuffers) error {
+	for i := range ex.recvs {
+		in := ex.links.inbox(i)
+		if in == nil {
+			continue
+		}
+		in.Release()
+		r, err := ex.links.released(op.m, i)
+		if err != nil {
+			return fmt.Errorf("dsmat: spmv peer token: %w", err)
+		}
+		ex.pending = append(ex.pending, r)
+	}
 	return nil
 }
 
@@ -287,7 +297,7 @@ func (op *Operator) applyHalo(y backend.Vector, ex *haloBuffers, i int) error {
 // PackHalo, which orders its halo uploads after the work queued before.
 // Without exchanges through the host it does nothing.
 func (op *Operator) pack(ex *haloBuffers, x backend.Vector) func() error {
-	if !ex.throughHost(len(op.off), len(ex.sends)) {
+	if !ex.throughHost(len(ex.recvs), len(ex.sends)) {
 		return func() error { return nil }
 	}
 	return op.be.PackHalo(ex.sendBuf.Data, ex.sendDev, x, ex.sendIdx)
@@ -307,7 +317,7 @@ func (ex *haloBuffers) throughHost(nOff, nSend int) bool {
 func (op *Operator) post(ex *haloBuffers, wait func() error) error {
 	c := op.m.Comm
 	var err error
-	for k := range op.off {
+	for k := range ex.recvs {
 		if ex.links.inbox(k) != nil {
 			ex.recvs[k], err = ex.links.expect(op.m, k)
 		} else {
@@ -341,7 +351,7 @@ func (op *Operator) PeerLinks() (device, host int) {
 	if ex == nil {
 		return 0, 0
 	}
-	total := len(op.off) + len(ex.sends)
+	total := len(ex.recvs) + len(ex.sends)
 	if ex.links != nil {
 		device = ex.links.n
 	}
@@ -360,11 +370,10 @@ func (op *Operator) Free() {
 		x.free()
 	}
 	op.halos = nil
-	for _, a := range op.off {
-		a.Free()
+	for _, a := range []backend.Matrix{op.offd, op.diag} {
+		if a != nil {
+			a.Free()
+		}
 	}
-	op.off = nil
-	if op.diag != nil {
-		op.diag.Free()
-	}
+	op.offd, op.diag = nil, nil
 }

@@ -88,8 +88,8 @@ func (op *Operator) Refresh() error {
 	if err := op.be.SetValues(op.diag, op.m.Diag.Val); err != nil {
 		return fmt.Errorf("dsmat: refresh values: %w", err)
 	}
-	for k, a := range op.off {
-		if err := op.be.SetValues(a, op.m.Off[k].A.Val); err != nil {
+	if a, _ := op.m.offDiagonal(); a != nil {
+		if err := op.be.SetValues(op.offd, a.Val); err != nil {
 			return fmt.Errorf("dsmat: refresh values: %w", err)
 		}
 	}

@@ -125,10 +125,21 @@ func (b *Backend) open() error {
 	if err := d.check(d.call(d.ctxSetCurrent, b.ctx), "cuCtxSetCurrent"); err != nil {
 		return err
 	}
+	// The copy stream has the highest priority: its small kernels (the
+	// gathers of device-to-device halos) then take SMs as they free up
+	// instead of waiting behind every block of the diagonal product.
 	const streamNonBlocking = 1 // no implicit sync with the legacy default stream
-	for _, s := range []*uintptr{&b.stream, &b.copyStream} {
-		if err := d.check(d.call(d.streamCreate, uintptr(unsafe.Pointer(s)), streamNonBlocking),
-			"cuStreamCreate"); err != nil {
+	var least, greatest int32
+	if err := d.check(d.call(d.ctxGetStreamPriorityRange, uintptr(unsafe.Pointer(&least)), uintptr(unsafe.Pointer(&greatest))),
+		"cuCtxGetStreamPriorityRange"); err != nil {
+		return err
+	}
+	for _, s := range []struct {
+		h        *uintptr
+		priority int32
+	}{{&b.stream, least}, {&b.copyStream, greatest}} {
+		if err := d.check(d.call(d.streamCreateWithPriority, uintptr(unsafe.Pointer(s.h)), streamNonBlocking, uintptr(s.priority)),
+			"cuStreamCreateWithPriority"); err != nil {
 			return err
 		}
 	}
@@ -296,12 +307,17 @@ func (b *Backend) Time(f func()) (time.Duration, error) {
 // given arguments, each passed in an 8-byte slot (the kernel reads the 4
 // low bytes of an int).
 func (b *Backend) launch(k *kernel, blocks int, args ...uint64) {
+	b.launchOn(b.stream, k, blocks, args...)
+}
+
+// launchOn is launch on another stream.
+func (b *Backend) launchOn(stream uintptr, k *kernel, blocks int, args ...uint64) {
 	if b.err != nil || blocks == 0 {
 		return
 	}
 	copy(b.args.vals[:], args)
 	d := b.drv
-	b.fail(d.check(d.call(d.launchKernel, k.h, uintptr(blocks), 1, 1, blockSize, 1, 1, 0, b.stream,
+	b.fail(d.check(d.call(d.launchKernel, k.h, uintptr(blocks), 1, 1, blockSize, 1, 1, 0, stream,
 		uintptr(unsafe.Pointer(&b.args.ptrs[0])), 0), k.name))
 }
 

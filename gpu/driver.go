@@ -37,21 +37,22 @@ const (
 // 0.8 us for the reflection-based wrappers, and a PCG iteration makes a
 // dozen driver calls.
 type driver struct {
-	init, driverGetVersion                             uintptr
-	deviceGet, deviceGetCount, deviceGetName           uintptr
-	deviceGetAttribute, deviceTotalMem                 uintptr
-	primaryCtxRetain, primaryCtxRelease, ctxSetCurrent uintptr
-	memAlloc, memFree, memAllocHost, memFreeHost       uintptr
-	memGetInfo, memHostRegister, memHostUnregister     uintptr
-	memcpyHtoDAsync, memcpyDtoHAsync, memcpyDtoDAsync  uintptr
-	memsetD32Async                                     uintptr
-	moduleLoadData, moduleUnload, moduleGetFunction    uintptr
-	launchKernel                                       uintptr
-	streamCreate, streamDestroy, streamSynchronize     uintptr
-	streamWaitEvent                                    uintptr
-	eventCreate, eventDestroy, eventRecord             uintptr
-	eventSynchronize, eventElapsedTime                 uintptr
-	getErrorName, getErrorString                       uintptr
+	init, driverGetVersion                              uintptr
+	deviceGet, deviceGetCount, deviceGetName            uintptr
+	deviceGetAttribute, deviceTotalMem                  uintptr
+	primaryCtxRetain, primaryCtxRelease, ctxSetCurrent  uintptr
+	memAlloc, memFree, memAllocHost, memFreeHost        uintptr
+	memGetInfo, memHostRegister, memHostUnregister      uintptr
+	memcpyHtoDAsync, memcpyDtoHAsync, memcpyDtoDAsync   uintptr
+	memsetD32Async                                      uintptr
+	moduleLoadData, moduleUnload, moduleGetFunction     uintptr
+	launchKernel                                        uintptr
+	streamDestroy, streamSynchronize                    uintptr
+	streamWaitEvent                                     uintptr
+	streamCreateWithPriority, ctxGetStreamPriorityRange uintptr
+	eventCreate, eventDestroy, eventRecord              uintptr
+	eventSynchronize, eventElapsedTime                  uintptr
+	getErrorName, getErrorString                        uintptr
 
 	// interprocess memory and events (peer.go)
 	deviceGetUUID, memGetAddressRange                    uintptr
@@ -94,8 +95,10 @@ func loadDriver() (*driver, error) {
 			{&d.memcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"}, {&d.memsetD32Async, "cuMemsetD32Async"},
 			{&d.moduleLoadData, "cuModuleLoadData"}, {&d.moduleUnload, "cuModuleUnload"},
 			{&d.moduleGetFunction, "cuModuleGetFunction"}, {&d.launchKernel, "cuLaunchKernel"},
-			{&d.streamCreate, "cuStreamCreate"}, {&d.streamDestroy, "cuStreamDestroy_v2"},
+			{&d.streamDestroy, "cuStreamDestroy_v2"},
 			{&d.streamSynchronize, "cuStreamSynchronize"}, {&d.streamWaitEvent, "cuStreamWaitEvent"},
+			{&d.streamCreateWithPriority, "cuStreamCreateWithPriority"},
+			{&d.ctxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange"},
 			{&d.eventCreate, "cuEventCreate"}, {&d.eventDestroy, "cuEventDestroy_v2"},
 			{&d.eventRecord, "cuEventRecord"}, {&d.eventSynchronize, "cuEventSynchronize"},
 			{&d.eventElapsedTime, "cuEventElapsedTime"},

@@ -48,12 +48,12 @@ func (b *Backend) spmv(y backend.Vector, a backend.Matrix, x backend.Vector, bet
 func (b *Backend) Gather(dst, src backend.Vector, idx backend.Index) {
 	defer b.enter()()
 	if d := b.vector("Gather", dst); d != nil {
-		b.gather(d, src, idx, "Gather")
+		b.gather(d, src, idx, "Gather", b.stream)
 	}
 }
 
-// gather queues d = src[idx]; op names the caller in errors.
-func (b *Backend) gather(d *Vector, src backend.Vector, idx backend.Index, op string) {
+// gather queues d = src[idx] on stream; op names the caller in errors.
+func (b *Backend) gather(d *Vector, src backend.Vector, idx backend.Index, op string, stream uintptr) {
 	s := b.vector(op, src)
 	if s == nil {
 		return
@@ -64,7 +64,7 @@ func (b *Backend) gather(d *Vector, src backend.Vector, idx backend.Index, op st
 		return
 	}
 	if b.sameLen(op, d.n, x.n) {
-		b.launch(&b.fn.gather, b.elementBlocks(d.n), uint64(d.n), uint64(x.ptr), uint64(s.ptr), uint64(d.ptr))
+		b.launchOn(stream, &b.fn.gather, b.elementBlocks(d.n), uint64(d.n), uint64(x.ptr), uint64(s.ptr), uint64(d.ptr))
 	}
 }
 

@@ -14,9 +14,13 @@ import (
 // (backend.Peers): the receiver exports its halo vector and an event it
 // records when it has read the halo; the sender maps both, gathers its
 // entries straight into the receiver's memory over NVLink or PCIe, and
-// records an event of its own that the receiver's stream waits for. Both
-// sides queue everything on their main stream, so no copy races the
-// kernels around it; the host only passes short messages.
+// records an event of its own that the receiver's main stream waits for.
+// The sender's gathers run on the copy stream, beside its diagonal product:
+//
+//	main: BeginPuts -f-> diagonal SpMV .......... <-j- EndPuts, off-diagonal products
+//	copy:           -f-> [released?] gather into peer, record put -j->
+//
+// The host only passes short messages.
 
 // Sizes of the CUDA IPC handles and of a device UUID.
 const (
@@ -132,14 +136,7 @@ func (in *inbox) Free() {
 	in.free()
 }
 
-func (in *inbox) free() {
-	for _, e := range []*uintptr{&in.released, &in.put} {
-		if *e != 0 {
-			in.b.fail(in.b.drv.check(in.b.drv.call(in.b.drv.eventDestroy, *e), "cuEventDestroy(peer)"))
-			*e = 0
-		}
-	}
-}
+func (in *inbox) free() { in.b.destroyEvents(&in.released, &in.put) }
 
 // outbox writes another process's inbox.
 type outbox struct {
@@ -195,17 +192,31 @@ func (b *Backend) NewOutbox(offer []byte) (backend.Outbox, []byte, error) {
 	return out, answer, nil
 }
 
-// Put waits, on the main stream, for the reader's last Release, gathers
+// BeginPuts makes the copy stream wait for the work queued so far on the
+// main stream.
+func (b *Backend) BeginPuts() {
+	defer b.enter()()
+	b.order(b.copyStream, b.stream)
+}
+
+// EndPuts makes the main stream wait for the work queued so far on the
+// copy stream.
+func (b *Backend) EndPuts() {
+	defer b.enter()()
+	b.order(b.stream, b.copyStream)
+}
+
+// Put waits, on the copy stream, for the reader's last Release, gathers
 // src[idx] into the inbox and records our event.
 func (out *outbox) Put(src backend.Vector, idx backend.Index) {
 	b := out.b
 	defer b.enter()()
 	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.streamWaitEvent, b.stream, out.released, 0), "cuStreamWaitEvent(peer released)"))
+		b.fail(b.drv.check(b.drv.call(b.drv.streamWaitEvent, b.copyStream, out.released, 0), "cuStreamWaitEvent(peer released)"))
 	}
-	b.gather(&out.dst, src, idx, "Put")
+	b.gather(&out.dst, src, idx, "Put", b.copyStream)
 	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.eventRecord, out.put, b.stream), "cuEventRecord(peer put)"))
+		b.fail(b.drv.check(b.drv.call(b.drv.eventRecord, out.put, b.copyStream), "cuEventRecord(peer put)"))
 	}
 }
 
@@ -216,14 +227,18 @@ func (out *outbox) Free() {
 }
 
 func (out *outbox) free() {
-	d := out.b.drv
 	if out.base != 0 {
-		out.b.fail(d.check(d.call(d.ipcCloseMemHandle, out.base), "cuIpcCloseMemHandle"))
+		out.b.fail(out.b.drv.check(out.b.drv.call(out.b.drv.ipcCloseMemHandle, out.base), "cuIpcCloseMemHandle"))
 		out.base = 0
 	}
-	for _, e := range []*uintptr{&out.put, &out.released} {
+	out.b.destroyEvents(&out.put, &out.released)
+}
+
+// destroyEvents destroys the events made or opened, and zeroes them.
+func (b *Backend) destroyEvents(events ...*uintptr) {
+	for _, e := range events {
 		if *e != 0 {
-			out.b.fail(d.check(d.call(d.eventDestroy, *e), "cuEventDestroy(peer)"))
+			b.fail(b.drv.check(b.drv.call(b.drv.eventDestroy, *e), "cuEventDestroy(peer)"))
 			*e = 0
 		}
 	}
