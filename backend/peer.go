@@ -5,25 +5,23 @@ package backend
 // two such ranks then moves its halo device to device, over NVLink or PCIe,
 // instead of device to host, through MPI, and host to device: the exchange
 // that a host-staged MPI makes cost a few hundred microseconds per
-// neighbour becomes a kernel and two short messages.
+// neighbour becomes a kernel, and the host waits for nothing.
 //
 // The receiving process makes an Inbox of a device vector, the sending
-// process opens it as an Outbox; the two ends order their work through
-// events that both devices see, and tell each other through messages (the
-// caller's, over MPI) when an event has been recorded:
-//
-//	sender:   Put (after the inbox's last Release) -- message "put" -->
-//	receiver: Await, products reading the inbox, Release -- message "released" -->
-//	sender:   next Put ...
+// process opens it as an Outbox. The two devices order their work through
+// counters in device memory that each writes into the other's: the n-th
+// Await waits for the n-th Put, and the (n+1)-th Put for the n-th Release.
+// Both ends must therefore make the same number of calls, in SpMV after
+// SpMV.
 type Peers interface {
 	// NewInbox makes dst writable by one process on this node and returns
-	// the offer that process passes to NewOutbox (a few hundred bytes at
-	// most, see PeerMessageBytes).
+	// the offer that process passes to NewOutbox (at most
+	// PeerMessageBytes).
 	NewInbox(dst Vector) (Inbox, []byte, error)
 	// NewOutbox opens the inbox another process offered. It fails when that
-	// process's device is not on this node or cannot be reached, and the
-	// caller then exchanges through the host. The returned answer goes to
-	// the inbox's Connect.
+	// process's device is not on this node, cannot be reached, or is this
+	// process's own device; the caller then exchanges through the host.
+	// The returned answer goes to the inbox's Connect.
 	NewOutbox(offer []byte) (Outbox, []byte, error)
 	// BeginPuts marks where the Puts queued after it start: they wait for
 	// the work queued before BeginPuts, not for the work queued between it
@@ -41,8 +39,7 @@ const PeerMessageBytes = 512
 type Inbox interface {
 	// Connect completes the link with the answer of the outbox's NewOutbox.
 	Connect(answer []byte) error
-	// Await makes the work queued after it wait for the outbox's last Put,
-	// which must have returned in the other process before Await is called.
+	// Await makes the work queued after it wait for the outbox's next Put.
 	Await()
 	// Release marks that the work queued so far is all the reading of the
 	// inbox until the next Await: the outbox's next Put waits for it.
@@ -53,8 +50,7 @@ type Inbox interface {
 // Outbox writes the inbox of a process on the same node.
 type Outbox interface {
 	// Put queues inbox[k] = src[idx[k]], after the work queued before the
-	// last BeginPuts and after the inbox's last Release, which must have
-	// returned in the other process before Put is called.
+	// last BeginPuts and after the inbox's last Release.
 	Put(src Vector, idx Index)
 	Free()
 }

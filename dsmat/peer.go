@@ -9,14 +9,10 @@ import (
 	"github.com/fsai-dist/fsai-dist/comm"
 )
 
-// Tags of the peer handshake and of the two tokens of a device-to-device
-// halo: "put" (the sender's Put has been queued) and "released" (the
-// receiver has queued its last read of the halo).
+// Tags of the peer handshake.
 const (
 	peerOfferTag = haloTag + 1 + iota
 	peerAnswerTag
-	peerPutTag
-	peerReleasedTag
 )
 
 // peerMsgBytes is the size of a handshake message: a 16-bit length, then
@@ -25,15 +21,13 @@ const peerMsgBytes = 2 + backend.PeerMessageBytes
 
 // peerLinks are the halo exchanges of one haloBuffers that go device to
 // device (backend.Peers), between ranks whose devices reach each other; the
-// others go through the host. Every Apply completes its tokens, as it does
-// its messages, so that operators can share the tags.
+// others go through the host. The devices order them among themselves:
+// the hosts pass no messages for them.
 type peerLinks struct {
 	be     backend.Peers
 	in     []backend.Inbox  // per off-diagonal block; nil: through the host
 	out    []backend.Outbox // per send; nil: through the host
 	outIdx []backend.Index  // per send with an outbox: its list for k columns
-	token  *comm.Buf[int32] // what every token carries (nothing of use)
-	got    *comm.Buf[int32] // a slot per off-diagonal block, then per send
 	n      int              // links that go device to device
 	nOut   int              // of which sends
 }
@@ -116,7 +110,6 @@ func connectPeers(m *Matrix, be backend.Backend, x *haloBuffers) (*peerLinks, er
 		l.free()
 		return nil, nil
 	}
-	l.token, l.got = comm.NewBuf[int32](1), comm.NewBuf[int32](len(m.Off)+len(m.Sends))
 	return l, nil
 }
 
@@ -192,42 +185,18 @@ func (l *peerLinks) begin() {
 	}
 }
 
-// put queues the halos of the outboxes and posts their tokens: "put" to
-// the receiver, and the receive of its "released", which the receiver
-// sends once it has queued its product with the halo. The work queued
-// after put waits for the halos to leave.
-func (l *peerLinks) put(m *Matrix, x backend.Vector, pending []*comm.Request) ([]*comm.Request, error) {
+// put queues the halos of the outboxes; the work queued after it waits
+// for them to leave.
+func (l *peerLinks) put(x backend.Vector) {
 	if l == nil || l.nOut == 0 {
-		return pending, nil
+		return
 	}
-	defer l.be.EndPuts()
 	for k, out := range l.out {
-		if out == nil {
-			continue
+		if out != nil {
+			out.Put(x, l.outIdx[k])
 		}
-		out.Put(x, l.outIdx[k])
-		q := m.Sends[k].Rank
-		r, err := comm.Isend(m.Comm, l.token, q, peerPutTag)
-		if err != nil {
-			return pending, fmt.Errorf("dsmat: spmv peer token: %w", err)
-		}
-		pending = append(pending, r)
-		if r, err = comm.Irecv(m.Comm, l.got.Slice(len(m.Off)+k, 1), q, peerReleasedTag); err != nil {
-			return pending, fmt.Errorf("dsmat: spmv peer token: %w", err)
-		}
-		pending = append(pending, r)
 	}
-	return pending, nil
-}
-
-// expect posts the receive of the "put" token of off-diagonal block i.
-func (l *peerLinks) expect(m *Matrix, i int) (*comm.Request, error) {
-	return comm.Irecv(m.Comm, l.got.Slice(i, 1), m.Off[i].Rank, peerPutTag)
-}
-
-// released sends the "released" token of off-diagonal block i.
-func (l *peerLinks) released(m *Matrix, i int) (*comm.Request, error) {
-	return comm.Isend(m.Comm, l.token, m.Off[i].Rank, peerReleasedTag)
+	l.be.EndPuts()
 }
 
 // inbox returns the inbox of off-diagonal block i, nil when its halo comes
@@ -257,11 +226,6 @@ func (l *peerLinks) free() {
 		if out != nil {
 			out.Free()
 			l.outIdx[k].Free()
-		}
-	}
-	for _, b := range []*comm.Buf[int32]{l.token, l.got} {
-		if b != nil {
-			b.Free()
 		}
 	}
 }

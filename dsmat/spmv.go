@@ -39,8 +39,8 @@ type haloBuffers struct {
 	halo    []backend.Vector     // views of haloDev, one per off-diagonal block
 	unpin   []func()
 	links   *peerLinks      // the exchanges that go device to device; nil: none
-	recvs   []*comm.Request // per off-diagonal block: its halo, or its "put" token
-	pending []*comm.Request // sends and tokens, completed before Apply returns
+	recvs   []*comm.Request // per off-diagonal block: its halo (nil from a peer)
+	sent    []*comm.Request // per send through the host
 }
 
 // Bind uploads the matrix to be (values stored in precision p) and allocates
@@ -137,6 +137,7 @@ func (x *haloBuffers) alloc(m *Matrix, be backend.Backend) error {
 		x.unpin = append(x.unpin, unpin)
 	}
 	x.recvs = make([]*comm.Request, len(m.Off))
+	x.sent = make([]*comm.Request, len(m.Sends))
 	return nil
 }
 
@@ -195,8 +196,8 @@ func (op *Operator) Apply(y, x backend.Vector) error { return op.ApplyBlock(y, x
 // neighbour for all of them.
 //
 // Halos between ranks whose devices reach each other (backend.Peers) go
-// device to device, beside the diagonal product, and the host only passes
-// tokens.
+// device to device, beside the diagonal product, and the host does not
+// wait for them.
 func (op *Operator) ApplyBlock(y, x backend.Vector, k int) error {
 	ex, err := op.buffers(k)
 	if err != nil {
@@ -213,9 +214,7 @@ func (op *Operator) ApplyBlock(y, x backend.Vector, k int) error {
 	if op.schedule == Overlap {
 		op.product(y, op.diag, x, k, 0)
 	}
-	if ex.pending, err = ex.links.put(op.m, x, ex.pending[:0]); err != nil {
-		return err
-	}
+	ex.links.put(x)
 	if err := op.post(ex, wait); err != nil {
 		return err
 	}
@@ -228,19 +227,25 @@ func (op *Operator) ApplyBlock(y, x backend.Vector, k int) error {
 		}
 		op.product(y, op.diag, x, k, 0)
 	} else {
-		for range ex.recvs {
+		for i := range ex.recvs {
+			if ex.links.inbox(i) != nil {
+				op.land(ex, i)
+			}
+		}
+		for {
 			i, err := comm.Waitany(ex.recvs)
 			if err != nil {
 				return fmt.Errorf("dsmat: spmv halo: %w", err)
+			}
+			if i < 0 {
+				break
 			}
 			op.land(ex, i)
 		}
 	}
 	op.applyOff(y, ex)
-	if err := op.release(ex); err != nil {
-		return err
-	}
-	if err := comm.Waitall(ex.pending); err != nil {
+	op.release(ex)
+	if err := comm.Waitall(ex.sent); err != nil {
 		return fmt.Errorf("dsmat: spmv send: %w", err)
 	}
 	return be.Err()
@@ -257,7 +262,8 @@ func (op *Operator) product(y backend.Vector, a backend.Matrix, x backend.Vector
 
 // land makes the arrived halo of off-diagonal block i visible to the
 // products queued next: it uploads it from the host, or, from a peer,
-// makes the device wait for the peer's copy.
+// makes the device wait for the peer's copy (at once: the host need not
+// know that it has arrived).
 func (op *Operator) land(ex *haloBuffers, i int) {
 	if in := ex.links.inbox(i); in != nil {
 		in.Await()
@@ -275,20 +281,12 @@ func (op *Operator) applyOff(y backend.Vector, ex *haloBuffers) {
 
 // release tells every peer that sent a halo that it may be overwritten
 // once the products queued so far are done.
-func (op *Operator) release(ex *haloBuffers) error {
+func (op *Operator) release(ex *haloBuffers) {
 	for i := range ex.recvs {
-		in := ex.links.inbox(i)
-		if in == nil {
-			continue
+		if in := ex.links.inbox(i); in != nil {
+			in.Release()
 		}
-		in.Release()
-		r, err := ex.links.released(op.m, i)
-		if err != nil {
-			return fmt.Errorf("dsmat: spmv peer token: %w", err)
-		}
-		ex.pending = append(ex.pending, r)
 	}
-	return nil
 }
 
 // pack starts packing the entries of x that neighbours need through the
@@ -312,18 +310,18 @@ func (ex *haloBuffers) throughHost(nOff, nSend int) bool {
 	return ex.links.n < nOff+nSend
 }
 
-// post posts the receive of every halo or "put" token, waits for the pack,
-// and posts the sends through the host.
+// post posts the receive of every halo that comes through the host (nil
+// for those from peers), waits for the pack, and posts the sends through
+// the host.
 func (op *Operator) post(ex *haloBuffers, wait func() error) error {
 	c := op.m.Comm
 	var err error
 	for k := range ex.recvs {
+		ex.recvs[k] = nil
 		if ex.links.inbox(k) != nil {
-			ex.recvs[k], err = ex.links.expect(op.m, k)
-		} else {
-			ex.recvs[k], err = comm.Irecv(c, ex.recv[k], op.m.Off[k].Rank, haloTag)
+			continue
 		}
-		if err != nil {
+		if ex.recvs[k], err = comm.Irecv(c, ex.recv[k], op.m.Off[k].Rank, haloTag); err != nil {
 			return fmt.Errorf("dsmat: spmv receive: %w", err)
 		}
 	}
@@ -331,14 +329,13 @@ func (op *Operator) post(ex *haloBuffers, wait func() error) error {
 		return fmt.Errorf("dsmat: spmv pack: %w", err)
 	}
 	for k, buf := range ex.sends {
+		ex.sent[k] = nil
 		if ex.links.outbox(k) != nil {
 			continue
 		}
-		r, err := comm.Isend(c, buf, op.m.Sends[k].Rank, haloTag)
-		if err != nil {
+		if ex.sent[k], err = comm.Isend(c, buf, op.m.Sends[k].Rank, haloTag); err != nil {
 			return fmt.Errorf("dsmat: spmv send: %w", err)
 		}
-		ex.pending = append(ex.pending, r)
 	}
 	return nil
 }

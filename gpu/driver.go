@@ -54,10 +54,12 @@ type driver struct {
 	eventSynchronize, eventElapsedTime                  uintptr
 	getErrorName, getErrorString                        uintptr
 
-	// interprocess memory and events (peer.go)
+	// interprocess memory (peer.go)
 	deviceGetUUID, memGetAddressRange                    uintptr
 	ipcGetMemHandle, ipcOpenMemHandle, ipcCloseMemHandle uintptr
-	ipcGetEventHandle, ipcOpenEventHandle                uintptr
+	// stream memory operations (CUDA 11.7 and later); 0 when the driver
+	// lacks them, and peers then exchange through the host
+	streamWaitValue32, streamWriteValue32 uintptr
 }
 
 var (
@@ -106,7 +108,6 @@ func loadDriver() (*driver, error) {
 			{&d.deviceGetUUID, "cuDeviceGetUuid"}, {&d.memGetAddressRange, "cuMemGetAddressRange_v2"},
 			{&d.ipcGetMemHandle, "cuIpcGetMemHandle"}, {&d.ipcOpenMemHandle, "cuIpcOpenMemHandle_v2"},
 			{&d.ipcCloseMemHandle, "cuIpcCloseMemHandle"},
-			{&d.ipcGetEventHandle, "cuIpcGetEventHandle"}, {&d.ipcOpenEventHandle, "cuIpcOpenEventHandle"},
 		}
 		for _, s := range syms {
 			if *s.p, err = purego.Dlsym(lib, s.name); err != nil {
@@ -114,6 +115,8 @@ func loadDriver() (*driver, error) {
 				return
 			}
 		}
+		d.streamWaitValue32, _ = purego.Dlsym(lib, "cuStreamWaitValue32_v2")
+		d.streamWriteValue32, _ = purego.Dlsym(lib, "cuStreamWriteValue32_v2")
 		if err := d.check(d.call(d.init, 0), "cuInit"); err != nil {
 			cudaErr = err
 			return

@@ -11,30 +11,39 @@ import (
 )
 
 // Halos between ranks on one node go device to device through CUDA IPC
-// (backend.Peers): the receiver exports its halo vector and an event it
-// records when it has read the halo; the sender maps both, gathers its
+// (backend.Peers). The receiver exports its halo vector and a counter in
+// its device memory; the sender exports a counter of its own. Both map the
+// other's. A Put waits, on the device, until the receiver's count of
+// Releases has reached the sender's count of Puts, gathers the sender's
 // entries straight into the receiver's memory over NVLink or PCIe, and
-// records an event of its own that the receiver's main stream waits for.
-// The sender's gathers run on the copy stream, beside its diagonal product:
+// writes the new Put count into the receiver's counter; Await waits, on
+// the receiver's device, for that count, and Release writes the count
+// back into the sender's. The counters are written with
+// cuStreamWriteValue32, which fences the writes before it, and waited for
+// with cuStreamWaitValue32: the hosts only queue work, and never wait for
+// each other. Equality tests keep the counters right when they wrap,
+// since the two sides are never more than one step apart.
 //
-//	main: BeginPuts -f-> diagonal SpMV .......... <-j- EndPuts, off-diagonal products
-//	copy:           -f-> [released?] gather into peer, record put -j->
+// The sender's gathers run on the copy stream, whose priority is the
+// highest, beside its diagonal product:
 //
-// The host only passes short messages.
+//	main: BeginPuts -f-> diagonal SpMV ......... <-j- EndPuts, off-diagonal product
+//	copy:           -f-> [released?] gather into the peer, count -j->
 
-// Sizes of the CUDA IPC handles and of a device UUID.
+// Sizes of the CUDA IPC memory handle and of a device UUID.
 const (
 	ipcHandleBytes = 64
 	uuidBytes      = 16
 )
 
 const (
-	eventInterprocess       = 4 | 2 // CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING
-	ipcLazyEnablePeerAccess = 1     // CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
-	// an offer: UUID, memory handle, offset, length, event handle
-	offerBytes  = uuidBytes + ipcHandleBytes + 8 + 8 + ipcHandleBytes
-	answerBytes = ipcHandleBytes // an answer: event handle
-	// handle words and the integer arguments passed in registers (System V AMD64)
+	ipcLazyEnablePeerAccess = 1 // CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
+	streamWaitValueEq       = 1 // CU_STREAM_WAIT_VALUE_EQ
+	// an offer: UUID, halo memory handle, offset, length, counter handle
+	offerBytes = uuidBytes + ipcHandleBytes + 8 + 8 + ipcHandleBytes
+	// an answer: counter handle
+	answerBytes = ipcHandleBytes
+	// handle words, and the integer arguments passed in registers (System V AMD64)
 	ipcHandleWords = ipcHandleBytes / 8
 	registerArgs   = 6
 )
@@ -46,48 +55,53 @@ var errPeersOff = errors.New("gpu: peer copies are off (SetPeers)")
 // through the host, which benchmarks compare against.
 func (b *Backend) SetPeers(on bool) { b.peersOff = !on }
 
+// counter is a 32-bit count in device memory that a peer writes or waits
+// for: ours (allocated here and exported) or theirs (mapped here).
+type counter struct {
+	ptr    uintptr
+	mapped bool // theirs: close the mapping instead of freeing
+}
+
 // inbox is a halo vector that a process on this node writes.
 type inbox struct {
 	b        *Backend
-	released uintptr // ours: recorded by Release
-	put      uintptr // the writer's, opened by Connect
+	puts     counter // ours: the writer's count of Puts
+	released counter // theirs: our count of Releases, for the writer
+	n        uint32  // Awaits so far
 }
 
-// NewInbox exports dst and a new interprocess event; the offer carries the
-// device's UUID, the IPC handle of dst's allocation with dst's offset in it
-// and length, and the event's handle.
+// NewInbox exports dst and a new counter; the offer carries the device's
+// UUID, the IPC handle of dst's allocation with dst's offset in it and
+// length, and the counter's handle.
 func (b *Backend) NewInbox(dst backend.Vector) (backend.Inbox, []byte, error) {
 	defer b.enter()()
-	if b.peersOff {
-		return nil, nil, errPeersOff
+	if err := b.peersUsable(); err != nil {
+		return nil, nil, err
 	}
 	v := b.vector("NewInbox", dst)
 	if v == nil {
 		return nil, nil, b.err
 	}
-	d := b.drv
 	uuid, err := b.uuid(b.index)
 	if err != nil {
 		return nil, nil, err
 	}
-	var base, size uintptr
+	var base uintptr
 	var mem [ipcHandleBytes]byte
 	if v.n > 0 {
+		var size uintptr
+		d := b.drv
 		if err := d.check(d.call(d.memGetAddressRange, uintptr(unsafe.Pointer(&base)), uintptr(unsafe.Pointer(&size)), v.ptr),
 			"cuMemGetAddressRange"); err != nil {
 			return nil, nil, err
 		}
-		if err := d.check(d.call(d.ipcGetMemHandle, uintptr(unsafe.Pointer(&mem[0])), base), "cuIpcGetMemHandle"); err != nil {
+		if mem, err = b.exportMemory(base); err != nil {
 			return nil, nil, err
 		}
 	}
 	in := &inbox{b: b}
-	if err := d.check(d.call(d.eventCreate, uintptr(unsafe.Pointer(&in.released)), eventInterprocess),
-		"cuEventCreate(interprocess)"); err != nil {
-		return nil, nil, err
-	}
-	var ev [ipcHandleBytes]byte
-	if err := d.check(d.call(d.ipcGetEventHandle, uintptr(unsafe.Pointer(&ev[0])), in.released), "cuIpcGetEventHandle"); err != nil {
+	ch, err := b.newCounter(&in.puts)
+	if err != nil {
 		in.free()
 		return nil, nil, err
 	}
@@ -96,100 +110,120 @@ func (b *Backend) NewInbox(dst backend.Vector) (backend.Inbox, []byte, error) {
 	offer = append(offer, mem[:]...)
 	offer = binary.LittleEndian.AppendUint64(offer, uint64(v.ptr-base))
 	offer = binary.LittleEndian.AppendUint64(offer, uint64(v.n))
-	offer = append(offer, ev[:]...)
+	offer = append(offer, ch[:]...)
 	return in, offer, nil
 }
 
-// Connect opens the writer's event.
+// Connect maps the writer's counter.
 func (in *inbox) Connect(answer []byte) error {
 	b := in.b
 	defer b.enter()()
 	if len(answer) != answerBytes {
 		return fmt.Errorf("gpu: inbox answer of %d bytes, want %d", len(answer), answerBytes)
 	}
-	ev, err := b.openEvent(answer)
-	in.put = ev
+	ptr, err := b.openMemory(answer)
+	in.released = counter{ptr: ptr, mapped: true}
 	return err
 }
 
-// Await makes the main stream wait for the writer's last Put.
+// Await makes the main stream wait for the writer's next Put.
 func (in *inbox) Await() {
 	b := in.b
 	defer b.enter()()
-	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.streamWaitEvent, b.stream, in.put, 0), "cuStreamWaitEvent(peer put)"))
-	}
+	in.n++
+	b.waitValue(b.stream, in.puts, in.n)
 }
 
-// Release records the event the writer's next Put waits for.
+// Release writes the count of Awaits into the writer's counter.
 func (in *inbox) Release() {
 	b := in.b
 	defer b.enter()()
-	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.eventRecord, in.released, b.stream), "cuEventRecord(peer released)"))
-	}
+	b.writeValue(b.stream, in.released, in.n)
 }
 
-// Free destroys both events.
+// Free releases both counters.
 func (in *inbox) Free() {
 	defer in.b.enter()()
 	in.free()
 }
 
-func (in *inbox) free() { in.b.destroyEvents(&in.released, &in.put) }
+func (in *inbox) free() { in.b.freeCounters(&in.puts, &in.released) }
 
 // outbox writes another process's inbox.
 type outbox struct {
 	b        *Backend
 	base     uintptr // our mapping of the inbox's allocation; 0 for an empty inbox
 	dst      Vector  // the inbox, in our address space
-	put      uintptr // ours: recorded by Put
-	released uintptr // the reader's, opened from the offer
+	released counter // ours: the reader's count of Releases
+	puts     counter // theirs: our count of Puts, for the reader
+	n        uint32  // Puts so far
 }
 
-// NewOutbox checks that the offer's device is visible here, maps the
-// inbox's memory and the reader's event, and answers with the handle of a
-// new interprocess event of its own.
+// NewOutbox checks that the offer comes from another device of this node,
+// maps the inbox and its counter, and answers with the handle of a new
+// counter of its own. Two processes that share a device exchange through
+// the host: their waits on each other's counters could keep the device
+// from running the work they wait for.
 func (b *Backend) NewOutbox(offer []byte) (backend.Outbox, []byte, error) {
 	defer b.enter()()
-	if b.peersOff {
-		return nil, nil, errPeersOff
+	if err := b.peersUsable(); err != nil {
+		return nil, nil, err
 	}
 	if len(offer) != offerBytes {
 		return nil, nil, fmt.Errorf("gpu: inbox offer of %d bytes, want %d", len(offer), offerBytes)
 	}
-	if err := b.sees(offer[:uuidBytes]); err != nil {
+	if err := b.seesOther(offer[:uuidBytes]); err != nil {
 		return nil, nil, err
 	}
 	at := uuidBytes + ipcHandleBytes
 	offset := uintptr(binary.LittleEndian.Uint64(offer[at:]))
 	n := int(binary.LittleEndian.Uint64(offer[at+8:]))
-	d := b.drv
 	out := &outbox{b: b, dst: Vector{b: b, n: n}}
+	var err error
 	if n > 0 {
-		w := handleWords(offer[uuidBytes:at])
-		args := []uintptr{uintptr(unsafe.Pointer(&out.base)), ipcLazyEnablePeerAccess}
-		if err := d.check(d.call(d.ipcOpenMemHandle, stackAfter(args, w)...), "cuIpcOpenMemHandle"); err != nil {
+		if out.base, err = b.openMemory(offer[uuidBytes:at]); err != nil {
 			return nil, nil, err
 		}
 		out.dst.ptr = out.base + offset
 	}
-	var err error
-	if out.released, err = b.openEvent(offer[at+16:]); err != nil {
+	ptr, err := b.openMemory(offer[at+16:])
+	out.puts = counter{ptr: ptr, mapped: true}
+	if err != nil {
 		out.free()
 		return nil, nil, err
 	}
-	if err := d.check(d.call(d.eventCreate, uintptr(unsafe.Pointer(&out.put)), eventInterprocess),
-		"cuEventCreate(interprocess)"); err != nil {
+	answer, err := b.newCounter(&out.released)
+	if err != nil {
 		out.free()
 		return nil, nil, err
 	}
-	answer := make([]byte, answerBytes)
-	if err := d.check(d.call(d.ipcGetEventHandle, uintptr(unsafe.Pointer(&answer[0])), out.put), "cuIpcGetEventHandle"); err != nil {
-		out.free()
-		return nil, nil, err
+	return out, answer[:], nil
+}
+
+// Put waits, on the copy stream, for the reader's Release of the last Put,
+// gathers src[idx] into the inbox and writes the count of Puts into the
+// reader's counter.
+func (out *outbox) Put(src backend.Vector, idx backend.Index) {
+	b := out.b
+	defer b.enter()()
+	b.waitValue(b.copyStream, out.released, out.n)
+	b.gather(&out.dst, src, idx, "Put", b.copyStream)
+	out.n++
+	b.writeValue(b.copyStream, out.puts, out.n)
+}
+
+// Free unmaps the inbox and releases both counters.
+func (out *outbox) Free() {
+	defer out.b.enter()()
+	out.free()
+}
+
+func (out *outbox) free() {
+	if out.base != 0 {
+		out.b.fail(out.b.drv.check(out.b.drv.call(out.b.drv.ipcCloseMemHandle, out.base), "cuIpcCloseMemHandle"))
+		out.base = 0
 	}
-	return out, answer, nil
+	out.b.freeCounters(&out.released, &out.puts)
 }
 
 // BeginPuts makes the copy stream wait for the work queued so far on the
@@ -206,51 +240,86 @@ func (b *Backend) EndPuts() {
 	b.order(b.stream, b.copyStream)
 }
 
-// Put waits, on the copy stream, for the reader's last Release, gathers
-// src[idx] into the inbox and records our event.
-func (out *outbox) Put(src backend.Vector, idx backend.Index) {
-	b := out.b
-	defer b.enter()()
-	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.streamWaitEvent, b.copyStream, out.released, 0), "cuStreamWaitEvent(peer released)"))
+// peersUsable says why this backend cannot exchange with peers, if it
+// cannot.
+func (b *Backend) peersUsable() error {
+	switch {
+	case b.peersOff:
+		return errPeersOff
+	case b.drv.streamWaitValue32 == 0 || b.drv.streamWriteValue32 == 0:
+		return errors.New("gpu: the driver has no stream memory operations (CUDA 11.7 or later)")
 	}
-	b.gather(&out.dst, src, idx, "Put", b.copyStream)
-	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.eventRecord, out.put, b.copyStream), "cuEventRecord(peer put)"))
-	}
+	return nil
 }
 
-// Free unmaps the inbox and destroys the events.
-func (out *outbox) Free() {
-	defer out.b.enter()()
-	out.free()
-}
-
-func (out *outbox) free() {
-	if out.base != 0 {
-		out.b.fail(out.b.drv.check(out.b.drv.call(out.b.drv.ipcCloseMemHandle, out.base), "cuIpcCloseMemHandle"))
-		out.base = 0
+// newCounter allocates a zeroed counter, waits for the zero to be written
+// (a peer may write it as soon as it has the handle) and returns the
+// handle that exports it.
+func (b *Backend) newCounter(c *counter) ([ipcHandleBytes]byte, error) {
+	var h [ipcHandleBytes]byte
+	p, err := b.alloc(4, "peer counter")
+	if err != nil {
+		return h, err
 	}
-	out.b.destroyEvents(&out.put, &out.released)
+	*c = counter{ptr: p}
+	d := b.drv
+	if err := d.check(d.call(d.memsetD32Async, p, 0, 1, b.stream), "cuMemsetD32Async(peer counter)"); err != nil {
+		return h, err
+	}
+	if err := d.check(d.call(d.streamSynchronize, b.stream), "cuStreamSynchronize"); err != nil {
+		return h, err
+	}
+	return b.exportMemory(p)
 }
 
-// destroyEvents destroys the events made or opened, and zeroes them.
-func (b *Backend) destroyEvents(events ...*uintptr) {
-	for _, e := range events {
-		if *e != 0 {
-			b.fail(b.drv.check(b.drv.call(b.drv.eventDestroy, *e), "cuEventDestroy(peer)"))
-			*e = 0
+// freeCounters frees our counters and closes the mappings of theirs.
+func (b *Backend) freeCounters(cs ...*counter) {
+	d := b.drv
+	for _, c := range cs {
+		switch {
+		case c.ptr == 0:
+		case c.mapped:
+			b.fail(d.check(d.call(d.ipcCloseMemHandle, c.ptr), "cuIpcCloseMemHandle(peer counter)"))
+		default:
+			b.fail(d.check(d.call(d.memFree, c.ptr), "cuMemFree(peer counter)"))
 		}
+		*c = counter{}
 	}
 }
 
-// openEvent opens an interprocess event from its handle.
-func (b *Backend) openEvent(handle []byte) (uintptr, error) {
-	var ev uintptr
-	args := []uintptr{uintptr(unsafe.Pointer(&ev))}
-	err := b.drv.check(b.drv.call(b.drv.ipcOpenEventHandle, stackAfter(args, handleWords(handle[:ipcHandleBytes]))...),
-		"cuIpcOpenEventHandle")
-	return ev, err
+// waitValue queues on stream a wait until the counter equals v.
+func (b *Backend) waitValue(stream uintptr, c counter, v uint32) {
+	if b.err == nil {
+		b.fail(b.drv.check(b.drv.call(b.drv.streamWaitValue32, stream, c.ptr, uintptr(v), streamWaitValueEq),
+			"cuStreamWaitValue32(peer counter)"))
+	}
+}
+
+// writeValue queues on stream the write of v into the counter, after the
+// writes of the work queued before it.
+func (b *Backend) writeValue(stream uintptr, c counter, v uint32) {
+	if b.err == nil {
+		b.fail(b.drv.check(b.drv.call(b.drv.streamWriteValue32, stream, c.ptr, uintptr(v), 0),
+			"cuStreamWriteValue32(peer counter)"))
+	}
+}
+
+// exportMemory returns the IPC handle of the allocation that starts at
+// base.
+func (b *Backend) exportMemory(base uintptr) ([ipcHandleBytes]byte, error) {
+	var h [ipcHandleBytes]byte
+	err := b.drv.check(b.drv.call(b.drv.ipcGetMemHandle, uintptr(unsafe.Pointer(&h[0])), base), "cuIpcGetMemHandle")
+	return h, err
+}
+
+// openMemory maps another process's allocation from its IPC handle and
+// returns its base here.
+func (b *Backend) openMemory(handle []byte) (uintptr, error) {
+	var base uintptr
+	args := []uintptr{uintptr(unsafe.Pointer(&base)), ipcLazyEnablePeerAccess}
+	err := b.drv.check(b.drv.call(b.drv.ipcOpenMemHandle, stackAfter(args, handleWords(handle[:ipcHandleBytes]))...),
+		"cuIpcOpenMemHandle")
+	return base, err
 }
 
 // handleWords splits an IPC handle into the eight words that carry it.
@@ -286,9 +355,15 @@ func (b *Backend) uuid(index int) ([uuidBytes]byte, error) {
 	return u, err
 }
 
-// sees reports whether a device with this UUID is visible to the process:
-// then it is on this node and IPC may reach it.
-func (b *Backend) sees(uuid []byte) error {
+// seesOther reports whether a device with this UUID, other than this
+// backend's, is visible to the process: then it is on this node and IPC
+// may reach it.
+func (b *Backend) seesOther(uuid []byte) error {
+	if own, err := b.uuid(b.index); err != nil {
+		return err
+	} else if bytes.Equal(own[:], uuid) {
+		return errors.New("gpu: the peer shares this device")
+	}
 	count, err := Available()
 	if err != nil {
 		return err

@@ -13,13 +13,15 @@ import (
 )
 
 // TestPeerHalosOnGPU: on two and three ranks of one node (the middle one of
-// three has two neighbours), the SpMV's halos go device to device
-// (Operator.PeerLinks counts every link), and rounds of products that
+// three has two neighbours), the SpMV's halos go device to device when the
+// ranks have GPUs of their own (Operator.PeerLinks counts every link; ranks
+// that share a GPU exchange through the host), and rounds of products that
 // reuse the buffers, with every schedule and blocks of 1 and 3 columns,
 // equal the CPU backend's; with SetPeers(false) every link goes through the
 // host and the products are the same. Skips without a GPU.
 func TestPeerHalosOnGPU(t *testing.T) {
-	if n, err := gpu.Available(); err != nil || n == 0 {
+	gpus, err := gpu.Available()
+	if err != nil || gpus == 0 {
 		t.Skipf("no GPU: %v", err)
 	}
 	for _, np := range []int{2, 3} {
@@ -31,8 +33,8 @@ func TestPeerHalosOnGPU(t *testing.T) {
 				be.SetPeers(peers)
 				sys := setupOn(t, c, be, "diffusion:14", 1)
 				device, host := sys.op.PeerLinks()
-				if peers && (device == 0 || host != 0) || !peers && device != 0 {
-					t.Fatalf("peers %v: %d links device to device, %d through the host", peers, device, host)
+				if want := directLinks(sys.A, c.Rank(), gpus, peers); device != want {
+					t.Fatalf("peers %v, %d GPUs: %d links device to device (want %d), %d through the host", peers, gpus, device, want, host)
 				}
 				for _, k := range []int{1, 3} {
 					for _, s := range []dsmat.Schedule{dsmat.Overlap, dsmat.Sequential} {
@@ -48,6 +50,27 @@ func TestPeerHalosOnGPU(t *testing.T) {
 			}
 		})
 	}
+}
+
+// directLinks counts the links of rank me that go device to device: with
+// peers on, those to ranks with another GPU of the node (ranks take GPU
+// rank%gpus, openRankGPU), and none with them off.
+func directLinks(A *dsmat.Matrix, me, gpus int, peers bool) int {
+	if !peers {
+		return 0
+	}
+	n := 0
+	for _, b := range A.Off {
+		if b.Rank%gpus != me%gpus {
+			n++
+		}
+	}
+	for _, s := range A.Sends {
+		if s.Rank%gpus != me%gpus {
+			n++
+		}
+	}
+	return n
 }
 
 // compareRounds applies both operators to four different blocks of k

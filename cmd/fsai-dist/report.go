@@ -39,6 +39,9 @@ type report struct {
 	// bandwidth of the bytes a CSR SpMV must move
 	SpMVS   float64 `json:"spmv_s,omitempty"`
 	SpMVGBs float64 `json:"spmv_gbs,omitempty"`
+	// the host's share of spmv_s: the time to queue one product (slowest
+	// rank); near spmv_s, the host and not the device sets the pace
+	SpMVHostS float64 `json:"spmv_host_s,omitempty"`
 	// with several ranks: the SpMV without overlap (halos first) and without
 	// communication, and the share of the exchange the overlap hides:
 	// (sequential - overlapped) / (sequential - local)

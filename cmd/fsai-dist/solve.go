@@ -286,6 +286,7 @@ func benchSpMV(c *comm.Comm, op *dsmat.Operator, b *ddmat.Dense, k int, rep *rep
 	defer y.Free()
 	x := &ddmat.Dense{Comm: c, BE: b.BE, Rows: b.Rows, Cols: 1, V: b.V.Slice(0, b.Rows)}
 	defer op.SetSchedule(dsmat.Overlap)
+	var host float64 // the last schedule's time per product on the host, before the sync
 	timeSchedule := func(s dsmat.Schedule) (float64, error) {
 		op.SetSchedule(s)
 		if err := op.Apply(y.V, x.V); err != nil {
@@ -300,12 +301,16 @@ func benchSpMV(c *comm.Comm, op *dsmat.Operator, b *ddmat.Dense, k int, rep *rep
 				return 0, err
 			}
 		}
+		host = time.Since(t).Seconds() / float64(k)
 		if err := op.Backend().Sync(); err != nil {
 			return 0, err
 		}
 		return comm.AllreduceScalar(c, comm.Max, time.Since(t).Seconds()/float64(k))
 	}
 	if rep.SpMVS, err = timeSchedule(dsmat.Overlap); err != nil {
+		return err
+	}
+	if rep.SpMVHostS, err = comm.AllreduceScalar(c, comm.Max, host); err != nil {
 		return err
 	}
 	bytes := 12*float64(rep.NNZ) + 4*float64(rep.N+1) + 16*float64(rep.N)
