@@ -78,7 +78,7 @@ type Backend interface {
 
 	// Upload copies host data into dst. It may return before the copy is
 	// done: src must stay unchanged until the next synchronizing call
-	// (Download, Dot, UpdateXR, Sync).
+	// (Download, Dot, UpdateXRZ, Sync).
 	Upload(dst Vector, src []float64)
 	// Download copies src into host memory; it waits for queued work.
 	Download(dst []float64, src Vector) error
@@ -101,12 +101,9 @@ type Backend interface {
 	Mul(z, d, r Vector)
 	// Dot returns x'y over the local entries (no reduction across ranks).
 	Dot(x, y Vector) float64
-	// UpdateXR is the fused PCG update x += a*p, r -= a*q; it returns the
-	// local r'r after the update.
-	UpdateXR(x, r Vector, a float64, p, q Vector) float64
-	// UpdateXRZ is UpdateXR fused with a diagonal preconditioner: it also
-	// sets z = d .* r and returns the local r'r and r'z, so a Jacobi PCG
-	// step reads each vector once.
+	// UpdateXRZ is the fused PCG update x += a*p, r -= a*q with a diagonal
+	// preconditioner z = d .* r; it returns the local r'r and r'z after the
+	// update, so a Jacobi PCG step reads each vector once.
 	UpdateXRZ(x, r Vector, a float64, p, q, d, z Vector) (rr, rz float64)
 
 	// PackHalo sets host[k] = src[idx[k]] through stage, a device vector of
@@ -134,19 +131,21 @@ type Backend interface {
 	// DotCols sets out[c] to the local dot product of columns c of x and y,
 	// for blocks of len(out) columns.
 	DotCols(x, y Vector, out []float64)
+	// DotPairCols sets xy[c] and xz[c] to the local dot products of column
+	// c of x with those of y and z, reading x once, for blocks of len(xy)
+	// == len(xz) columns: r'r and r'z after a preconditioner, in one
+	// reduction.
+	DotPairCols(x, y, z Vector, xy, xz []float64)
 	// AxpbyCols computes y[:,c] = a[c]*x[:,c] + b[c]*y[:,c] for blocks of
 	// len(a) == len(b) columns.
 	AxpbyCols(y Vector, a []float64, x Vector, b []float64)
 	// MulCols computes z[i,c] = d[i]*r[i,c] for blocks of k columns: one
 	// diagonal scaling for every column.
 	MulCols(z, d, r Vector, k int)
-	// UpdateXRCols is UpdateXR per column: x[:,c] += a[c]*p[:,c],
-	// r[:,c] -= a[c]*q[:,c], and rr[c] = the local r'r of column c after
-	// the update, for blocks of len(a) == len(rr) columns.
-	UpdateXRCols(x, r Vector, a []float64, p, q Vector, rr []float64)
 	// UpdateXRZCols is UpdateXRZ per column, with one diagonal d for every
-	// column: it also sets z[i,c] = d[i]*r[i,c] and rz[c] = the local r'z of
-	// column c.
+	// column: x[:,c] += a[c]*p[:,c], r[:,c] -= a[c]*q[:,c],
+	// z[i,c] = d[i]*r[i,c], and rr[c], rz[c] the local r'r and r'z of
+	// column c after the update.
 	UpdateXRZCols(x, r Vector, a []float64, p, q, d, z Vector, rr, rz []float64)
 
 	// Sync waits for all queued work and returns the first error.

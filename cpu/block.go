@@ -83,6 +83,25 @@ func (b *Backend) DotCols(x, y backend.Vector, out []float64) {
 	})
 }
 
+// DotPairCols sets xy[c] = x[:,c]'y[:,c] and xz[c] = x[:,c]'z[:,c].
+func (b *Backend) DotPairCols(x, y, z backend.Vector, xy, xz []float64) {
+	xv, yv, zv, k := x.(Vector), y.(Vector), z.(Vector), len(xy)
+	sums := make([]float64, 2*k) // xy then xz
+	b.sumRows(len(xv)/k, sums, func(lo, hi int, s []float64) {
+		for i := lo; i < hi; i++ {
+			xi := xv[i*k : i*k+k]
+			yi, zi := yv[i*k : i*k+k][:len(xi)], zv[i*k : i*k+k][:len(xi)]
+			sy, sz := s[:len(xi)], s[k:k+len(xi)]
+			for c, v := range xi {
+				sy[c] += v * yi[c]
+				sz[c] += v * zi[c]
+			}
+		}
+	})
+	copy(xy, sums[:k])
+	copy(xz, sums[k:])
+}
+
 // AxpbyCols computes y[:,c] = a[c]*x[:,c] + b[c]*y[:,c]; a column with
 // b[c] == 0 does not read y (it may hold NaN), as in BLAS.
 func (b *Backend) AxpbyCols(y backend.Vector, a []float64, x backend.Vector, beta []float64) {
@@ -116,26 +135,9 @@ func (b *Backend) MulCols(z, d, r backend.Vector, k int) {
 	})
 }
 
-// UpdateXRCols computes x[:,c] += a[c]*p[:,c], r[:,c] -= a[c]*q[:,c] and sets
-// rr[c] to the new r'r of column c.
-func (b *Backend) UpdateXRCols(x, r backend.Vector, a []float64, p, q backend.Vector, rr []float64) {
-	xv, rv, pv, qv, k := x.(Vector), r.(Vector), p.(Vector), q.(Vector), len(a)
-	b.sumRows(len(xv)/k, rr, func(lo, hi int, s []float64) {
-		for i := lo; i < hi; i++ {
-			xi := xv[i*k : i*k+k]
-			ri, pi, qi := rv[i*k : i*k+k][:len(xi)], pv[i*k : i*k+k][:len(xi)], qv[i*k : i*k+k][:len(xi)]
-			a, s := a[:len(xi)], s[:len(xi)]
-			for c := range xi {
-				xi[c] += a[c] * pi[c]
-				ri[c] -= a[c] * qi[c]
-				s[c] += ri[c] * ri[c]
-			}
-		}
-	})
-}
-
-// UpdateXRZCols is UpdateXRCols fused with z[i,c] = d[i]*r[i,c]; it also
-// sets rz[c] to the new r'z of column c.
+// UpdateXRZCols computes x[:,c] += a[c]*p[:,c], r[:,c] -= a[c]*q[:,c],
+// z[i,c] = d[i]*r[i,c], and sets rr[c] and rz[c] to the new r'r and r'z of
+// column c.
 func (b *Backend) UpdateXRZCols(x, r backend.Vector, a []float64, p, q, d, z backend.Vector, rr, rz []float64) {
 	xv, rv, pv, qv, dv, zv, k := x.(Vector), r.(Vector), p.(Vector), q.(Vector), d.(Vector), z.(Vector), len(a)
 	sums := make([]float64, 2*k) // rr then rz

@@ -178,19 +178,6 @@ func (b *Backend) Dot(x, y backend.Vector) float64 {
 	})
 }
 
-func (b *Backend) UpdateXR(x, r backend.Vector, a float64, p, q backend.Vector) float64 {
-	xv, rv, pv, qv := x.(Vector), r.(Vector), p.(Vector), q.(Vector)
-	return b.sum(len(xv), func(lo, hi int) float64 {
-		var s float64
-		for i := lo; i < hi; i++ {
-			xv[i] += a * pv[i]
-			rv[i] -= a * qv[i]
-			s += rv[i] * rv[i]
-		}
-		return s
-	})
-}
-
 func (b *Backend) UpdateXRZ(x, r backend.Vector, a float64, p, q, d, z backend.Vector) (float64, float64) {
 	xv, rv, pv, qv, dv, zv := x.(Vector), r.(Vector), p.(Vector), q.(Vector), d.(Vector), z.(Vector)
 	parts := make([][2]float64, b.chunks(len(xv)))

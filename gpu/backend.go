@@ -10,7 +10,7 @@
 // distributed SpMV's halos (PackHalo, UploadHalo), which run on a second
 // stream beside the kernels (halo.go). Kernels report no errors
 // themselves: the first failure is kept and returned by Err, Sync, Download
-// and Close (Dot and UpdateXR return NaN once it is set), and calls after it
+// and Close (Dot and UpdateXRZ return NaN once it is set), and calls after it
 // do nothing.
 //
 // Threads: a CUDA context is current per OS thread, and Go moves goroutines

@@ -291,31 +291,6 @@ func TestDot(t *testing.T) {
 	}
 }
 
-func TestUpdateXR(t *testing.T) {
-	b := openGPU(t)
-	rng := rand.New(rand.NewPCG(9, 10))
-	for _, n := range append(vectorSizes, 0) {
-		xh, rh, ph, qh := randomVec(rng, n), randomVec(rng, n), randomVec(rng, n), randomVec(rng, n)
-		x, r, p, q := newVec(t, b, xh), newVec(t, b, rh), newVec(t, b, ph), newVec(t, b, qh)
-		const a = 0.37
-		var rr float64
-		xScale, rScale := make([]float64, n), make([]float64, n)
-		for i := range xh {
-			xScale[i] = math.Abs(xh[i]) + math.Abs(a*ph[i])
-			rScale[i] = math.Abs(rh[i]) + math.Abs(a*qh[i])
-			xh[i] += a * ph[i]
-			rh[i] -= a * qh[i]
-			rr += rh[i] * rh[i]
-		}
-		got := b.UpdateXR(x, r, a, p, q)
-		if !near(got, rr, rr, 1e-12) {
-			t.Errorf("n=%d: UpdateXR returned %v, want %v", n, got, rr)
-		}
-		checkClose(t, "x", download(t, b, x), xh, xScale, 1e-15)
-		checkClose(t, "r", download(t, b, r), rh, rScale, 1e-15)
-	}
-}
-
 // TestSpMVRowMap: a block with a row map adds its rows' products into the
 // mapped rows of y and leaves every other row alone.
 func TestSpMVRowMap(t *testing.T) {

@@ -74,7 +74,7 @@ func BenchmarkBandwidth(b *testing.B) {
 	m := stencil3D(*benchN, 7)
 	n := m.Rows
 	b.Logf("%s; 7-point Laplacian %d^3: %d rows, %d nonzeros", be.Device(), *benchN, n, m.NNZ())
-	x, y, z, w := benchVec(b, be, n), benchVec(b, be, n), benchVec(b, be, n), benchVec(b, be, n)
+	x, y, z, w, v := benchVec(b, be, n), benchVec(b, be, n), benchVec(b, be, n), benchVec(b, be, n), benchVec(b, be, n)
 
 	copyGBs = 0
 	b.Run("copy", func(b *testing.B) {
@@ -97,7 +97,8 @@ func BenchmarkBandwidth(b *testing.B) {
 	b.Run("axpby", func(b *testing.B) { measure(b, be, 24*n, func() { be.Axpby(y, 0.5, x, 0.5) }) })
 	b.Run("mul", func(b *testing.B) { measure(b, be, 24*n, func() { be.Mul(z, x, y) }) })
 	b.Run("dot", func(b *testing.B) { measure(b, be, 16*n, func() { be.Dot(x, y) }) })
-	b.Run("updatexr", func(b *testing.B) { measure(b, be, 48*n, func() { be.UpdateXR(x, y, 1e-9, z, w) }) })
+	// x, r, p, q and d read, x, r and z written (d is p: the bytes are the same)
+	b.Run("updatexrz", func(b *testing.B) { measure(b, be, 64*n, func() { be.UpdateXRZ(x, y, 1e-9, z, w, z, v) }) })
 }
 
 // bandMatrix returns a rows x rows matrix whose row i holds k entries (k

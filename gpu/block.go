@@ -91,6 +91,28 @@ func (b *Backend) DotCols(x, y backend.Vector, out []float64) {
 	}
 }
 
+// DotPairCols sets xy[c] = x[:,c]'y[:,c] and xz[c] = x[:,c]'z[:,c] in one
+// reduction (also for one column: one round trip instead of two).
+func (b *Backend) DotPairCols(x, y, z backend.Vector, xy, xz []float64) {
+	defer b.enter()()
+	k := len(xy)
+	vs := b.block("DotPairCols", k, x, y, z)
+	switch {
+	case vs == nil:
+		fillNaN(xy)
+		fillNaN(xz)
+	case len(xz) != k:
+		b.fail(fmt.Errorf("gpu: DotPairCols: %d and %d sums", k, len(xz)))
+		fillNaN(xy)
+		fillNaN(xz)
+	default:
+		rows := vs[0].n / k
+		b.reduceCols(&b.fn.dotPairCols, rows, k, 2, nil, [][]float64{xy, xz}, func(c0 int) []uint64 {
+			return []uint64{uint64(rows), uint64(k), uint64(min(colChunk, k-c0)), vs[0].at(c0), vs[1].at(c0), vs[2].at(c0)}
+		})
+	}
+}
+
 // AxpbyCols computes y[:,c] = a[c]*x[:,c] + b[c]*y[:,c]; a column with
 // b[c] == 0 does not read y.
 func (b *Backend) AxpbyCols(y backend.Vector, a []float64, x backend.Vector, beta []float64) {
@@ -130,30 +152,6 @@ func (b *Backend) MulCols(z, d, r backend.Vector, k int) {
 			b.launch(&b.fn.mulCols, b.colBlocks(rows, kc, 32*b.sms),
 				uint64(rows), uint64(k), uint64(kc), uint64(dv.ptr), vs[1].at(c0), vs[0].at(c0))
 		}
-	}
-}
-
-// UpdateXRCols computes x[:,c] += a[c]*p[:,c], r[:,c] -= a[c]*q[:,c] in one
-// pass and sets rr[c] to the new r'r of column c (deterministic like Dot).
-// NaNs once an error is recorded.
-func (b *Backend) UpdateXRCols(x, r backend.Vector, a []float64, p, q backend.Vector, rr []float64) {
-	defer b.enter()()
-	k := len(a)
-	vs := b.block("UpdateXRCols", k, x, r, p, q)
-	switch {
-	case vs == nil:
-		fillNaN(rr)
-	case len(rr) != k:
-		b.fail(fmt.Errorf("gpu: UpdateXRCols: %d scalars but %d sums", k, len(rr)))
-		fillNaN(rr)
-	case k == 1:
-		rr[0] = b.UpdateXR(x, r, a[0], p, q)
-	default:
-		rows := vs[0].n / k
-		b.reduceCols(&b.fn.updateXRCols, rows, k, 1, a, [][]float64{rr}, func(c0 int) []uint64 {
-			return []uint64{uint64(rows), uint64(k), uint64(min(colChunk, k-c0)),
-				vs[0].at(c0), vs[1].at(c0), vs[2].at(c0), vs[3].at(c0)}
-		})
 	}
 }
 

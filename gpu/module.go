@@ -20,22 +20,22 @@ type kernel struct {
 
 // functions are the kernels the backend launches.
 type functions struct {
-	spmv                                               [2][len(spmvWidths)]kernel // [Precision][width index]
-	gather, fill, axpby, mul, dot, updateXR, updateXRZ kernel
+	spmv                                     [2][len(spmvWidths)]kernel // [Precision][width index]
+	gather, fill, axpby, mul, dot, updateXRZ kernel
 	// Block kernels (block.go).
-	spmm                                                     [2]kernel // [Precision]
-	axpbyCols, mulCols, dotCols, updateXRCols, updateXRZCols kernel
+	spmm                                                    [2]kernel // [Precision]
+	axpbyCols, mulCols, dotCols, dotPairCols, updateXRZCols kernel
 }
 
 // table lists every kernel slot, with its name filled in.
 func (f *functions) table() []*kernel {
 	f.gather.name, f.fill.name, f.axpby.name, f.mul.name = "gather", "fill", "axpby", "mul"
-	f.dot.name, f.updateXR.name, f.updateXRZ.name = "dot", "update_xr", "update_xrz"
+	f.dot.name, f.updateXRZ.name = "dot", "update_xrz"
 	f.spmm[0].name, f.spmm[1].name = "spmm_d", "spmm_s"
-	f.axpbyCols.name, f.mulCols.name, f.dotCols.name = "axpby_cols", "mul_cols", "dot_cols"
-	f.updateXRCols.name, f.updateXRZCols.name = "update_xr_cols", "update_xrz_cols"
-	t := []*kernel{&f.gather, &f.fill, &f.axpby, &f.mul, &f.dot, &f.updateXR, &f.updateXRZ,
-		&f.spmm[0], &f.spmm[1], &f.axpbyCols, &f.mulCols, &f.dotCols, &f.updateXRCols, &f.updateXRZCols}
+	f.axpbyCols.name, f.mulCols.name, f.dotCols.name, f.dotPairCols.name = "axpby_cols", "mul_cols", "dot_cols", "dot_pair_cols"
+	f.updateXRZCols.name = "update_xrz_cols"
+	t := []*kernel{&f.gather, &f.fill, &f.axpby, &f.mul, &f.dot, &f.updateXRZ,
+		&f.spmm[0], &f.spmm[1], &f.axpbyCols, &f.mulCols, &f.dotCols, &f.dotPairCols, &f.updateXRZCols}
 	for p, prefix := range []string{"spmv_d", "spmv_s"} {
 		for i, w := range spmvWidths {
 			f.spmv[p][i].name = fmt.Sprintf("%s_w%d", prefix, w)

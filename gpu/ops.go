@@ -119,20 +119,6 @@ func (b *Backend) Dot(x, y backend.Vector) float64 {
 	return b.reduce(&b.fn.dot, xv.n, uint64(xv.n), uint64(xv.ptr), uint64(yv.ptr))
 }
 
-// UpdateXR computes x += a*p, r -= a*q in one pass and returns the new r'r
-// (deterministic like Dot). NaN once an error is recorded.
-func (b *Backend) UpdateXR(x, r backend.Vector, a float64, p, q backend.Vector) float64 {
-	defer b.enter()()
-	xv, rv, pv, qv := b.vector("UpdateXR", x), b.vector("UpdateXR", r), b.vector("UpdateXR", p), b.vector("UpdateXR", q)
-	if xv == nil || rv == nil || pv == nil || qv == nil || !b.sameLen("UpdateXR", xv.n, rv.n, pv.n, qv.n) {
-		return math.NaN()
-	}
-	if xv.n == 0 {
-		return 0
-	}
-	return b.reduce(&b.fn.updateXR, xv.n, uint64(xv.n), f64(a), uint64(xv.ptr), uint64(rv.ptr), uint64(pv.ptr), uint64(qv.ptr))
-}
-
 // UpdateXRZ is UpdateXR fused with z = d .* r; it returns r'r and r'z
 // (deterministic like Dot). NaNs once an error is recorded.
 func (b *Backend) UpdateXRZ(x, r backend.Vector, a float64, p, q, d, z backend.Vector) (float64, float64) {

@@ -128,31 +128,27 @@ extern "C" __global__ void dot_cols(long long n, int ld, int kc, const double *_
     fsai_cols_grid_sum(s, 0.0, kc, 1, partials, counter, result);
 }
 
-// x[:,c] += a[c]*p[:,c]; r[:,c] -= a[c]*q[:,c]; result[c] = the new r'r of
-// column c.
-extern "C" __global__ void update_xr_cols(const FsaiCols a, long long n, int ld, int kc,
-                                          double *__restrict__ x, double *__restrict__ r,
-                                          const double *__restrict__ p,
-                                          const double *__restrict__ q, double *partials,
-                                          unsigned *counter, double *result)
+// result[c] = x[:,c]'y[:,c] and result[kc + c] = x[:,c]'z[:,c], reading x
+// once.
+extern "C" __global__ void dot_pair_cols(long long n, int ld, int kc, const double *__restrict__ x,
+                                         const double *__restrict__ y,
+                                         const double *__restrict__ z, double *partials,
+                                         unsigned *counter, double *result)
 {
-    const int R = fsai_cols_rows(kc), row = threadIdx.x / kc, c = threadIdx.x - row * kc;
-    double rr = 0.0;
-    if (row < R) {
-        const double ac = a.v[c];
-        for (long long i = (long long)blockIdx.x * R + row; i < n; i += (long long)gridDim.x * R) {
+    const int R = fsai_cols_rows(kc), r = threadIdx.x / kc, c = threadIdx.x - r * kc;
+    double sy = 0.0, sz = 0.0;
+    if (r < R)
+        for (long long i = (long long)blockIdx.x * R + r; i < n; i += (long long)gridDim.x * R) {
             const long long e = i * ld + c;
-            const double r0 = r[e] - ac * q[e];
-            x[e] += ac * p[e];
-            r[e] = r0;
-            rr += r0 * r0;
+            const double xe = x[e];
+            sy += xe * y[e];
+            sz += xe * z[e];
         }
-    }
-    fsai_cols_grid_sum(rr, 0.0, kc, 1, partials, counter, result);
+    fsai_cols_grid_sum(sy, sz, kc, 2, partials, counter, result);
 }
 
-// update_xr_cols fused with z[i,c] = d[i]*r[i,c]: result[c] = r'r and
-// result[kc + c] = r'z of column c after the update.
+// x[:,c] += a[c]*p[:,c]; r[:,c] -= a[c]*q[:,c]; z[i,c] = d[i]*r[i,c]:
+// result[c] = r'r and result[kc + c] = r'z of column c after the update.
 extern "C" __global__ void update_xrz_cols(const FsaiCols a, long long n, int ld, int kc,
                                            double *__restrict__ x, double *__restrict__ r,
                                            const double *__restrict__ p,

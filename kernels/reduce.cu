@@ -21,32 +21,6 @@ extern "C" __global__ void dot(long long n, const double *__restrict__ x,
     fsai_grid_sum((a0 + a1) + (a2 + a3), partials, counter, result);
 }
 
-// x += a*p; r -= a*q; *result = r'r after the update.
-extern "C" __global__ void update_xr(long long n, double a, double *__restrict__ x,
-                                     double *__restrict__ r, const double *__restrict__ p,
-                                     const double *__restrict__ q, double *partials,
-                                     unsigned *counter, double *result)
-{
-    long long i = fsai_tid(), s = fsai_stride();
-    double a0 = 0.0, a1 = 0.0;
-    for (; i + s < n; i += 2 * s) {
-        double r0 = r[i] - a * q[i], r1 = r[i + s] - a * q[i + s];
-        x[i] += a * p[i];
-        x[i + s] += a * p[i + s];
-        r[i] = r0;
-        r[i + s] = r1;
-        a0 += r0 * r0;
-        a1 += r1 * r1;
-    }
-    for (; i < n; i += s) {
-        double r0 = r[i] - a * q[i];
-        x[i] += a * p[i];
-        r[i] = r0;
-        a0 += r0 * r0;
-    }
-    fsai_grid_sum(a0 + a1, partials, counter, result);
-}
-
 // The Jacobi PCG step in one pass: x += a*p; r -= a*q; z = d .* r;
 // result[0] = r'r and result[1] = r'z after the update.
 extern "C" __global__ void update_xrz(long long n, double a, double *__restrict__ x,

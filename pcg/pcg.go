@@ -380,7 +380,8 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, op
 
 // update is the step x += alpha p, r -= alpha q, z = M r, leaving the local
 // r'r and r'z of every column in rr and rz. A diagonal preconditioner is
-// fused into the update.
+// fused into the update; with another, r'r and r'z are reduced together
+// after it, so that the step waits for the device once.
 func (s *Workspace) update(M Preconditioner, x *ddmat.Dense, alpha, rr, rz []float64) error {
 	be, r, z, p, q := x.BE, s.r, s.z, s.p, s.q
 	d, diagonal := M.(Diagonal)
@@ -391,15 +392,17 @@ func (s *Workspace) update(M Preconditioner, x *ddmat.Dense, alpha, rr, rz []flo
 	case diagonal:
 		be.UpdateXRZCols(x.V, r.V, alpha, p.V, q.V, d.Scaling(), z.V, rr, rz)
 		return nil
-	case x.Cols == 1:
-		rr[0] = be.UpdateXR(x.V, r.V, alpha[0], p.V, q.V)
-	default:
-		be.UpdateXRCols(x.V, r.V, alpha, p.V, q.V, rr)
 	}
+	ones, negAlpha := make([]float64, len(alpha)), make([]float64, len(alpha))
+	for c, a := range alpha {
+		ones[c], negAlpha[c] = 1, -a
+	}
+	ddmat.AxpbyCols(x, alpha, p, ones)
+	ddmat.AxpbyCols(r, negAlpha, q, ones)
 	if err := M.Apply(z, r); err != nil {
 		return err
 	}
-	ddmat.LocalDots(r, z, rz)
+	be.DotPairCols(r.V, r.V, z.V, rr, rz)
 	return nil
 }
 
