@@ -154,7 +154,7 @@ func TestStrong(t *testing.T) {
 	needMPI(t)
 	out := t.TempDir()
 	code, stdout, stderr := scale(t, "strong", "-ranks", "2,1", "-problem", "poisson7:10", "-bin", fsaiDist,
-		"-out", out, "--", "-backend", "cpu", "-threads", "1", "-prec", "jacobi")
+		"-out", out, "-warmup", "--", "-backend", "cpu", "-threads", "1", "-prec", "jacobi")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -169,6 +169,13 @@ func TestStrong(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, "runs", fmt.Sprintf("strong-np%d.json", n))); err != nil {
 			t.Error(err)
 		}
+	}
+	// -warmup: one more run, of the fewest ranks, not in the CSV
+	if _, err := os.Stat(filepath.Join(out, "runs", "strong-np1-warmup.json")); err != nil {
+		t.Error(err)
+	}
+	if len(rows) != 2 {
+		t.Errorf("%d rows in the CSV, want 2 (the warm-up is not one)", len(rows))
 	}
 }
 

@@ -19,6 +19,8 @@ type studyCmd struct {
 	// weak: the problem family and the rows each rank gets
 	family      string
 	rowsPerRank int64
+	// run the study's largest run once first, unrecorded
+	warmup bool
 }
 
 // families are the built-in problems of fsai-dist on an N^3 grid.
@@ -34,6 +36,7 @@ func (s *studyCmd) name() string {
 func (s *studyCmd) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("fsai-scale "+s.name(), flag.ContinueOnError)
 	s.common.register(fs, filepath.Join("out", "scale", s.name()))
+	fs.BoolVar(&s.warmup, "warmup", false, "run the study's largest run (strong: the fewest ranks; weak: the most) once first and discard it, so that first-touch costs (fresh memory, kernel compilation, file cache) fall on no measured run")
 	if s.weak {
 		fs.StringVar(&s.family, "family", "poisson7", "problem family: "+strings.Join(families, ", ")+" (an N^3 grid)")
 		fs.Int64Var(&s.rowsPerRank, "rows-per-rank", 1000000, "rows per rank R: each run solves family:N with N = round(cbrt(R*ranks))")
@@ -95,6 +98,15 @@ func (s *studyCmd) run(passthrough []string, log io.Writer) (int, error) {
 	r, err := s.newRunner()
 	if err != nil {
 		return 0, err
+	}
+	if s.warmup {
+		n := s.ranks[0]
+		if s.weak {
+			n = s.ranks[len(s.ranks)-1]
+		}
+		args, label := s.source(n)
+		rec := r.fsaiDist(n, label, fmt.Sprintf("%s-np%d-warmup", s.name(), n), args, passthrough)
+		fmt.Fprintf(log, "%s: warm-up, not recorded: %s\n", s.name(), rec.summary())
 	}
 	recs := make([]record, 0, len(s.ranks))
 	for _, n := range s.ranks {
