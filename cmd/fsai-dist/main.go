@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -50,6 +51,7 @@ type options struct {
 	verbose         bool
 	shareGPU        bool
 	hostHalos       bool
+	cpuProfile      string
 	fsai            fsaiFlags
 	progressEvery   int
 	benchSpMV       int
@@ -77,6 +79,7 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.StringVar(&o.out, "out", "", "write the solution here, Matrix Market array (atomically)")
 	fs.StringVar(&o.report, "report", "", "write a JSON report here (atomically)")
 	fs.BoolVar(&o.shareGPU, "gpu.share", false, "allow more ranks than GPUs on a node (ranks share GPUs round-robin)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write each rank's CPU profile (Go pprof) to PATH.rankN, for finding where the host's time goes")
 	fs.BoolVar(&o.hostHalos, "gpu.host-halos", false, "send halos through the host also between GPUs of one node (default: device to device, CUDA IPC)")
 	fs.StringVar(&o.writeMatrix, "write-matrix", "", "also write the matrix as PETSc binary here (faster to read than Matrix Market; for peers and later runs)")
 	fs.IntVar(&o.benchSpMV, "bench-spmv", 0, "time this many SpMVs with A before solving; report spmv_s and spmv_gbs")
@@ -154,9 +157,33 @@ func run(args []string) int {
 	}
 	log := newLogger(c, o.verbose)
 	defer log.Sync()
+	if o.cpuProfile != "" {
+		stopProfile, err := startProfile(fmt.Sprintf("%s.rank%d", o.cpuProfile, c.Rank()))
+		if err := c.Agree(err); err != nil {
+			return finish(c, exitBadInput, badInput(err))
+		}
+		defer stopProfile()
+	}
 
 	code, err := solve(c, o, log, stop, start)
 	return finish(c, code, err)
+}
+
+// startProfile starts the CPU profile into path; the returned function
+// stops it and closes the file.
+func startProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("flag -cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("flag -cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // stageError tags an error with the exit status it leads to.
