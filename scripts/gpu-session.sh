@@ -11,7 +11,8 @@
 #            aFSAI (cmd/fsai-scale: CSV and PNG plots)
 #   large    the scaling issue's runs on the GPUs there are: aFSAI strong scaling
 #            on diffusion:320 and poisson7:400, weak scaling at the blueprint's
-#            1,771,561 rows per GPU (not in the default list)
+#            1,771,561 rows per GPU with halos device to device and through the
+#            host (not in the default list)
 #
 # Build here first:
 #   go build -o bin/fsai-dist ./cmd/fsai-dist && go build -o bin/fsai-scale ./cmd/fsai-scale &&
@@ -53,9 +54,12 @@ if want large; then
   gpus=$(nvidia-smi -L | wc -l)
   ranks=1; for ((r = 2; r <= gpus; r *= 2)); do ranks+=",$r"; done   # 1,2,4,8 up to the GPUs there are
   for p in diffusion:320 poisson7:400; do
-    bin/fsai-scale strong -ranks "$ranks" -problem $p -out "$out/strong-${p/:/}" -- -backend cuda -prec afsai > "$out/strong-${p/:/}.log" 2>&1
+    bin/fsai-scale strong -warmup -ranks "$ranks" -problem $p -out "$out/strong-${p/:/}" -- -backend cuda -prec afsai > "$out/strong-${p/:/}.log" 2>&1
     cat "$out/strong-${p/:/}/scaling.csv"
   done
-  bin/fsai-scale weak -ranks "$ranks" -rows-per-rank 1771561 -family poisson7 -out "$out/weak-1771561" -- -backend cuda -prec afsai > "$out/weak-1771561.log" 2>&1
-  cat "$out/weak-1771561/scaling.csv"
+  for halos in device host; do
+    bin/fsai-scale weak -warmup -ranks "$ranks" -rows-per-rank 1771561 -family poisson7 -out "$out/weak-1771561-$halos" -- \
+      -backend cuda -prec afsai -gpu.host-halos=$([ $halos = host ] && echo true || echo false) > "$out/weak-1771561-$halos.log" 2>&1
+    cat "$out/weak-1771561-$halos/scaling.csv"
+  done
 fi
