@@ -10,7 +10,6 @@ import (
 	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
-	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // Config selects the FSAI preconditioner and how it is computed and applied.
@@ -101,17 +100,14 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	info.ComputeS = time.Since(t).Seconds()
 
 	t = time.Now()
-	rows := globalRows(A, ls, g)
-	Gm, err := dsmat.New(c, A.Part, rows)
+	// G's blocks straight from the local numbering (g's arrays become its
+	// diagonal block), then G' from them
+	Gm, err := dsmat.NewLocal(c, A.Part, g, ls.global)
 	if err != nil {
 		return nil, err
 	}
-	trows, err := dsmat.Transpose(c, A.Part, rows)
+	Gtm, err := Gm.Transpose()
 	if err := c.Agree(err); err != nil {
-		return nil, err
-	}
-	Gtm, err := dsmat.New(c, A.Part, trows)
-	if err != nil {
 		return nil, err
 	}
 	info.TransposeS = time.Since(t).Seconds()
@@ -181,24 +177,6 @@ func factorRows[T csr.Real](a *csr.Matrix[T], rows []int, cfg Config) (*csr.Matr
 		return Static(a, rows, cfg.StaticParams)
 	}
 	return Adaptive(a, rows, cfg.Params)
-}
-
-// globalRows turns the local rows of G into the rank's stripe in global
-// numbering; local order is global order, so columns stay sorted.
-func globalRows(A *dsmat.Matrix, ls *localSystem, g *csr.Matrix[float64]) *dsmat.Rows {
-	r := &dsmat.Rows{N: A.N(), First: A.First(), RowPtr: make([]int64, g.Rows+1),
-		Col: make([]int64, g.NNZ()), Val: g.Val}
-	parallel.For(g.Rows+1, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			r.RowPtr[i] = int64(g.RowPtr[i])
-		}
-	})
-	parallel.For(g.NNZ(), func(_, lo, hi int) {
-		for k, c := range g.ColIdx[lo:hi] {
-			r.Col[lo+k] = ls.global[c]
-		}
-	})
-	return r
 }
 
 // reduce completes the figures that need every rank.

@@ -73,52 +73,33 @@ func New(c *comm.Comm, part Partition, rows *Rows) (*Matrix, error) {
 	}
 	m := &Matrix{Comm: c, Part: part}
 	m.split(rows)
-	if err := m.prepare(); err != nil {
+	if err := m.finish(rows.NNZ()); err != nil {
 		return nil, err
 	}
-	nnz, err := comm.AllreduceScalar(c, comm.Sum, rows.NNZ())
-	if err != nil {
-		return nil, fmt.Errorf("dsmat: count nonzeros: %w", err)
-	}
-	m.nnz = nnz
 	return m, nil
 }
 
+// finish builds the halo plan and counts the global nonzeros from this
+// rank's nnz. Collective.
+func (m *Matrix) finish(nnz int64) error {
+	if err := m.prepare(); err != nil {
+		return err
+	}
+	total, err := comm.AllreduceScalar(m.Comm, comm.Sum, nnz)
+	if err != nil {
+		return fmt.Errorf("dsmat: count nonzeros: %w", err)
+	}
+	m.nnz = total
+	return nil
+}
+
 // split sorts the entries of the stripe into the diagonal block and one block
-// per column owner, with compact column numbering for the latter, on all
-// cores.
+// per column owner, on all cores.
 func (m *Matrix) split(rows *Rows) {
-	rank := m.Comm.Rank()
-	lo, hi := m.Part.Range(rank)
+	lo, hi := m.Part.Range(m.Comm.Rank())
 	nrows := rows.Count()
-
-	// the halo: the distinct columns needed from each other rank, found by
-	// every chunk of entries, then merged
-	parts := make([]map[int][]int64, parallel.Chunks(len(rows.Col)))
-	parallel.For(len(rows.Col), func(c, a, b int) {
-		parts[c] = map[int][]int64{}
-		for _, col := range rows.Col[a:b] {
-			if col < lo || col >= hi {
-				q := m.Part.Owner(col)
-				parts[c][q] = append(parts[c][q], col)
-			}
-		}
-	})
-	needed := map[int][]int64{}
-	for _, p := range parts {
-		for q, cols := range p {
-			needed[q] = append(needed[q], cols...)
-		}
-	}
-	owners := make([]int, 0, len(needed))
-	for q, cols := range needed {
-		owners = append(owners, q)
-		needed[q] = sortUnique(cols)
-	}
-	sort.Ints(owners)
-
-	// the diagonal block in place: its row lengths, then its entries; each
-	// chunk of rows builds its own off-diagonal blocks, joined in row order
+	// the diagonal block's row lengths and room for its entries, which
+	// offBlocks stores
 	m.Diag = &csr.Matrix[float64]{Rows: nrows, Cols: int(hi - lo), RowPtr: make([]int32, nrows+1)}
 	parallel.For(nrows, func(_, a, b int) {
 		for i := a; i < b; i++ {
@@ -136,6 +117,49 @@ func (m *Matrix) split(rows *Rows) {
 	}
 	m.Diag.ColIdx = make([]int32, m.Diag.RowPtr[nrows])
 	m.Diag.Val = make([]float64, len(m.Diag.ColIdx))
+	m.Off = m.offBlocks(rows, m.Diag)
+}
+
+// offBlocks returns the off-diagonal blocks of the stripe rows: the entries
+// whose columns other ranks own, one block per owner, with compact column
+// numbering, on all cores. It stores the stripe's other entries in diag,
+// whose row pointers are set; diag may be nil when rows holds off-rank
+// entries only.
+func (m *Matrix) offBlocks(rows *Rows, diag *csr.Matrix[float64]) []Block {
+	lo, hi := m.Part.Range(m.Comm.Rank())
+	nrows := rows.Count()
+
+	// the halo: the distinct columns needed from each other rank, found
+	// and sorted by every chunk of entries, then merged
+	parts := make([]map[int][]int64, parallel.Chunks(len(rows.Col)))
+	parallel.For(len(rows.Col), func(c, a, b int) {
+		part := map[int][]int64{}
+		for _, col := range rows.Col[a:b] {
+			if col < lo || col >= hi {
+				q := m.Part.Owner(col)
+				part[q] = append(part[q], col)
+			}
+		}
+		for q, cols := range part {
+			part[q] = sortUnique(cols)
+		}
+		parts[c] = part
+	})
+	needed := map[int][]int64{}
+	for _, p := range parts {
+		for q, cols := range p {
+			needed[q] = append(needed[q], cols...)
+		}
+	}
+	owners := make([]int, 0, len(needed))
+	for q, cols := range needed {
+		owners = append(owners, q)
+		needed[q] = sortUnique(cols)
+	}
+	sort.Ints(owners)
+
+	// each chunk of rows builds its own off-diagonal blocks, joined in row
+	// order
 	slot := make(map[int]int, len(owners))
 	for k, q := range owners {
 		slot[q] = k
@@ -147,17 +171,19 @@ func (m *Matrix) split(rows *Rows) {
 			blocks[k] = newBuilder(b - a)
 		}
 		for i := a; i < b; i++ {
-			w := m.Diag.RowPtr[i]
+			var w int32
+			if diag != nil {
+				w = diag.RowPtr[i]
+			}
 			for k := rows.RowPtr[i]; k < rows.RowPtr[i+1]; k++ {
 				col, val := rows.Col[k], rows.Val[k]
 				if col >= lo && col < hi {
-					m.Diag.ColIdx[w], m.Diag.Val[w] = int32(col-lo), val
+					diag.ColIdx[w], diag.Val[w] = int32(col-lo), val
 					w++
 					continue
 				}
 				q := m.Part.Owner(col)
-				cols := needed[q]
-				j := sort.Search(len(cols), func(j int) bool { return cols[j] >= col })
+				j, _ := slices.BinarySearch(needed[q], col)
 				blocks[slot[q]].add(int32(j), val)
 			}
 			for _, bl := range blocks {
@@ -166,14 +192,15 @@ func (m *Matrix) split(rows *Rows) {
 		}
 		chunks[c] = blocks
 	})
-	m.Off = make([]Block, len(owners))
+	off := make([]Block, len(owners))
 	for k, q := range owners {
 		b := newBuilder(nrows)
 		for _, blocks := range chunks {
 			b.join(blocks[k])
 		}
-		m.Off[k] = Block{Rank: q, A: b.matrix(len(needed[q])), Rows: b.rows, Cols: needed[q]}
+		off[k] = Block{Rank: q, A: b.matrix(len(needed[q])), Rows: b.rows, Cols: needed[q]}
 	}
+	return off
 }
 
 // prepare tells every owner which of its entries this rank needs, and learns
@@ -291,12 +318,6 @@ func (b *builder) matrix(cols int) *csr.Matrix[float64] {
 
 // sortUnique sorts xs and removes repeated values, in place.
 func sortUnique(xs []int64) []int64 {
-	sort.Slice(xs, func(a, b int) bool { return xs[a] < xs[b] })
-	out := xs[:0]
-	for k, x := range xs {
-		if k == 0 || x != xs[k-1] {
-			out = append(out, x)
-		}
-	}
-	return out
+	slices.Sort(xs)
+	return slices.Compact(xs)
 }

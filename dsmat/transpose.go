@@ -2,128 +2,130 @@ package dsmat
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
-// Transpose returns this rank's stripe of the transpose of the distributed
-// matrix whose stripes are rows, under the same partition. Collective. The
-// FSAI preconditioner builds G' once with it, so that z = G'(G r) is two
-// distributed SpMVs.
+// Transpose returns the distributed transpose of m, under the same
+// partition. Collective. The FSAI preconditioner builds G' once with it, so
+// that z = G'(G r) is two distributed SpMVs.
 //
-// Only the entries whose column another rank owns travel; the others are
-// transposed in place by a counting sort. Placing, in each row of the
-// result, first the entries from lower ranks, then the local ones, then
-// those from higher ranks leaves every row sorted without a sort: each group
-// arrives in ascending order of its source row, which is the new column.
-//
-// The scans of the stripe run on all cores, one chunk of source rows each:
-// every chunk counts its local entries per row of the result (over the rows
-// its columns reach), and places them after those of the chunks before it,
-// which keeps the serial order.
-func Transpose(c *comm.Comm, part Partition, rows *Rows) (*Rows, error) {
-	lo, hi := part.Range(c.Rank())
-	local := func(col int64) bool { return col >= lo && col < hi }
-	chunks := parallel.Chunks(rows.Count())
-	parts := make([][]Triplet, chunks)
-	parallel.For(rows.Count(), func(c, a, b int) {
-		for i := a; i < b; i++ {
-			for k := rows.RowPtr[i]; k < rows.RowPtr[i+1]; k++ {
-				if col := rows.Col[k]; !local(col) {
-					parts[c] = append(parts[c], Triplet{Row: col, Col: rows.First + int64(i), Val: rows.Val[k]})
-				}
-			}
-		}
-	})
-	recv, err := routeTriplets(c, part, slices.Concat(parts...))
+// The diagonal block is transposed where it is, on all cores; only the
+// entries of the off-diagonal blocks travel, each to the owner of its
+// column, which makes its off-diagonal blocks of them.
+func (m *Matrix) Transpose() (*Matrix, error) {
+	t := &Matrix{Comm: m.Comm, Part: m.Part, Diag: transposeBlock(m.Diag), nnz: m.nnz}
+	recv, err := routeTriplets(m.Comm, m.Part, m.transposedOff())
 	if err != nil {
 		return nil, fmt.Errorf("dsmat: transpose: %w", err)
 	}
-
-	n := int(hi - lo)
-	// below and above count the received entries per row from lower and
-	// higher ranks; count[c] the local ones of chunk c, then the offset of
-	// its next one from the row's start.
-	below, above := make([]int64, n), make([]int64, n)
-	for _, e := range recv {
-		if e.Col < lo {
-			below[e.Row-lo]++
-		} else {
-			above[e.Row-lo]++
+	if len(recv) > 0 {
+		// each source's entries arrive in ascending columns (its rows), and
+		// the sources in rank order, so assembling the rows sorts nothing
+		lo, hi := t.Part.Range(t.Comm.Rank())
+		off, _, err := AssembleRows(t.N(), lo, int(hi-lo), recv)
+		if err != nil {
+			return nil, fmt.Errorf("dsmat: transpose: %w", err)
 		}
+		t.Off = t.offBlocks(off, nil)
 	}
-	// Chunk c counts only over the rows of the result its columns reach,
-	// [first[c], first[c]+len(count[c])): for a banded matrix a window
-	// around its rows, not a count per row of the stripe for every chunk.
-	count, first := make([][]int32, chunks), make([]int64, chunks)
-	parallel.For(rows.Count(), func(c, a, b int) {
-		cols := rows.Col[rows.RowPtr[a]:rows.RowPtr[b]]
-		minCol, maxCol := hi, lo-1
-		for _, col := range cols {
-			if local(col) {
-				minCol, maxCol = min(minCol, col), max(maxCol, col)
+	if err := t.prepare(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// transposedOff returns the entries of m's off-diagonal blocks with row and
+// column swapped, in global numbering: block by block, each in the order of
+// its rows.
+func (m *Matrix) transposedOff() []Triplet {
+	first := m.First()
+	at := make([]int, len(m.Off)+1)
+	for k, b := range m.Off {
+		at[k+1] = at[k] + b.A.NNZ()
+	}
+	ts := make([]Triplet, at[len(m.Off)])
+	for k, b := range m.Off {
+		parallel.For(b.A.Rows, func(_, lo, hi int) {
+			for r := lo; r < hi; r++ {
+				col := first + int64(b.Rows[r])
+				for e := b.A.RowPtr[r]; e < b.A.RowPtr[r+1]; e++ {
+					ts[at[k]+int(e)] = Triplet{Row: b.Cols[b.A.ColIdx[e]], Col: col, Val: b.A.Val[e]}
+				}
 			}
+		})
+	}
+	return ts
+}
+
+// transposeBlock returns a' on all cores. It is a counting sort by column:
+// every chunk of a's rows counts its entries per row of a' over the window
+// of rows its columns reach (for a banded block a window around its own
+// rows, not a count per row of a' for every chunk), and places them after
+// those of the chunks before it, so every row of a' holds its entries in
+// ascending columns, as the serial sort leaves them.
+func transposeBlock(a *csr.Matrix[float64]) *csr.Matrix[float64] {
+	chunks := parallel.Chunks(a.Rows)
+	count, first := make([][]int32, chunks), make([]int32, chunks)
+	parallel.For(a.Rows, func(c, lo, hi int) {
+		cols := a.ColIdx[a.RowPtr[lo]:a.RowPtr[hi]]
+		if len(cols) == 0 {
+			return
 		}
-		first[c], count[c] = minCol, make([]int32, max(0, maxCol-minCol+1))
+		minCol, maxCol := cols[0], cols[0]
 		for _, col := range cols {
-			if local(col) {
-				count[c][col-minCol]++
-			}
+			minCol, maxCol = min(minCol, col), max(maxCol, col)
+		}
+		first[c], count[c] = minCol, make([]int32, maxCol-minCol+1)
+		for _, col := range cols {
+			count[c][col-minCol]++
 		}
 	})
-	// Offsets: the chunks in order, each over its window on all cores;
-	// at[r] runs from the entries received from lower ranks.
-	at := make([]int32, n)
-	for r, v := range below {
-		at[r] = int32(v)
-	}
+	// The offsets: the chunks in order, each over its window on all cores.
+	// at[r] runs over the entries of row r placed so far; after the last
+	// chunk it is the row's length, and the prefix sum makes the pointers.
+	t := &csr.Matrix[float64]{Rows: a.Cols, Cols: a.Rows, RowPtr: make([]int32, a.Cols+1)}
+	at := t.RowPtr[1:]
 	for c, cnt := range count {
-		parallel.For(len(cnt), func(_, a, b int) {
-			for j := a; j < b; j++ {
-				r := first[c] - lo + int64(j)
+		parallel.For(len(cnt), func(_, lo, hi int) {
+			for j := lo; j < hi; j++ {
+				r := first[c] + int32(j)
 				cnt[j], at[r] = at[r], at[r]+cnt[j]
 			}
 		})
 	}
-	t := &Rows{N: rows.N, First: lo, RowPtr: make([]int64, n+1)}
-	parallel.For(n, func(_, a, b int) {
-		for r := a; r < b; r++ {
-			t.RowPtr[r+1] = int64(at[r]) + above[r]
-		}
-	})
-	for r := range n {
+	for r := range a.Cols {
 		t.RowPtr[r+1] += t.RowPtr[r]
 	}
-	t.Col = make([]int64, t.RowPtr[n])
-	t.Val = make([]float64, len(t.Col))
-	// the received entries, in the order received: those from lower ranks
-	// at the start of their rows, those from higher ranks at the end
-	clear(below)
-	for _, e := range recv {
-		r := e.Row - lo
-		var k int64
-		if e.Col < lo {
-			k = t.RowPtr[r] + below[r]
-			below[r]++
-		} else {
-			k = t.RowPtr[r+1] - above[r]
-			above[r]--
-		}
-		t.Col[k], t.Val[k] = e.Col, e.Val
-	}
-	parallel.For(rows.Count(), func(c, a, b int) {
+	t.ColIdx = make([]int32, a.NNZ())
+	t.Val = make([]float64, a.NNZ())
+	parallel.For(a.Rows, func(c, lo, hi int) {
 		next, base := count[c], first[c]
-		for i := a; i < b; i++ {
-			for k := rows.RowPtr[i]; k < rows.RowPtr[i+1]; k++ {
-				if col := rows.Col[k]; local(col) {
-					p := t.RowPtr[col-lo] + int64(next[col-base])
-					t.Col[p], t.Val[p] = rows.First+int64(i), rows.Val[k]
-					next[col-base]++
-				}
+		for i := lo; i < hi; i++ {
+			for k := a.RowPtr[i]; k < a.RowPtr[i+1]; k++ {
+				j := a.ColIdx[k] - base
+				p := t.RowPtr[a.ColIdx[k]] + next[j]
+				t.ColIdx[p], t.Val[p] = int32(i), a.Val[k]
+				next[j]++
 			}
 		}
 	})
-	return t, nil
+	return t
+}
+
+// Transpose returns this rank's stripe of the transpose of the distributed
+// matrix whose stripes are rows, under the same partition: the stripe of
+// New's matrix transposed. Collective.
+func Transpose(c *comm.Comm, part Partition, rows *Rows) (*Rows, error) {
+	m, err := New(c, part, rows)
+	if err != nil {
+		return nil, err
+	}
+	t, err := m.Transpose()
+	if err != nil {
+		return nil, err
+	}
+	return t.Rows(), nil
 }

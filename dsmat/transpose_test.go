@@ -8,13 +8,14 @@ import (
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 )
 
-// lowerTriangle keeps the entries on and below the diagonal, scaled by their
-// position so that a transposed entry cannot pass for another one.
-func lowerTriangle(full *dsmat.Rows) *dsmat.Rows {
+// scaled keeps the entries of full on and below the diagonal (all of them
+// when lower is false), scaled by their position so that a transposed entry
+// cannot pass for another one.
+func scaled(full *dsmat.Rows, lower bool) *dsmat.Rows {
 	l := &dsmat.Rows{N: full.N, RowPtr: []int64{0}}
 	for i := 0; i < full.Count(); i++ {
 		for k := full.RowPtr[i]; k < full.RowPtr[i+1]; k++ {
-			if c := full.Col[k]; c <= int64(i) {
+			if c := full.Col[k]; !lower || c <= int64(i) {
 				l.Col = append(l.Col, c)
 				l.Val = append(l.Val, full.Val[k]*float64(1+3*int64(i)+c))
 			}
@@ -24,31 +25,46 @@ func lowerTriangle(full *dsmat.Rows) *dsmat.Rows {
 	return l
 }
 
+// transposed returns the transpose of a whole matrix held as one stripe,
+// serially.
+func transposed(full *dsmat.Rows) *dsmat.Rows {
+	t := &dsmat.Rows{N: full.N, RowPtr: []int64{0}}
+	for j := int64(0); j < full.N; j++ {
+		for i := 0; i < full.Count(); i++ {
+			for k := full.RowPtr[i]; k < full.RowPtr[i+1]; k++ {
+				if full.Col[k] == j {
+					t.Col = append(t.Col, int64(i))
+					t.Val = append(t.Val, full.Val[k])
+				}
+			}
+		}
+		t.RowPtr = append(t.RowPtr, int64(len(t.Col)))
+	}
+	return t
+}
+
+// partitions are the even partition of n rows over np ranks and, on 2 and 3
+// ranks, uneven ones with empty stripes.
+func partitions(n int64, np int) []dsmat.Partition {
+	parts := []dsmat.Partition{dsmat.NewPartition(n, np)}
+	switch np {
+	case 2:
+		parts = append(parts, dsmat.Partition{Offsets: []int64{0, n, n}})
+	case 3:
+		parts = append(parts, dsmat.Partition{Offsets: []int64{0, 1, 1, n}}, dsmat.Partition{Offsets: []int64{0, n - 25, n - 5, n}})
+	}
+	return parts
+}
+
 // TestTranspose: each rank's stripe of the distributed transpose of a lower
 // triangular matrix equals that stripe of the serial transpose, rows sorted,
 // on even and uneven partitions.
 func TestTranspose(t *testing.T) {
 	for np := 1; np <= 4; np++ {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
-			low := lowerTriangle(generate(t, "poisson27:5")) // 125 rows
-			parts := []dsmat.Partition{dsmat.NewPartition(low.N, np)}
-			if np == 3 {
-				parts = append(parts, dsmat.Partition{Offsets: []int64{0, 1, 1, 125}}, dsmat.Partition{Offsets: []int64{0, 100, 120, 125}})
-			}
-			// the serial transpose, as a whole stripe
-			want := &dsmat.Rows{N: low.N, RowPtr: []int64{0}}
-			for j := int64(0); j < low.N; j++ {
-				for i := 0; i < low.Count(); i++ {
-					for k := low.RowPtr[i]; k < low.RowPtr[i+1]; k++ {
-						if low.Col[k] == j {
-							want.Col = append(want.Col, int64(i))
-							want.Val = append(want.Val, low.Val[k])
-						}
-					}
-				}
-				want.RowPtr = append(want.RowPtr, int64(len(want.Col)))
-			}
-			for _, part := range parts {
+			low := scaled(generate(t, "poisson27:5"), true) // 125 rows
+			want := transposed(low)
+			for _, part := range partitions(low.N, np) {
 				lo, hi := part.Range(c.Rank())
 				got, err := dsmat.Transpose(c, part, stripe(low, lo, hi))
 				if err != nil {

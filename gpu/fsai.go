@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // The adaptive FSAI set-up on the GPU (paper 001 sections 2-3), in single
@@ -140,7 +141,32 @@ type fsaiRun struct {
 	vals              []float32 // and values
 	lens, states, ptr []int32   // a batch's pattern lengths, row states and row pointers into its rows of G
 	g                 csr.Matrix[float32]
+	// stage is page-locked host memory in two halves through which a
+	// batch's rows of G come back when G's arrays are not page-locked
+	// themselves (the adaptive set-up, which learns G's size batch by
+	// batch); staged[h] is recorded when a copy into half h is queued.
+	// parts are then the batches' rows of G, each of its exact size,
+	// joined once all are known.
+	stage  [2][]int32
+	staged [2]uintptr
+	parts  []gPart
 }
+
+// gPart is a batch's rows of G: their columns and values.
+type gPart struct {
+	cols []int32
+	vals []float32
+}
+
+// stageWords is the most words of a half of fsaiRun.stage, 16 MiB: pieces
+// large enough that the waits between them cost little, small enough that
+// the buffer is a small part of any set-up that needs it. A half holds at
+// most an eighth of the most a batch can return (stagePieces), so that a
+// small batch too comes back in pieces whose copies overlap.
+const (
+	stageWords  = 4 << 20
+	stagePieces = 8
+)
 
 // newFSAIRun uploads the structure of a and the rows, and allocates the
 // state of batches as large as half the free device memory allows (less
@@ -202,9 +228,21 @@ func (b *Backend) newFSAIRun(a *csr.Matrix[float32], rows []int, job fsaiJob) (*
 	b.upload(r.rowsDev, unsafe.Pointer(&rows32[0]), 4*len(rows))
 	r.tm.mark(&r.kt.Upload)
 
-	r.host = b.newHostWords(2*job.outLen + 3*nb + 1)
+	half := 0 // words per half of the staging buffer
+	if job.outLen == 0 {
+		half = min(stageWords, ceilDiv(nb*(pl.mmax+1), stagePieces))
+	}
+	r.host = b.newHostWords(2*job.outLen + 3*nb + 1 + 2*half)
 	r.cols, r.vals = r.host.int32s(job.outLen), r.host.float32s(job.outLen)
 	r.lens, r.states, r.ptr = r.host.int32s(nb), r.host.int32s(nb), r.host.int32s(nb+1)
+	if half > 0 {
+		r.stage = [2][]int32{r.host.int32s(half), r.host.int32s(half)}
+		for h := range r.staged {
+			if b.err == nil {
+				b.fail(b.drv.check(b.drv.call(b.drv.eventCreate, uintptr(unsafe.Pointer(&r.staged[h])), 0), "cuEventCreate"))
+			}
+		}
+	}
 	r.g = csr.Matrix[float32]{Rows: len(rows), Cols: a.Cols, RowPtr: make([]int32, len(rows)+1)}
 	err = r.tm.collect()
 	runtime.KeepAlive(a)
@@ -222,6 +260,11 @@ func (r *fsaiRun) free() {
 	defer r.b.enter()()
 	r.l.close()
 	r.tm.free()
+	for _, e := range r.staged {
+		if e != 0 {
+			r.b.fail(r.b.drv.check(r.b.drv.call(r.b.drv.eventDestroy, e), "cuEventDestroy"))
+		}
+	}
 	r.bufs.free()
 	r.host.release()
 }
@@ -230,7 +273,8 @@ func (r *fsaiRun) free() {
 // batch by batch and returns G and its statistics, and adds the device time
 // of each stage to r.kt. With job.outLen set, G's arrays are r's
 // page-locked host memory, overwritten by the next compute; else they are
-// allocated for G.
+// allocated for G, batch by batch at the size of its rows, and joined at
+// the end when there are several batches.
 func (r *fsaiRun) compute(val, diag []float32) (*csr.Matrix[float32], afsai.Stats, error) {
 	b := r.b
 	var st afsai.Stats
@@ -252,9 +296,32 @@ func (r *fsaiRun) compute(val, diag []float32) (*csr.Matrix[float32], afsai.Stat
 			return nil, st, err
 		}
 	}
+	if r.parts != nil {
+		g.ColIdx, g.Val = joinParts(r.parts, int(g.RowPtr[g.Rows]))
+		r.parts = nil
+	}
 	runtime.KeepAlive(val)
 	runtime.KeepAlive(diag)
 	return g, st, b.err
+}
+
+// joinParts returns the columns and values of parts, nnz in all, one after
+// the other: those of the only part as they are, else copied on all cores
+// into arrays allocated once.
+func joinParts(parts []gPart, nnz int) ([]int32, []float32) {
+	if len(parts) == 1 {
+		return parts[0].cols, parts[0].vals
+	}
+	cols, vals := make([]int32, nnz), make([]float32, nnz)
+	at := 0
+	for _, p := range parts {
+		parallel.For(len(p.cols), func(_, lo, hi int) {
+			copy(cols[at+lo:at+hi], p.cols[lo:hi])
+			copy(vals[at+lo:at+hi], p.vals[lo:hi])
+		})
+		at += len(p.cols)
+	}
+	return cols, vals
 }
 
 // fsaiBroken is FSAI_BROKEN of kernels/fsai.cuh: the row state of a
@@ -262,7 +329,8 @@ func (r *fsaiRun) compute(val, diag []float32) (*csr.Matrix[float32], afsai.Stat
 const fsaiBroken = 2
 
 // batch computes the nb rows of G from row first on and appends them to
-// r.g; st collects the statistics.
+// r.g, or to r.parts when they come through the staging buffer; st
+// collects the statistics.
 func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 	b, fn, l, tm, kt := r.b, r.fn, r.l, &r.tm, &r.kt
 	g := &r.g
@@ -306,15 +374,60 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 	b.upload(r.outPtr, unsafe.Pointer(&r.ptr[0]), 4*(nb+1))
 	l.rows(&fn.assemble, nb, uint64(r.outPtr), uint64(r.outCol), uint64(r.outVal))
 	tm.mark(&kt.Assemble)
-	g.ColIdx = slices.Grow(g.ColIdx, nnz)[:int(base)+nnz]
-	g.Val = slices.Grow(g.Val, nnz)[:int(base)+nnz]
-	b.download(unsafe.Pointer(&g.ColIdx[base]), r.outCol, 4*nnz)
-	b.download(unsafe.Pointer(&g.Val[base]), r.outVal, 4*nnz)
-	if b.syncLocked() != nil {
+	if r.stage[0] == nil { // into G's page-locked arrays, which hold all rows
+		g.ColIdx = slices.Grow(g.ColIdx, nnz)[:int(base)+nnz]
+		g.Val = slices.Grow(g.Val, nnz)[:int(base)+nnz]
+		b.download(unsafe.Pointer(&g.ColIdx[base]), r.outCol, 4*nnz)
+		b.download(unsafe.Pointer(&g.Val[base]), r.outVal, 4*nnz)
+		b.syncLocked()
+	} else { // through the staging buffer into arrays of the batch's size
+		p := gPart{cols: make([]int32, nnz), vals: make([]float32, nnz)}
+		r.downloadStaged(p.cols, r.outCol)
+		r.downloadStaged(unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(p.vals))), nnz), r.outVal)
+		r.parts = append(r.parts, p)
+	}
+	if b.err != nil {
 		return b.err
 	}
 	tm.mark(&kt.Download)
 	return tm.collect()
+}
+
+// downloadStaged copies len(dst) words from device memory at src into dst,
+// which need not be page-locked, through the halves of r.stage in turn:
+// while one half fills over the bus, the host copies the piece before out
+// of the other on all cores, which also spreads the first touches of dst's
+// fresh pages over them (the driver's own copy into pageable memory takes
+// them one by one on one core). A half is filled again only after its piece
+// is out.
+func (r *fsaiRun) downloadStaged(dst []int32, src uintptr) {
+	b := r.b
+	size := len(r.stage[0])
+	// out waits for piece k in its half and copies it into dst.
+	out := func(k int) {
+		if b.err == nil {
+			b.fail(b.drv.check(b.drv.call(b.drv.eventSynchronize, r.staged[k%2]), "cuEventSynchronize(G staged)"))
+		}
+		if b.err != nil {
+			return
+		}
+		piece, half := dst[k*size:min((k+1)*size, len(dst))], r.stage[k%2]
+		parallel.For(len(piece), func(_, lo, hi int) { copy(piece[lo:hi], half[lo:hi]) })
+	}
+	pieces := ceilDiv(len(dst), size)
+	for k := range pieces {
+		n := min(size, len(dst)-k*size)
+		b.download(unsafe.Pointer(&r.stage[k%2][0]), src+uintptr(4*k*size), 4*n)
+		if b.err == nil {
+			b.fail(b.drv.check(b.drv.call(b.drv.eventRecord, r.staged[k%2], b.stream), "cuEventRecord(G staged)"))
+		}
+		if k > 0 {
+			out(k - 1)
+		}
+	}
+	if pieces > 0 {
+		out(pieces - 1)
+	}
 }
 
 // adaptiveSteps is the grow of the adaptive set-up: the pattern-growing

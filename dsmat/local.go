@@ -1,0 +1,180 @@
+package dsmat
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
+)
+
+// NewLocal builds this rank's part of a distributed matrix from its stripe
+// held in a local column numbering: row i of a is the stripe's row i, and
+// global[j] is the global index of local column j. Local order must be
+// global order (global ascending), and the stripe's own rows must be
+// consecutive local columns, as in a local system that holds the rank's rows
+// with rows of other ranks around them (the FSAI set-up's). It is collective.
+//
+// NewLocal takes a's arrays: the diagonal block, most of the stripe, is cut
+// out of them in place rather than copied, and only the off-rank entries are
+// gathered apart, into the off-diagonal blocks. a must not be used after.
+func NewLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], global []int64) (*Matrix, error) {
+	own, err := checkLocal(c, part, a, global)
+	var counts localCounts
+	if err == nil {
+		counts, err = countLocal(a, own)
+	}
+	if err := c.Agree(err); err != nil {
+		return nil, err
+	}
+	m, nnz := &Matrix{Comm: c, Part: part}, int64(a.NNZ())
+	if off := m.cutLocal(a, global, own, counts); off != nil {
+		m.Off = m.offBlocks(off, nil)
+	}
+	if err := m.finish(nnz); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// checkLocal checks the shape of a local stripe and its column numbering,
+// and returns the local column of the stripe's first row.
+func checkLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], global []int64) (int, error) {
+	if part.Ranks() != c.Size() {
+		return 0, fmt.Errorf("dsmat: local stripe: partition of %d ranks on %d", part.Ranks(), c.Size())
+	}
+	lo, hi := part.Range(c.Rank())
+	n := int(hi - lo)
+	if a.Rows != n {
+		return 0, fmt.Errorf("dsmat: local stripe of %d rows, rank %d owns %d", a.Rows, c.Rank(), n)
+	}
+	if len(global) != a.Cols {
+		return 0, fmt.Errorf("dsmat: local stripe of %d columns with %d global indices", a.Cols, len(global))
+	}
+	if len(a.RowPtr) != n+1 || a.RowPtr[0] != 0 || int(a.RowPtr[n]) != len(a.ColIdx) || len(a.ColIdx) != len(a.Val) {
+		return 0, fmt.Errorf("dsmat: local stripe's row pointers do not match %d columns and %d values", len(a.ColIdx), len(a.Val))
+	}
+	bad := make([]bool, parallel.Chunks(len(global)))
+	parallel.For(len(global), func(c, lo, hi int) {
+		for j := lo; j < hi; j++ {
+			if global[j] < 0 || global[j] >= part.N() || j > 0 && global[j-1] >= global[j] {
+				bad[c] = true
+				return
+			}
+		}
+	})
+	if slices.Contains(bad, true) {
+		return 0, fmt.Errorf("dsmat: local columns' global indices not ascending in [0,%d)", part.N())
+	}
+	own, _ := slices.BinarySearch(global, lo)
+	if n > 0 && (own+n > len(global) || global[own] != lo || global[own+n-1] != hi-1) {
+		return 0, fmt.Errorf("dsmat: the stripe's rows [%d,%d) are not consecutive local columns", lo, hi)
+	}
+	return own, nil
+}
+
+// localCounts are, per chunk of the stripe's rows (parallel.For over them),
+// the entries of the diagonal block and the others.
+type localCounts struct {
+	diag, off []int
+}
+
+// countLocal counts the entries of a, whose own rows are the local columns
+// [own, own+a.Rows), per chunk of rows, and checks that every row's columns
+// are in range, sorted and unique.
+func countLocal(a *csr.Matrix[float64], own int) (localCounts, error) {
+	chunks := parallel.Chunks(a.Rows)
+	n := localCounts{diag: make([]int, chunks), off: make([]int, chunks)}
+	errs := make([]error, chunks)
+	parallel.For(a.Rows, func(c, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			start, end := a.RowPtr[i], a.RowPtr[i+1]
+			if start > end || end > int32(len(a.ColIdx)) {
+				errs[c] = fmt.Errorf("dsmat: local stripe row %d: row pointers [%d,%d) out of order", i, start, end)
+				return
+			}
+			for k := start; k < end; k++ {
+				col := a.ColIdx[k]
+				if col < 0 || int(col) >= a.Cols || k > start && a.ColIdx[k-1] >= col {
+					errs[c] = fmt.Errorf("dsmat: local stripe row %d: column %d out of range [0,%d) or not sorted and unique", i, col, a.Cols)
+					return
+				}
+				if int(col) >= own && int(col) < own+a.Rows {
+					n.diag[c]++
+				} else {
+					n.off[c]++
+				}
+			}
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// cutLocal makes the diagonal block of m out of a's arrays in place and
+// returns the other entries of a as a stripe in global numbering, nil when
+// there are none.
+//
+// Every chunk of rows moves its diagonal entries, renumbered, to the start
+// of its own range (a write never passes the read, so the chunk only
+// overwrites entries it has read) and copies out its off-rank entries, on
+// all cores; then the chunks' diagonal entries, in chunk order, slide left
+// to where they belong, each onto entries already moved.
+func (m *Matrix) cutLocal(a *csr.Matrix[float64], global []int64, own int, n localCounts) *Rows {
+	rows := a.Rows
+	first := int32(own)
+	m.Diag = &csr.Matrix[float64]{Rows: rows, Cols: rows, RowPtr: a.RowPtr, ColIdx: a.ColIdx, Val: a.Val}
+	nOff := 0
+	for _, k := range n.off {
+		nOff += k
+	}
+	if nOff == 0 {
+		if first != 0 { // positions stay; only the columns shift
+			parallel.For(len(a.ColIdx), func(_, lo, hi int) {
+				for k := lo; k < hi; k++ {
+					a.ColIdx[k] -= first
+				}
+			})
+		}
+		return nil
+	}
+
+	chunks := len(n.diag)
+	diagAt, offAt := make([]int, chunks+1), make([]int, chunks+1)
+	for c := range chunks {
+		diagAt[c+1], offAt[c+1] = diagAt[c]+n.diag[c], offAt[c]+n.off[c]
+	}
+	ptr := make([]int32, rows+1)
+	off := &Rows{N: m.N(), First: m.First(), RowPtr: make([]int64, rows+1),
+		Col: make([]int64, nOff), Val: make([]float64, nOff)}
+	start := make([]int, chunks) // where each chunk's diagonal entries wait
+	parallel.For(rows, func(c, lo, hi int) {
+		start[c] = int(a.RowPtr[lo])
+		w, d, o := start[c], diagAt[c], offAt[c]
+		for i := lo; i < hi; i++ {
+			for k := a.RowPtr[i]; k < a.RowPtr[i+1]; k++ {
+				col, val := a.ColIdx[k], a.Val[k]
+				if col >= first && col < first+int32(rows) {
+					a.ColIdx[w], a.Val[w] = col-first, val
+					w++
+					d++
+				} else {
+					off.Col[o], off.Val[o] = global[col], val
+					o++
+				}
+			}
+			ptr[i+1], off.RowPtr[i+1] = int32(d), int64(o)
+		}
+	})
+	for c := range chunks {
+		copy(a.ColIdx[diagAt[c]:diagAt[c+1]], a.ColIdx[start[c]:start[c]+n.diag[c]])
+		copy(a.Val[diagAt[c]:diagAt[c+1]], a.Val[start[c]:start[c]+n.diag[c]])
+	}
+	m.Diag.RowPtr, m.Diag.ColIdx, m.Diag.Val = ptr, a.ColIdx[:diagAt[chunks]], a.Val[:diagAt[chunks]]
+	return off
+}
