@@ -60,6 +60,10 @@ type Backend struct {
 	copyStream, fence, copied uintptr
 	packed                    bool
 	peersOff                  bool // SetPeers(false): no device-to-device halos (peer.go)
+	// putsFrom marks where the Puts after BeginPuts start; putsWait says
+	// the copy stream has yet to wait for it (peer.go)
+	putsFrom uintptr
+	putsWait bool
 
 	// Reductions: reduceWidth partial sums per block and a block counter on the
 	// device; the kernel writes the result straight into page-locked host
@@ -144,7 +148,7 @@ func (b *Backend) open() error {
 		}
 	}
 	const eventDisableTiming = 2 // cheaper to record and wait for
-	for _, e := range []*uintptr{&b.fence, &b.copied} {
+	for _, e := range []*uintptr{&b.fence, &b.copied, &b.putsFrom} {
 		if err := d.check(d.call(d.eventCreate, uintptr(unsafe.Pointer(e)), eventDisableTiming),
 			"cuEventCreate"); err != nil {
 			return err
@@ -192,7 +196,7 @@ func (b *Backend) release() error {
 	}
 	apply(d.streamSynchronize, b.copyStream, "cuStreamSynchronize")
 	apply(d.streamSynchronize, b.stream, "cuStreamSynchronize")
-	for _, e := range []uintptr{b.start, b.stop, b.fence, b.copied} {
+	for _, e := range []uintptr{b.start, b.stop, b.fence, b.copied, b.putsFrom} {
 		apply(d.eventDestroy, e, "cuEventDestroy")
 	}
 	apply(d.memFreeHost, uintptr(b.host), "cuMemFreeHost")
@@ -208,7 +212,7 @@ func (b *Backend) release() error {
 	}
 	b.pinner.Unpin()
 	b.start, b.stop, b.host, b.partials, b.module, b.stream, b.ctx = 0, 0, nil, 0, 0, 0, 0
-	b.copyStream, b.fence, b.copied = 0, 0, 0
+	b.copyStream, b.fence, b.copied, b.putsFrom = 0, 0, 0, 0
 	return errors.Join(errs...)
 }
 

@@ -27,8 +27,8 @@ import (
 // The sender's gathers run on the copy stream, whose priority is the
 // highest, beside its diagonal product:
 //
-//	main: BeginPuts -f-> diagonal SpMV ......... <-j- EndPuts, off-diagonal product
-//	copy:           -f-> [released?] gather into the peer, count -j->
+//	main: BeginPuts -m-> diagonal SpMV ......... <-j- EndPuts, off-diagonal product
+//	copy:           -m-> [released?] gather into the peer, count -j->
 
 // Sizes of the CUDA IPC memory handle and of a device UUID.
 const (
@@ -206,6 +206,10 @@ func (b *Backend) NewOutbox(offer []byte) (backend.Outbox, []byte, error) {
 func (out *outbox) Put(src backend.Vector, idx backend.Index) {
 	b := out.b
 	defer b.enter()()
+	if b.putsWait && b.err == nil {
+		b.fail(b.drv.check(b.drv.call(b.drv.streamWaitEvent, b.copyStream, b.putsFrom, 0), "cuStreamWaitEvent(puts)"))
+		b.putsWait = false
+	}
 	b.waitValue(b.copyStream, out.released, out.n)
 	b.gather(&out.dst, src, idx, "Put", b.copyStream)
 	out.n++
@@ -226,11 +230,16 @@ func (out *outbox) free() {
 	out.b.freeCounters(&out.released, &out.puts)
 }
 
-// BeginPuts makes the copy stream wait for the work queued so far on the
-// main stream.
+// BeginPuts marks the work queued so far on the main stream; the first Put
+// after it makes the copy stream wait for that mark. Only the mark is made
+// here, so that the kernel queued next (the diagonal product) starts one
+// driver call sooner.
 func (b *Backend) BeginPuts() {
 	defer b.enter()()
-	b.order(b.copyStream, b.stream)
+	if b.err == nil {
+		b.fail(b.drv.check(b.drv.call(b.drv.eventRecord, b.putsFrom, b.stream), "cuEventRecord(puts)"))
+	}
+	b.putsWait = true
 }
 
 // EndPuts makes the main stream wait for the work queued so far on the
