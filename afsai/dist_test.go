@@ -33,15 +33,7 @@ func distCases(t *testing.T, c *comm.Comm) []distCase {
 	t.Helper()
 	var cases []distCase
 	for _, spec := range []string{"poisson7:7", "diffusion:6"} {
-		s, err := problem.Parse(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		full, err := s.Generate(0, s.Rows())
-		if err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, distCase{spec, generated(t, c, spec), full})
+		cases = append(cases, distCase{spec, generated(t, c, spec), wholeProblem(t, spec)})
 	}
 	for _, name := range []string{"nos6", "494_bus", "bcsstk15"} {
 		A := readDistributed(t, c, filepath.Join(matrixDir(), name+".mtx"))
@@ -165,20 +157,9 @@ func TestGatherLocal(t *testing.T) {
 func TestReachGivesSameFactor(t *testing.T) {
 	for _, np := range []int{2, 3, 4} {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
-			var configs []Config
-			for _, steps := range []int{1, 3, 5} {
-				cfg := DefaultConfig()
-				cfg.Params.Steps = steps
-				configs = append(configs, cfg)
-			}
-			for _, k := range []int{1, 2} {
-				cfg := DefaultConfig()
-				cfg.Static, cfg.StaticParams.K, cfg.Setup = true, k, backend.Double
-				configs = append(configs, cfg)
-			}
 			smaller := 0
 			for _, dc := range distCases(t, c) {
-				for _, cfg := range configs {
+				for _, cfg := range reachConfigs([]int{1, 3, 5}, []int{1, 2}) {
 					var rows [2]*dsmat.Rows
 					var sizes [2]int
 					for k, reach := range []int{cfg.reach(), 0} {
@@ -199,6 +180,24 @@ func TestReachGivesSameFactor(t *testing.T) {
 			}
 		})
 	}
+}
+
+// reachConfigs are the set-ups the reach tests compare: adaptive ones of
+// the given numbers of steps, then static ones (set up in double precision)
+// of the given powers K.
+func reachConfigs(steps, powers []int) []Config {
+	var configs []Config
+	for _, n := range steps {
+		cfg := DefaultConfig()
+		cfg.Params.Steps = n
+		configs = append(configs, cfg)
+	}
+	for _, k := range powers {
+		cfg := DefaultConfig()
+		cfg.Static, cfg.StaticParams.K, cfg.Setup = true, k, backend.Double
+		configs = append(configs, cfg)
+	}
+	return configs
 }
 
 // TestDistributedFactor: G lower triangular with diag(G A G') = 1 on every

@@ -106,7 +106,7 @@ func TestUpdateOnFixedDevice(t *testing.T) {
 					if err := u.Update(); err != nil {
 						return nil, err
 					}
-					vals = append(vals, stripeOf(p.G.Matrix()).Val)
+					vals = append(vals, p.G.Matrix().Rows().Val)
 				}
 				return vals, nil
 			}

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
@@ -17,11 +16,12 @@ func collectionCases(t *testing.T, c *comm.Comm) []distCase {
 	return append(distCases(t, c), madeCases(t, c)...)
 }
 
-// madeCases are two matrices made for the collection: a chain of stripes (a 3D Laplacian cut in slabs of two or three planes,
-// where each rank reaches only its neighbours' nearest planes and the old
-// collection sent rows of ranks two slabs away), and a Laplacian whose
-// numbering scatters every stripe over the grid (where paths leave stripes
-// and come back, and the collection takes several rounds).
+// madeCases are two matrices made for the collection: a chain of stripes (a
+// 3D Laplacian cut in slabs of two or three planes, where a short reach
+// takes only the neighbours' nearest planes, though a rank's set may hold
+// ranks two slabs away), and a Laplacian whose numbering scatters every
+// stripe over the grid (where paths leave stripes and come back, and the
+// collection takes several rounds).
 func madeCases(t *testing.T, c *comm.Comm) []distCase {
 	t.Helper()
 	return []distCase{
@@ -269,18 +269,9 @@ func checkLocalRows(t *testing.T, dc distCase, ls *localSystem) {
 func TestReachGivesSameFactorOnChains(t *testing.T) {
 	for _, np := range []int{4, 5, 6} {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
-			var configs []Config
-			for _, steps := range []int{1, 3, 10} {
-				cfg := DefaultConfig()
-				cfg.Params.Steps = steps
-				configs = append(configs, cfg)
-			}
-			static := DefaultConfig()
-			static.Static, static.Setup = true, backend.Double
-			configs = append(configs, static)
 			var fewer int64
 			for _, dc := range madeCases(t, c) {
-				for _, cfg := range configs {
+				for _, cfg := range reachConfigs([]int{1, 3, 10}, []int{DefaultConfig().StaticParams.K}) {
 					ls, g := localFactor(t, dc, cfg, cfg.reach())
 					whole, gw := localFactor(t, dc, cfg, 0)
 					if len(ls.global) < len(whole.global) {

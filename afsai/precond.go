@@ -74,8 +74,9 @@ type Preconditioner struct {
 }
 
 // New computes the FSAI factor of the distributed SPD matrix A and binds G
-// and G' to be. Collective: ranks gather the blocks they need from their
-// left neighbours, then compute their stripes of G independently.
+// and G' to be. Collective: ranks gather the rows of A within their set-up's
+// reach from their left neighbours, then compute their stripes of G
+// independently.
 func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, error) {
 	c := A.Comm
 	info := Info{SetupPrecision: cfg.Setup.String(), ApplyPrecision: cfg.Apply.String()}

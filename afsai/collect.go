@@ -1,0 +1,193 @@
+package afsai
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
+)
+
+// Marks of a row of the set's stripes, during the collection, in place of
+// its index among the held rows.
+const (
+	notHeld = -1 // neither held nor asked for
+	asked   = -2 // asked for in this round
+)
+
+// collection is a rank's state during the block collection: as a collector,
+// the local system it builds and the rows of the set's ranks it holds; as an
+// owner, what it has sent to the ranks whose sets hold it.
+type collection struct {
+	A       *dsmat.Matrix
+	sets    [][]int
+	sources []int // the set's ranks but this one, which is last in the set
+	targets []int // the ranks whose sets hold this one
+	// ls.index[k] is, during the collection, the held slot of each row of
+	// sources[k]'s stripe, or notHeld or asked; assemble turns it into
+	// local indices
+	ls   *localSystem
+	held []heldRow
+	msgs []rowMsg // the received rows; held rows lie in them
+	sent [][]bool // per target, the rows of this stripe sent to it
+	dist []int32  // per row of this stripe, its distance in serve's search; -1 outside
+}
+
+// heldRow is where a held row's entries lie: in msgs[msg], n of them from
+// at on.
+type heldRow struct {
+	msg, n int32
+	at     int64
+}
+
+// newCollection starts a collection with nothing held.
+func newCollection(A *dsmat.Matrix, sets [][]int, targets []int) *collection {
+	set := sets[A.Comm.Rank()]
+	x := &collection{A: A, sets: sets, sources: set[:len(set)-1], targets: targets,
+		ls:   &localSystem{part: A.Part, set: set, index: make([][]int32, len(set))},
+		sent: make([][]bool, len(targets))}
+	for k, q := range x.sources {
+		idx := make([]int32, A.Part.Size(q))
+		parallel.For(len(idx), func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				idx[i] = notHeld
+			}
+		})
+		x.ls.index[k] = idx
+	}
+	return x
+}
+
+// free releases the received rows.
+func (x *collection) free() {
+	for _, m := range x.msgs {
+		m.free()
+	}
+}
+
+// row returns the columns (global) and values of held row s.
+func (x *collection) row(s int32) ([]int64, []float64) {
+	h := x.held[s]
+	m := x.msgs[h.msg]
+	end := h.at + int64(h.n)
+	return m.cols.Data[h.at:end], m.vals.Data[h.at:end]
+}
+
+// exchangeAsks sends every source the rows this rank asks it for and
+// returns the rows every target asks for: counts first, then the pairs.
+func (x *collection) exchangeAsks(asks [][]int64) ([][]int64, error) {
+	ns, nt := len(x.sources), len(x.targets)
+	counts := comm.NewBuf[int64](ns + nt) // sent to the sources, then received from the targets
+	defer counts.Free()
+	ms := messages{c: x.A.Comm}
+	for k, q := range x.sources {
+		counts.Data[k] = int64(len(asks[k]))
+		send(&ms, counts.Slice(k, 1), q, tagAskCount)
+	}
+	for k, p := range x.targets {
+		recv(&ms, counts.Slice(ns+k, 1), p, tagAskCount)
+	}
+	if err := ms.wait("ask counts"); err != nil {
+		return nil, err
+	}
+	bufs := make([]*comm.Buf[int64], ns+nt)
+	defer func() {
+		for _, b := range bufs {
+			if b != nil {
+				b.Free()
+			}
+		}
+	}()
+	for k, q := range x.sources {
+		bufs[k] = comm.NewBuf[int64](len(asks[k]))
+		copy(bufs[k].Data, asks[k])
+		send(&ms, bufs[k], q, tagAsk)
+	}
+	for k, p := range x.targets {
+		n := counts.Data[ns+k]
+		if n < 0 {
+			return nil, fmt.Errorf("afsai: collect rows: rank %d asks for %d numbers", p, n)
+		}
+		bufs[ns+k] = comm.NewBuf[int64](int(n))
+		recv(&ms, bufs[ns+k], p, tagAsk)
+	}
+	if err := ms.wait("asks"); err != nil {
+		return nil, err
+	}
+	got := make([][]int64, nt)
+	for k := range got {
+		got[k] = slices.Clone(bufs[ns+k].Data)
+	}
+	return got, nil
+}
+
+// exchangeRows sends every target k the rows out[k] of this stripe, packed
+// for its set, and receives and holds the rows the sources send: sizes
+// first, then the rows.
+func (x *collection) exchangeRows(out [][]int32) error {
+	ns, nt := len(x.sources), len(x.targets)
+	sizes := comm.NewBuf[int64](2 * (nt + ns)) // sent to the targets, then received from the sources
+	defer sizes.Free()
+	packs := make([]rowMsg, nt)
+	defer func() {
+		for _, m := range packs {
+			m.free()
+		}
+	}()
+	ms := messages{c: x.A.Comm}
+	for k, q := range x.sources {
+		recv(&ms, sizes.Slice(2*(nt+k), 2), q, tagSize)
+	}
+	for k, p := range x.targets {
+		packs[k] = pack(x.A, x.sets[p], out[k])
+		sizes.Data[2*k], sizes.Data[2*k+1] = int64(len(out[k])), int64(len(packs[k].cols.Data))
+		send(&ms, sizes.Slice(2*k, 2), p, tagSize)
+	}
+	if err := ms.wait("sizes"); err != nil {
+		return err
+	}
+	first := len(x.msgs)
+	for k, q := range x.sources {
+		rows, nnz := sizes.Data[2*(nt+k)], sizes.Data[2*(nt+k)+1]
+		if rows < 0 || nnz < 0 {
+			return fmt.Errorf("afsai: collect rows: rank %d sends %d rows of %d entries", q, rows, nnz)
+		}
+		m := newRowMsg(int(rows), int(nnz))
+		x.msgs = append(x.msgs, m)
+		m.recv(&ms, q)
+	}
+	for k, p := range x.targets {
+		packs[k].send(&ms, p)
+	}
+	if err := ms.wait("rows"); err != nil {
+		return err
+	}
+	for k := range x.sources {
+		if err := x.hold(k, first+k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hold records the rows of message msgs[j], from sources[k], as held.
+func (x *collection) hold(k, j int) error {
+	q, m := x.sources[k], x.msgs[j]
+	lo, hi := x.A.Part.Range(q)
+	idx := x.ls.index[k]
+	var at int64
+	for r, gi := range m.rows.Data {
+		n := int64(m.lens.Data[r])
+		if gi < lo || gi >= hi || idx[gi-lo] >= 0 || n < 0 || at+n > int64(len(m.cols.Data)) {
+			return fmt.Errorf("afsai: collect rows: rank %d sent row %d (%d entries): outside its stripe, sent before, or past the message", q, gi, n)
+		}
+		idx[gi-lo] = int32(len(x.held))
+		x.held = append(x.held, heldRow{msg: int32(j), n: int32(n), at: at})
+		at += n
+	}
+	if at != int64(len(m.cols.Data)) {
+		return fmt.Errorf("afsai: collect rows: rank %d sent %d entries, its rows hold %d", q, len(m.cols.Data), at)
+	}
+	return nil
+}
