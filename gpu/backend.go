@@ -72,6 +72,7 @@ type Backend struct {
 	partials, counter uintptr
 	host              unsafe.Pointer
 	start, stop       uintptr // events of Time, made on first use
+	staging           staging // large copies from and to pageable host memory (staging.go)
 	args              *launchArgs
 	pinner            runtime.Pinner
 	err               error
@@ -147,9 +148,8 @@ func (b *Backend) open() error {
 			return err
 		}
 	}
-	const eventDisableTiming = 2 // cheaper to record and wait for
 	for _, e := range []*uintptr{&b.fence, &b.copied, &b.putsFrom} {
-		if err := d.check(d.call(d.eventCreate, uintptr(unsafe.Pointer(e)), eventDisableTiming),
+		if err := d.check(d.call(d.eventCreate, uintptr(unsafe.Pointer(e)), cuEventDisableTiming),
 			"cuEventCreate"); err != nil {
 			return err
 		}
@@ -199,6 +199,7 @@ func (b *Backend) release() error {
 	for _, e := range []uintptr{b.start, b.stop, b.fence, b.copied, b.putsFrom} {
 		apply(d.eventDestroy, e, "cuEventDestroy")
 	}
+	errs = append(errs, b.staging.release(d))
 	apply(d.memFreeHost, uintptr(b.host), "cuMemFreeHost")
 	apply(d.memFree, b.partials, "cuMemFree(reduction scratch)")
 	apply(d.moduleUnload, b.module, "cuModuleUnload")

@@ -141,15 +141,11 @@ type fsaiRun struct {
 	vals              []float32 // and values
 	lens, states, ptr []int32   // a batch's pattern lengths, row states and row pointers into its rows of G
 	g                 csr.Matrix[float32]
-	// stage is page-locked host memory in two halves through which a
-	// batch's rows of G come back when G's arrays are not page-locked
-	// themselves (the adaptive set-up, which learns G's size batch by
-	// batch); staged[h] is recorded when a copy into half h is queued.
-	// parts are then the batches' rows of G, each of its exact size,
-	// joined once all are known.
-	stage  [2][]int32
-	staged [2]uintptr
-	parts  []gPart
+	// parts are the batches' rows of G, each of its exact size, joined
+	// once all are known, when G's arrays are not page-locked (the
+	// adaptive set-up, which learns G's size batch by batch): a batch's
+	// rows then come back through the staging buffer (staging.go).
+	parts []gPart
 }
 
 // gPart is a batch's rows of G: their columns and values.
@@ -157,16 +153,6 @@ type gPart struct {
 	cols []int32
 	vals []float32
 }
-
-// stageWords is the most words of a half of fsaiRun.stage, 16 MiB: pieces
-// large enough that the waits between them cost little, small enough that
-// the buffer is a small part of any set-up that needs it. A half holds at
-// most an eighth of the most a batch can return (stagePieces), so that a
-// small batch too comes back in pieces whose copies overlap.
-const (
-	stageWords  = 4 << 20
-	stagePieces = 8
-)
 
 // newFSAIRun uploads the structure of a and the rows, and allocates the
 // state of batches as large as half the free device memory allows (less
@@ -221,28 +207,14 @@ func (b *Backend) newFSAIRun(a *csr.Matrix[float32], rows []int, job fsaiJob) (*
 		rows32[k] = int32(i)
 	}
 	r.tm.start()
-	b.upload(s.rowptr, unsafe.Pointer(&a.RowPtr[0]), 4*len(a.RowPtr))
-	if a.NNZ() > 0 {
-		b.upload(s.col, unsafe.Pointer(&a.ColIdx[0]), 4*a.NNZ())
-	}
-	b.upload(r.rowsDev, unsafe.Pointer(&rows32[0]), 4*len(rows))
+	uploadSlice(b, s.rowptr, a.RowPtr)
+	uploadSlice(b, s.col, a.ColIdx)
+	uploadSlice(b, r.rowsDev, rows32)
 	r.tm.mark(&r.kt.Upload)
 
-	half := 0 // words per half of the staging buffer
-	if job.outLen == 0 {
-		half = min(stageWords, ceilDiv(nb*(pl.mmax+1), stagePieces))
-	}
-	r.host = b.newHostWords(2*job.outLen + 3*nb + 1 + 2*half)
+	r.host = b.newHostWords(2*job.outLen + 3*nb + 1)
 	r.cols, r.vals = r.host.int32s(job.outLen), r.host.float32s(job.outLen)
 	r.lens, r.states, r.ptr = r.host.int32s(nb), r.host.int32s(nb), r.host.int32s(nb+1)
-	if half > 0 {
-		r.stage = [2][]int32{r.host.int32s(half), r.host.int32s(half)}
-		for h := range r.staged {
-			if b.err == nil {
-				b.fail(b.drv.check(b.drv.call(b.drv.eventCreate, uintptr(unsafe.Pointer(&r.staged[h])), 0), "cuEventCreate"))
-			}
-		}
-	}
 	r.g = csr.Matrix[float32]{Rows: len(rows), Cols: a.Cols, RowPtr: make([]int32, len(rows)+1)}
 	err = r.tm.collect()
 	runtime.KeepAlive(a)
@@ -260,11 +232,6 @@ func (r *fsaiRun) free() {
 	defer r.b.enter()()
 	r.l.close()
 	r.tm.free()
-	for _, e := range r.staged {
-		if e != 0 {
-			r.b.fail(r.b.drv.check(r.b.drv.call(r.b.drv.eventDestroy, e), "cuEventDestroy"))
-		}
-	}
 	r.bufs.free()
 	r.host.release()
 }
@@ -284,10 +251,8 @@ func (r *fsaiRun) compute(val, diag []float32) (*csr.Matrix[float32], afsai.Stat
 	}
 	s := &r.l.params.setup
 	r.tm.start()
-	if len(val) > 0 {
-		b.upload(s.val, unsafe.Pointer(&val[0]), 4*len(val))
-	}
-	b.upload(s.diag, unsafe.Pointer(&diag[0]), 4*len(diag))
+	uploadSlice(b, s.val, val)
+	uploadSlice(b, s.diag, diag)
 	r.tm.mark(&r.kt.Upload)
 	g := &r.g
 	g.ColIdx, g.Val = r.cols[:0], r.vals[:0]
@@ -374,7 +339,7 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 	b.upload(r.outPtr, unsafe.Pointer(&r.ptr[0]), 4*(nb+1))
 	l.rows(&fn.assemble, nb, uint64(r.outPtr), uint64(r.outCol), uint64(r.outVal))
 	tm.mark(&kt.Assemble)
-	if r.stage[0] == nil { // into G's page-locked arrays, which hold all rows
+	if r.job.outLen > 0 { // into G's page-locked arrays, which hold all rows
 		g.ColIdx = slices.Grow(g.ColIdx, nnz)[:int(base)+nnz]
 		g.Val = slices.Grow(g.Val, nnz)[:int(base)+nnz]
 		b.download(unsafe.Pointer(&g.ColIdx[base]), r.outCol, 4*nnz)
@@ -382,8 +347,8 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 		b.syncLocked()
 	} else { // through the staging buffer into arrays of the batch's size
 		p := gPart{cols: make([]int32, nnz), vals: make([]float32, nnz)}
-		r.downloadStaged(p.cols, r.outCol)
-		r.downloadStaged(unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(p.vals))), nnz), r.outVal)
+		downloadSlice(b, p.cols, r.outCol)
+		downloadSlice(b, p.vals, r.outVal)
 		r.parts = append(r.parts, p)
 	}
 	if b.err != nil {
@@ -391,43 +356,6 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 	}
 	tm.mark(&kt.Download)
 	return tm.collect()
-}
-
-// downloadStaged copies len(dst) words from device memory at src into dst,
-// which need not be page-locked, through the halves of r.stage in turn:
-// while one half fills over the bus, the host copies the piece before out
-// of the other on all cores, which also spreads the first touches of dst's
-// fresh pages over them (the driver's own copy into pageable memory takes
-// them one by one on one core). A half is filled again only after its piece
-// is out.
-func (r *fsaiRun) downloadStaged(dst []int32, src uintptr) {
-	b := r.b
-	size := len(r.stage[0])
-	// out waits for piece k in its half and copies it into dst.
-	out := func(k int) {
-		if b.err == nil {
-			b.fail(b.drv.check(b.drv.call(b.drv.eventSynchronize, r.staged[k%2]), "cuEventSynchronize(G staged)"))
-		}
-		if b.err != nil {
-			return
-		}
-		piece, half := dst[k*size:min((k+1)*size, len(dst))], r.stage[k%2]
-		parallel.For(len(piece), func(_, lo, hi int) { copy(piece[lo:hi], half[lo:hi]) })
-	}
-	pieces := ceilDiv(len(dst), size)
-	for k := range pieces {
-		n := min(size, len(dst)-k*size)
-		b.download(unsafe.Pointer(&r.stage[k%2][0]), src+uintptr(4*k*size), 4*n)
-		if b.err == nil {
-			b.fail(b.drv.check(b.drv.call(b.drv.eventRecord, r.staged[k%2], b.stream), "cuEventRecord(G staged)"))
-		}
-		if k > 0 {
-			out(k - 1)
-		}
-	}
-	if pieces > 0 {
-		out(pieces - 1)
-	}
 }
 
 // adaptiveSteps is the grow of the adaptive set-up: the pattern-growing

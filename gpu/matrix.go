@@ -66,7 +66,8 @@ func spmvWidth(rows, nnz int, p backend.Precision) int {
 
 // NewMatrix copies m (and its row map, if any) to the device, with values
 // rounded to float32 when p is Single. m must satisfy m.Check(); only its
-// sizes are verified here.
+// sizes are verified here. Large arrays go through the staging buffer
+// (staging.go).
 func (b *Backend) NewMatrix(m *csr.Matrix[float64], rowMap []int32, p backend.Precision) (backend.Matrix, error) {
 	if len(m.RowPtr) != m.Rows+1 || len(m.Val) != m.NNZ() || int(m.RowPtr[m.Rows]) != m.NNZ() ||
 		(rowMap != nil && len(rowMap) != m.Rows) {
@@ -86,36 +87,41 @@ func (b *Backend) NewMatrix(m *csr.Matrix[float64], rowMap []int32, p backend.Pr
 	if g.col, err = b.alloc(4*g.nnz, "matrix column indices"); err == nil {
 		g.val, err = b.alloc(valSize*g.nnz, "matrix values")
 	}
-	if err == nil && rowMap != nil && len(rowMap) > 0 {
-		if g.rowMap, err = b.alloc(4*len(rowMap), "matrix row map"); err == nil {
-			b.upload(g.rowMap, unsafe.Pointer(&rowMap[0]), 4*len(rowMap))
-		}
+	if err == nil && len(rowMap) > 0 {
+		g.rowMap, err = b.alloc(4*len(rowMap), "matrix row map")
 	}
 	if err != nil {
 		g.Free()
 		return nil, err
 	}
-	var v32 []float32
-	b.upload(g.rowPtr, unsafe.Pointer(&m.RowPtr[0]), 4*len(m.RowPtr))
-	if g.nnz > 0 {
-		b.upload(g.col, unsafe.Pointer(&m.ColIdx[0]), 4*g.nnz)
-		if p == backend.Single {
-			v32 = make([]float32, g.nnz)
-			for k, v := range m.Val {
-				v32[k] = float32(v)
-			}
-			b.upload(g.val, unsafe.Pointer(&v32[0]), 4*g.nnz)
-		} else {
-			b.upload(g.val, unsafe.Pointer(&m.Val[0]), 8*g.nnz)
-		}
-	}
+	uploadSlice(b, g.rowPtr, m.RowPtr)
+	uploadSlice(b, g.col, m.ColIdx)
+	b.uploadValues(g.val, m.Val, p)
+	uploadSlice(b, g.rowMap, rowMap)
 	// Wait, so that the host arrays may change and a copy error shows here.
 	err = b.syncLocked()
-	runtime.KeepAlive(v32)
+	runtime.KeepAlive(m)
 	runtime.KeepAlive(rowMap)
 	if err != nil {
 		g.Free()
 		return nil, err
 	}
 	return g, nil
+}
+
+// uploadValues queues a copy of vals to device memory at dst in precision
+// p, as uploadSlice does. Single precision values always go through the
+// staging buffer, which rounds them on the way, on all cores: no float32
+// copy of them is made.
+func (b *Backend) uploadValues(dst uintptr, vals []float64, p backend.Precision) {
+	if p == backend.Double {
+		uploadSlice(b, dst, vals)
+		return
+	}
+	b.staging.upload(b, dst, len(vals), 4, func(buf unsafe.Pointer, lo, hi int) {
+		out := unsafe.Slice((*float32)(buf), hi-lo)
+		for k, v := range vals[lo:hi] {
+			out[k] = float32(v)
+		}
+	})
 }

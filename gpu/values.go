@@ -3,7 +3,6 @@ package gpu
 import (
 	"fmt"
 	"runtime"
-	"unsafe"
 
 	"github.com/fsai-dist/fsai-dist/backend"
 )
@@ -22,18 +21,8 @@ func (b *Backend) SetValues(a backend.Matrix, vals []float64) error {
 	case m.nnz == 0:
 		return b.err
 	}
-	var v32 []float32
-	if m.prec == backend.Single {
-		v32 = make([]float32, m.nnz)
-		for k, v := range vals {
-			v32[k] = float32(v)
-		}
-		b.upload(m.val, unsafe.Pointer(&v32[0]), 4*m.nnz)
-	} else {
-		b.upload(m.val, unsafe.Pointer(&vals[0]), 8*m.nnz)
-	}
+	b.uploadValues(m.val, vals, m.prec)
 	err := b.syncLocked()
-	runtime.KeepAlive(v32)
 	runtime.KeepAlive(vals)
 	return err
 }
