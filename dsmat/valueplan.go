@@ -13,7 +13,8 @@ import (
 // The structure is found once, by running the ordinary code on entry
 // numbers instead of values (float64 holds them exactly); the plan then
 // sends the values alone, each to positions known in advance, in one
-// Alltoallv.
+// Alltoallv. The values that stay on their rank, most of them, are copied
+// directly.
 //
 // Every rank numbers its own source entries 0..n-1; globally, entry k of
 // rank q is number FirstEntry(q)+k.
@@ -24,7 +25,10 @@ type ValuePlan struct {
 	recvPos    []int32 // the destination position of each value received
 	recvCounts []int
 	send, recv []float64
-	n, m       int // source entries, destination positions
+	// the values that stay: destination position localPos[k] takes
+	// source entry localIdx[k]
+	localIdx, localPos []int32
+	n, m               int // source entries, destination positions
 }
 
 // FirstEntry returns the global number of this rank's first source entry
@@ -60,6 +64,13 @@ func NewValuePlan(c *comm.Comm, n int, want []int64) (*ValuePlan, error) {
 		q := sort.Search(np, func(q int) bool { return first[q+1] > id })
 		byRank[q] = append(byRank[q], int32(j))
 	}
+	me := c.Rank()
+	p.localPos = byRank[me]
+	p.localIdx = make([]int32, len(p.localPos))
+	for k, j := range p.localPos {
+		p.localIdx[k] = int32(want[j] - first[me])
+	}
+	byRank[me] = nil
 	asks := make([]int64, 0, len(want)) // source indices, grouped by source rank
 	for q, pos := range byRank {
 		p.recvCounts[q] = len(pos)
@@ -103,6 +114,11 @@ func (p *ValuePlan) Move(dst, src []float64) error {
 	parallel.For(len(p.sendIdx), func(_, lo, hi int) {
 		for k, i := range p.sendIdx[lo:hi] {
 			p.send[lo+k] = src[i]
+		}
+	})
+	parallel.For(len(p.localPos), func(_, lo, hi int) {
+		for k, j := range p.localPos[lo:hi] {
+			dst[j] = src[p.localIdx[lo+k]]
 		}
 	})
 	if err := comm.Alltoallv(p.c, p.send, p.sendCounts, p.recv, p.recvCounts); err != nil {

@@ -1,6 +1,11 @@
 package dsmat
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
+)
 
 // SetValues replaces the values of the stripe by those of rows, which must
 // have the pattern the matrix was built from: the same rows and, row by row,
@@ -26,10 +31,30 @@ func (m *Matrix) SetValues(rows *Rows) error {
 // blocks: row by row, the left blocks, the diagonal block and the right
 // blocks, each in ascending columns. Since owners ascend with columns, that
 // is the order of rows itself. It checks every column against the block's
-// and, when write is set, stores the value.
+// and, when write is set, stores the value. Every chunk of rows runs on its
+// own core; the error names the first row that differs.
 func (m *Matrix) place(rows *Rows, write bool) error {
-	lo, _ := m.Part.Range(m.Comm.Rank())
+	bad := make([]int, parallel.Chunks(rows.Count())) // per chunk: first row that differs, or -1
+	parallel.For(rows.Count(), func(c, lo, hi int) {
+		bad[c] = m.placeRows(rows, write, lo, hi)
+	})
+	for _, i := range bad {
+		if i >= 0 {
+			first, _ := m.Part.Range(m.Comm.Rank())
+			return fmt.Errorf("dsmat: set values: row %d: the columns differ from the matrix's pattern", first+int64(i))
+		}
+	}
+	return nil
+}
+
+// placeRows is place on local rows [lo, hi); it returns the first row that
+// differs, or -1.
+func (m *Matrix) placeRows(rows *Rows, write bool, lo, hi int) int {
+	first, _ := m.Part.Range(m.Comm.Rank())
 	next := make([]int, len(m.Off)) // each block's next stored row
+	for b := range m.Off {
+		next[b], _ = slices.BinarySearch(m.Off[b].Rows, int32(lo))
+	}
 	var k, end int64
 	// take matches one block's part of a row: its columns, global
 	// column off+c, or gcols[c] when gcols is set.
@@ -63,7 +88,7 @@ func (m *Matrix) place(rows *Rows, write bool) error {
 		return take(blk.A.ColIdx[p:q], blk.A.Val[p:q], blk.Cols, 0)
 	}
 	me := m.Comm.Rank()
-	for i := 0; i < rows.Count(); i++ {
+	for i := lo; i < hi; i++ {
 		k, end = rows.RowPtr[i], rows.RowPtr[i+1]
 		ok := true
 		b := 0
@@ -71,15 +96,15 @@ func (m *Matrix) place(rows *Rows, write bool) error {
 			ok = takeBlock(b, i)
 		}
 		p, q := m.Diag.RowPtr[i], m.Diag.RowPtr[i+1]
-		ok = ok && take(m.Diag.ColIdx[p:q], m.Diag.Val[p:q], nil, lo)
+		ok = ok && take(m.Diag.ColIdx[p:q], m.Diag.Val[p:q], nil, first)
 		for ; ok && b < len(m.Off); b++ {
 			ok = takeBlock(b, i)
 		}
 		if !ok || k != end {
-			return fmt.Errorf("dsmat: set values: row %d: the columns differ from the matrix's pattern", lo+int64(i))
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
 // Refresh copies the matrix's current values (after SetValues) into the

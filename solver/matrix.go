@@ -8,6 +8,7 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // Matrix is a distributed sparse symmetric positive definite matrix: each
@@ -105,18 +106,30 @@ func (m *Matrix) setValues(vals []float64) error {
 	if len(vals) != len(m.rows.Val) {
 		return fmt.Errorf("solver: %d values for a stripe of %d entries", len(vals), len(m.rows.Val))
 	}
-	for k, v := range vals {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("solver: value %d of the stripe is %g", k, v)
+	bad := make([]int, parallel.Chunks(len(vals))) // per chunk: the first non-finite value, or -1
+	parallel.For(len(vals), func(c, lo, hi int) {
+		bad[c] = -1
+		for k, v := range vals[lo:hi] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				bad[c] = lo + k
+				return
+			}
+		}
+	})
+	for _, k := range bad {
+		if k >= 0 {
+			return fmt.Errorf("solver: value %d of the stripe is %g", k, vals[k])
 		}
 	}
-	if m.perm == nil {
-		copy(m.rows.Val, vals)
-		return nil
-	}
-	for k, p := range m.perm {
-		m.rows.Val[k] = vals[p]
-	}
+	parallel.For(len(vals), func(_, lo, hi int) {
+		if m.perm == nil {
+			copy(m.rows.Val[lo:hi], vals[lo:hi])
+			return
+		}
+		for k, p := range m.perm[lo:hi] {
+			m.rows.Val[lo+k] = vals[p]
+		}
+	})
 	return nil
 }
 
