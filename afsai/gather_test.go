@@ -33,11 +33,7 @@ func madeCases(t *testing.T, c *comm.Comm) []distCase {
 // wholeProblem generates all rows of a problem.
 func wholeProblem(t *testing.T, spec string) *dsmat.Rows {
 	t.Helper()
-	s, err := problem.Parse(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	full, err := s.Generate(0, s.Rows())
+	full, err := problem.All(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,11 +46,7 @@ func blockDiagonal(t *testing.T, k int) *dsmat.Rows {
 }
 
 func generate(t *testing.T, spec string) *dsmat.Rows {
-	s, err := problem.Parse(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	full, err := s.Generate(0, s.Rows())
+	full, err := problem.All(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

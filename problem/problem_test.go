@@ -408,3 +408,20 @@ func BenchmarkGenerate(b *testing.B) {
 		})
 	}
 }
+
+// TestAll: All gives every row, as Generate over the whole range does, and
+// passes Parse's errors on.
+func TestAll(t *testing.T) {
+	full, err := All("diffusion:5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := Parse("diffusion:5")
+	want, _ := s.Generate(0, s.Rows())
+	if full.Count() != 125 || !slices.Equal(full.RowPtr, want.RowPtr) || !slices.Equal(full.Col, want.Col) || !slices.Equal(full.Val, want.Val) {
+		t.Errorf("All(diffusion:5) differs from Generate(0, 125)")
+	}
+	if _, err := All("poisson7"); err == nil {
+		t.Error("All(poisson7) without a size: no error")
+	}
+}

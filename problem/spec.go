@@ -131,6 +131,16 @@ func (s Spec) Rows() int64 {
 	return n * n * n
 }
 
+// All parses spec and returns every row of its matrix: for tests and
+// serial checks of problems that fit one process.
+func All(spec string) (*dsmat.Rows, error) {
+	s, err := Parse(spec)
+	if err != nil {
+		return nil, err
+	}
+	return s.Generate(0, s.Rows())
+}
+
 // Generate returns the rows [lo, hi) of the global matrix, with columns
 // sorted ascending in each row. It touches only what those rows need, so
 // each rank can generate its own stripe of a matrix too large for one node.
