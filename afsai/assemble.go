@@ -2,6 +2,7 @@ package afsai
 
 import (
 	"slices"
+	"unsafe"
 
 	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/dsmat"
@@ -37,12 +38,21 @@ func (x *collection) assemble() *localSystem {
 	for _, msg := range x.msgs {
 		received += msg.bytes()
 	}
-	if nRecv == 0 {
+	switch {
+	case x.single && nRecv == 0:
+		ls.A32 = csr.Convert[float32](A.Diag)
+	case x.single:
+		ls.A32 = assembleMatrix[float32](x, order)
+	case nRecv == 0:
 		ls.A = A.Diag
-	} else {
-		ls.A = x.matrix(order)
+	default:
+		ls.A = assembleMatrix[float64](x, order)
 	}
-	ls.assembledBytes = csrBytes(ls.A)
+	if x.single {
+		ls.assembledBytes = csrBytes(ls.A32)
+	} else {
+		ls.assembledBytes = csrBytes(ls.A)
+	}
 	ls.peakBytes = received + ls.assembledBytes
 	return ls
 }
@@ -80,12 +90,13 @@ func number(idx []int32, lo int64, base int, order []int32, global []int64) int 
 	return start[k]
 }
 
-// matrix builds the local system's matrix once the rows are numbered;
-// order is the held slot of each received row. Every chunk of rows counts,
+// assembleMatrix builds the local system's matrix, its values rounded to
+// T, once the rows are numbered; order is the held slot of each received
+// row. Every chunk of rows counts,
 // then copies, its entries on its own core; the held rows' columns are
 // turned into local indices (-1 outside the local system) in place as they
 // are counted.
-func (x *collection) matrix(order []int32) *csr.Matrix[float64] {
+func assembleMatrix[T csr.Real](x *collection, order []int32) *csr.Matrix[T] {
 	A, ls := x.A, x.ls
 	nOwn, nRecv := A.LocalRows(), len(order)
 	m := nRecv + nOwn
@@ -101,7 +112,7 @@ func (x *collection) matrix(order []int32) *csr.Matrix[float64] {
 			left, leftCols = append(left, b), append(leftCols, lc)
 		}
 	}
-	out := &csr.Matrix[float64]{Rows: m, Cols: m, RowPtr: make([]int32, m+1)}
+	out := &csr.Matrix[T]{Rows: m, Cols: m, RowPtr: make([]int32, m+1)}
 	parallel.For(nRecv, func(_, lo, hi int) {
 		for j := lo; j < hi; j++ {
 			cols, _ := x.row(order[j])
@@ -134,14 +145,14 @@ func (x *collection) matrix(order []int32) *csr.Matrix[float64] {
 	for i := range m {
 		out.RowPtr[i+1] += out.RowPtr[i]
 	}
-	out.ColIdx, out.Val = make([]int32, out.RowPtr[m]), make([]float64, out.RowPtr[m])
+	out.ColIdx, out.Val = make([]int32, out.RowPtr[m]), make([]T, out.RowPtr[m])
 	parallel.For(nRecv, func(_, lo, hi int) {
 		for j := lo; j < hi; j++ {
 			at := out.RowPtr[j]
 			cols, vals := x.row(order[j])
 			for e, l := range cols {
 				if l >= 0 {
-					out.ColIdx[at], out.Val[at] = int32(l), vals[e]
+					out.ColIdx[at], out.Val[at] = int32(l), T(vals[e])
 					at++
 				}
 			}
@@ -155,14 +166,14 @@ func (x *collection) matrix(order []int32) *csr.Matrix[float64] {
 				cols, vals := cur.row(k, i)
 				for j, c := range cols {
 					if l := leftCols[k][c]; l >= 0 {
-						out.ColIdx[at], out.Val[at] = l, vals[j]
+						out.ColIdx[at], out.Val[at] = l, T(vals[j])
 						at++
 					}
 				}
 			}
 			cols, vals := A.Diag.Row(i)
 			for j, c := range cols {
-				out.ColIdx[at], out.Val[at] = c+int32(nRecv), vals[j]
+				out.ColIdx[at], out.Val[at] = c+int32(nRecv), T(vals[j])
 				at++
 			}
 		}
@@ -170,7 +181,8 @@ func (x *collection) matrix(order []int32) *csr.Matrix[float64] {
 	return out
 }
 
-// csrBytes is the memory of a float64 CSR block.
-func csrBytes(a *csr.Matrix[float64]) int64 {
-	return 4*int64(len(a.RowPtr)) + 12*int64(a.NNZ())
+// csrBytes is the memory of a CSR block.
+func csrBytes[T csr.Real](a *csr.Matrix[T]) int64 {
+	var v T
+	return 4*int64(len(a.RowPtr)) + (4+int64(unsafe.Sizeof(v)))*int64(a.NNZ())
 }

@@ -32,6 +32,8 @@ type collection struct {
 	msgs []rowMsg // the received rows; held rows lie in them
 	sent [][]bool // per target, the rows of this stripe sent to it
 	dist []int32  // per row of this stripe, its distance in serve's search; -1 outside
+	// single assembles the local system in single precision (A32)
+	single bool
 }
 
 // heldRow is where a held row's entries lie: in msgs[msg], n of them from

@@ -105,7 +105,7 @@ func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (*
 	if !ok || cfg.Static || cfg.Setup != backend.Single {
 		return computeFactor(ls, cfg)
 	}
-	g, st, times, err := dev.AdaptiveSetup(csr.Convert[float32](ls.A), ls.own, cfg.Params)
+	g, st, times, err := dev.AdaptiveSetup(ls.A32, ls.own, cfg.Params)
 	if errors.Is(err, ErrDeviceUnsupported) {
 		return computeFactor(ls, cfg)
 	}

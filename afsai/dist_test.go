@@ -103,7 +103,7 @@ func entry(full *dsmat.Rows, i, j int64) float64 {
 // rank's rows of G with cfg.
 func localFactor(t *testing.T, dc distCase, cfg Config, reach int) (*localSystem, *csr.Matrix[float64]) {
 	t.Helper()
-	ls, err := gatherLocal(dc.A, cfg.power(), reach)
+	ls, err := gatherLocal(dc.A, cfg.power(), reach, cfg.Setup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,9 +121,18 @@ func TestGatherLocal(t *testing.T) {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
 			for _, dc := range distCases(t, c) {
 				for power := 1; power <= 3; power++ {
-					ls, err := gatherLocal(dc.A, power, power) // rows within power hops only
+					ls, err := gatherLocal(dc.A, power, power, backend.Double) // rows within power hops only
 					if err != nil {
 						t.Fatal(err)
+					}
+					// in single precision: the same system, its values rounded
+					ls32, err := gatherLocal(dc.A, power, power, backend.Single)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want := csr.Convert[float32](ls.A); !slices.Equal(ls32.A32.RowPtr, want.RowPtr) ||
+						!slices.Equal(ls32.A32.ColIdx, want.ColIdx) || !slices.Equal(ls32.A32.Val, want.Val) || ls32.A != nil {
+						t.Fatalf("%s power %d: the single-precision local system is not the double one rounded", dc.name, power)
 					}
 					if ls.A.Check() != nil {
 						t.Fatal(ls.A.Check())

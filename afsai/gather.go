@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/dsmat"
@@ -16,9 +17,13 @@ import (
 // placed in global order, so the rank's own rows come last and local order
 // is global order.
 type localSystem struct {
-	A      *csr.Matrix[float64] // both triangles
-	global []int64              // global index of each local row and column
-	own    []int                // local indices of the rank's own rows
+	// the matrix, both triangles: A in double precision, or, for a
+	// single-precision set-up, A32 instead, assembled in single precision
+	// (a pass over the system and its memory fewer than converting A)
+	A      *csr.Matrix[float64]
+	A32    *csr.Matrix[float32]
+	global []int64 // global index of each local row and column
+	own    []int   // local indices of the rank's own rows
 	// the local index of row i of set[k]'s stripe is index[k][i] (-1: not
 	// collected); local looks it up
 	part  dsmat.Partition
@@ -47,6 +52,14 @@ func (ls *localSystem) find(gi int64) (k int, i int64) {
 		return -1, 0
 	}
 	return lo, gi - off[set[lo]]
+}
+
+// size returns the rows and entries of the local system.
+func (ls *localSystem) size() (rows, nnz int) {
+	if ls.A32 != nil {
+		return ls.A32.Rows, ls.A32.NNZ()
+	}
+	return ls.A.Rows, ls.A.NNZ()
 }
 
 // local returns the local index of global row gi, -1 when the local
@@ -120,8 +133,9 @@ func lowerSets(g []uint8, np, power int) [][]int {
 // path may take one more, and reach rounds always fetch all. Each round is
 // one collective reduction and sparse point-to-point messages; a last
 // reduction finds nothing more to ask. reach <= 0 collects whole stripes,
-// in one exchange. Collective.
-func gatherLocal(A *dsmat.Matrix, power, reach int) (*localSystem, error) {
+// in one exchange. The system is assembled in precision p (A or A32).
+// Collective.
+func gatherLocal(A *dsmat.Matrix, power, reach int, p backend.Precision) (*localSystem, error) {
 	c := A.Comm
 	np, me := c.Size(), c.Rank()
 	g, err := blockGraph(A)
@@ -136,6 +150,7 @@ func gatherLocal(A *dsmat.Matrix, power, reach int) (*localSystem, error) {
 		}
 	}
 	x := newCollection(A, sets, targets)
+	x.single = p == backend.Single
 	defer x.free()
 	out := make([][]int32, len(targets)) // the rows each target gets
 	if reach <= 0 {

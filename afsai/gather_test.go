@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
@@ -197,7 +198,7 @@ func TestGatherExactRows(t *testing.T) {
 			for _, dc := range collectionCases(t, c) {
 				for power := 1; power <= 3; power++ {
 					for _, reach := range []int{0, 1, 2, 3, 5, 11} {
-						ls, err := gatherLocal(dc.A, power, reach)
+						ls, err := gatherLocal(dc.A, power, reach, backend.Double)
 						if err != nil {
 							t.Fatal(err)
 						}

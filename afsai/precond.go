@@ -86,12 +86,12 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	}
 
 	t := time.Now()
-	ls, err := gatherLocal(A, power, cfg.reach())
+	ls, err := gatherLocal(A, power, cfg.reach(), cfg.Setup)
 	if err := c.Agree(err); err != nil {
 		return nil, err
 	}
 	info.GatherS = time.Since(t).Seconds()
-	info.LocalRows, info.LocalNNZ = ls.A.Rows, ls.A.NNZ()
+	info.LocalRows, info.LocalNNZ = ls.size()
 
 	t = time.Now()
 	g, stats, err := setupFactor(ls, cfg, be, &info)
@@ -164,7 +164,7 @@ func (cfg Config) reach() int {
 // the configured precision and returns the own rows of G in float64.
 func computeFactor(ls *localSystem, cfg Config) (*csr.Matrix[float64], Stats, error) {
 	if cfg.Setup == backend.Single {
-		g, st, err := factorRows(csr.Convert[float32](ls.A), ls.own, cfg)
+		g, st, err := factorRows(ls.A32, ls.own, cfg)
 		if err != nil {
 			return nil, st, err
 		}

@@ -122,7 +122,7 @@ func (u *Updater) prepare() error {
 	if err != nil {
 		return err
 	}
-	ls, err := gatherLocal(numbered(u.A, first), u.cfg.power(), u.cfg.reach())
+	ls, err := gatherLocal(numbered(u.A, first), u.cfg.power(), u.cfg.reach(), backend.Double) // entry numbers: exact in float64
 	if err := c.Agree(err); err != nil {
 		return err
 	}
