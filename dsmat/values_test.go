@@ -3,6 +3,7 @@ package dsmat_test
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/backend"
@@ -118,4 +119,29 @@ func checkProduct(t *testing.T, c *comm.Comm, op *dsmat.Operator, rows *dsmat.Ro
 			t.Fatalf("rank %d row %d: got %.17g want %.17g", c.Rank(), rows.First+int64(i), got[i], want)
 		}
 	}
+}
+
+// TestSetValuesNamesFirstRow: with rows in several chunks checked on their
+// own cores, a stripe whose pattern differs in two rows is refused naming
+// the first of them, and no value changes.
+func TestSetValuesNamesFirstRow(t *testing.T) {
+	mpitest.Run(t, 1, func(t *testing.T, c *comm.Comm) {
+		full := generate(t, "poisson7:10") // 1000 rows
+		part := dsmat.NewPartition(full.N, 1)
+		A, op := bindCPU(t, c, part, full, backend.Double)
+		defer op.Free()
+		other := reweigh(full)
+		other.Col = slices.Clone(full.Col)
+		for _, row := range []int{700, 300} { // the last entry of each row gets another column
+			other.Col[other.RowPtr[row+1]-1]++
+		}
+		before := slices.Clone(A.Diag.Val)
+		err := A.SetValues(other)
+		if err == nil || !strings.Contains(err.Error(), "row 300:") {
+			t.Fatalf("SetValues with rows 300 and 700 changed: error %v, want one naming row 300", err)
+		}
+		if !slices.Equal(A.Diag.Val, before) {
+			t.Error("a refused SetValues changed the values")
+		}
+	})
 }
