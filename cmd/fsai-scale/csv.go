@@ -40,6 +40,8 @@ var studyColumns = []column[record]{
 	{"device", reported(func(p *report) string { return p.Device })},
 	{"read_s", reported(func(p *report) string { return num(p.ReadS) })},
 	{"wall_s", reported(func(p *report) string { return num(p.TotalS) })},
+	{"halo_device_links", reported(func(p *report) string { return strconv.FormatInt(p.HaloDeviceLinks, 10) })},
+	{"halo_host_links", reported(func(p *report) string { return strconv.FormatInt(p.HaloHostLinks, 10) })},
 }
 
 // reported makes a cell from the run's report, empty without one.

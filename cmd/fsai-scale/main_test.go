@@ -109,7 +109,8 @@ func wantPNGs(t *testing.T, dir string, files ...string) {
 // The CSV columns, in order: those the brief of the study asks for first.
 var wantColumns = []string{"ranks", "problem", "n", "nnz", "backend", "prec", "iterations",
 	"setup_s", "solve_s", "total_s", "iter_s", "efficiency", "efficiency_setup", "efficiency_solve",
-	"efficiency_iter", "converged", "reason", "status", "relres", "device", "read_s", "wall_s"}
+	"efficiency_iter", "converged", "reason", "status", "relres", "device", "read_s", "wall_s",
+	"halo_device_links", "halo_host_links"}
 
 // checkStudy checks what every study's CSV must hold: one converged row
 // per rank count 1 and 2, Tt = Tp + Ts, efficiency 1 at the reference and
@@ -133,6 +134,11 @@ func checkStudy(t *testing.T, out string, weak bool) []map[string]string {
 		}
 		if tt := float(t, row, "setup_s") + float(t, row, "solve_s"); !near(tt, float(t, row, "total_s")) {
 			t.Errorf("row %d: total_s %s is not setup_s + solve_s = %g", i, row["total_s"], tt)
+		}
+		// on the CPU every halo goes through the host: none on one rank,
+		// on two each rank receives from and sends to the other
+		if want := strconv.Itoa(4 * i); row["halo_device_links"] != "0" || row["halo_host_links"] != want {
+			t.Errorf("row %d: halo links %s device, %s host, want 0 and %s", i, row["halo_device_links"], row["halo_host_links"], want)
 		}
 	}
 	for _, col := range []string{"efficiency", "efficiency_setup", "efficiency_solve", "efficiency_iter"} {

@@ -26,6 +26,9 @@ type report struct {
 	SolveS     float64 `json:"solve_s"`
 	TotalS     float64 `json:"total_s"` // the whole run, reading the matrix included
 	IterS      float64 `json:"iter_s"`
+	// how A's halos travelled: links device to device, through the host
+	HaloDeviceLinks int64 `json:"halo_device_links"`
+	HaloHostLinks   int64 `json:"halo_host_links"`
 }
 
 // tt is the paper's total time Tt = Tp + Ts: set-up and solve, without
