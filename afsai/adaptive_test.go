@@ -29,7 +29,7 @@ func TestAdaptiveIsExactFSAI(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		checkLower(t, g, rows)
-		for i, d := range quadDiag(a, g) {
+		for i, d := range csr.QuadDiag(a, g) {
 			if math.Abs(d-1) > 1e-10 {
 				t.Fatalf("%s: diag(G A G')[%d] = %.17g", name, i, d)
 			}
@@ -51,7 +51,7 @@ func TestAdaptiveSingle(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		checkLower(t, g, rows)
-		for i, d := range quadDiag(a, g) {
+		for i, d := range csr.QuadDiag(a, g) {
 			if math.Abs(d-1) > 1e-4 {
 				t.Fatalf("%s: diag(G A G')[%d] = %g (stats %+v)", name, i, d, stats)
 			}

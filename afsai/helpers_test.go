@@ -144,31 +144,6 @@ func lowerPatterns[T csr.Real](a *csr.Matrix[T]) [][]int32 {
 	return p
 }
 
-// quadDiag returns g_k' A g_k for every row k of G, G's rows being the local
-// rows rows[k]: the diagonal of G A G'.
-func quadDiag[T csr.Real](a *csr.Matrix[float64], g *csr.Matrix[T]) []float64 {
-	d := make([]float64, g.Rows)
-	x := make([]float64, a.Cols)
-	for k := range g.Rows {
-		cols, vals := g.Row(k)
-		for p, c := range cols {
-			x[c] = float64(vals[p])
-		}
-		for p, c := range cols {
-			rc, rv := a.Row(int(c))
-			var s float64
-			for q, cc := range rc {
-				s += rv[q] * x[cc]
-			}
-			d[k] += float64(vals[p]) * s
-		}
-		for _, c := range cols {
-			x[c] = 0
-		}
-	}
-	return d
-}
-
 // checkLower fails unless row k of G has sorted columns <= rows[k] ending
 // with a positive diagonal entry, and only finite values.
 func checkLower[T csr.Real](t *testing.T, g *csr.Matrix[T], rows []int) {

@@ -162,7 +162,7 @@ func TestStaticFilter(t *testing.T) {
 				}
 			}
 		}
-		for i, d := range quadDiag(a, g) {
+		for i, d := range csr.QuadDiag(a, g) {
 			if math.Abs(d-1) > 1e-10 {
 				t.Fatalf("%s: diag(G A G')[%d] = %.17g after filtering", name, i, d)
 			}
@@ -180,7 +180,7 @@ func TestStaticSingle(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkLower(t, g, rows)
-	for i, d := range quadDiag(a, g) {
+	for i, d := range csr.QuadDiag(a, g) {
 		if math.Abs(d-1) > 1e-4 {
 			t.Fatalf("diag(G A G')[%d] = %g", i, d)
 		}

@@ -228,6 +228,32 @@ func Transpose[T Real](m *Matrix[T]) *Matrix[T] {
 	return t
 }
 
+// QuadDiag returns g_k' A g_k for every row k of g, in float64: the
+// diagonal of G A G', which an exact FSAI factor makes 1 (on the rows of
+// its pattern). A serial reference for tests.
+func QuadDiag[T Real](a *Matrix[float64], g *Matrix[T]) []float64 {
+	d := make([]float64, g.Rows)
+	x := make([]float64, a.Cols)
+	for k := range g.Rows {
+		cols, vals := g.Row(k)
+		for p, c := range cols {
+			x[c] = float64(vals[p])
+		}
+		for p, c := range cols {
+			rc, rv := a.Row(int(c))
+			var s float64
+			for q, cc := range rc {
+				s += rv[q] * x[cc]
+			}
+			d[k] += float64(vals[p]) * s
+		}
+		for _, c := range cols {
+			x[c] = 0
+		}
+	}
+	return d
+}
+
 // MulVec computes y = m*x + beta*y serially. It is the reference every other
 // SpMV kernel is tested against.
 func MulVec[T Real](m *Matrix[T], x []float64, beta float64, y []float64) {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -88,5 +89,20 @@ func TestCheckRejects(t *testing.T) {
 		if m.Check() == nil {
 			t.Errorf("matrix %d passed Check", k)
 		}
+	}
+}
+
+// TestQuadDiag: g_k' A g_k by hand on a 2x2 matrix, for float64 and
+// float32 factors.
+func TestQuadDiag(t *testing.T) {
+	a := &Matrix[float64]{Rows: 2, Cols: 2, RowPtr: []int32{0, 2, 4}, ColIdx: []int32{0, 1, 0, 1}, Val: []float64{4, 1, 1, 3}}
+	g := &Matrix[float64]{Rows: 3, Cols: 2, RowPtr: []int32{0, 1, 3, 5}, ColIdx: []int32{0, 0, 1, 0, 1},
+		Val: []float64{0.5, 1, 1, 0, 0.5}}
+	want := []float64{1, 9, 0.75} // 0.25*4; 4+2*1+3; 0.25*3
+	if got := QuadDiag(a, g); !slices.Equal(got, want) {
+		t.Errorf("float64 factor: %v, want %v", got, want)
+	}
+	if got := QuadDiag(a, Convert[float32](g)); !slices.Equal(got, want) {
+		t.Errorf("float32 factor: %v, want %v", got, want)
 	}
 }

@@ -104,7 +104,7 @@ func checkFixed(t *testing.T, g *csr.Matrix[float32], st afsai.Stats, a *csr.Mat
 	if st.NNZ != int64(g.NNZ()) {
 		t.Errorf("Stats.NNZ %d, G holds %d", st.NNZ, g.NNZ())
 	}
-	for k, q := range quadForm(a, g, rows) {
+	for k, q := range csr.QuadDiag(a, g) {
 		if math.Abs(q-1) > 1e-3 {
 			t.Errorf("row %d: (G A G')_ii = %.6g, want 1", rows[k], q)
 			break

@@ -206,7 +206,7 @@ func TestAdaptiveSetupMatchesCPU(t *testing.T) {
 					if st.NNZ != int64(g.NNZ()) {
 						t.Errorf("Stats.NNZ %d, G holds %d", st.NNZ, g.NNZ())
 					}
-					for k, q := range quadForm(c.a, g, sub.rows) {
+					for k, q := range csr.QuadDiag(c.a, g) {
 						if math.Abs(q-1) > 1e-3 {
 							t.Errorf("row %d: (G A G')_ii = %.6g, want 1", sub.rows[k], q)
 							break
@@ -286,30 +286,6 @@ func compareFactors(g, want *csr.Matrix[float32]) factorDiff {
 		r.maxRel = max(r.maxRel, diff/scale)
 	}
 	return r
-}
-
-// quadForm returns (G A G')_kk for every row k of G, in float64.
-func quadForm(a *csr.Matrix[float64], g *csr.Matrix[float32], rows []int) []float64 {
-	q := make([]float64, len(rows))
-	x := make([]float64, a.Cols)
-	for k := range rows {
-		cols, vals := g.Row(k)
-		for p, c := range cols {
-			x[c] = float64(vals[p])
-		}
-		for p, c := range cols {
-			ac, av := a.Row(int(c))
-			var s float64
-			for e, j := range ac {
-				s += av[e] * x[j]
-			}
-			q[k] += float64(vals[p]) * s
-		}
-		for _, c := range cols {
-			x[c] = 0
-		}
-	}
-	return q
 }
 
 var fsaiN = flag.Int("fsai.n", 100, "grid points per side of the diffusion problem of BenchmarkAdaptiveSetup")
