@@ -364,6 +364,11 @@ func (op *Operator) Matrix() *Matrix { return op.m }
 // Free releases the device memory and host buffers of the operator.
 func (op *Operator) Free() {
 	for _, x := range op.halos {
+		if x.links != nil {
+			// this device's last writes into its peers' memory must
+			// land before the mappings close
+			_ = op.be.Sync() // Free returns nothing; a failed work keeps its error in Err
+		}
 		x.free()
 	}
 	op.halos = nil
