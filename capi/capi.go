@@ -20,6 +20,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"unsafe"
 
@@ -128,6 +129,9 @@ func fsai_init(fcomm C.MPI_Fint) C.int {
 		if err := comm.Init(); err != nil {
 			return failure(err)
 		}
+		// keep GOMAXPROCS fixed: the set-up's loops split their ranges by
+		// it in consecutive passes (internal/parallel)
+		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 		c, err := comm.FromFortran(int(fcomm))
 		if err != nil {
 			return err

@@ -121,13 +121,19 @@ func handshake(m *Matrix, to, from []int, tag int, msg func(i int) []byte) (rece
 	in := comm.NewBuf[uint8](len(from) * peerMsgBytes)
 	defer out.Free()
 	defer in.Free()
+	// every request posted completes before the buffers are freed, also
+	// after a failure
 	var reqs []*comm.Request
-	for j, q := range from {
-		r, err := comm.Irecv(m.Comm, in.Slice(j*peerMsgBytes, peerMsgBytes), q, tag)
+	var errs []error
+	post := func(r *comm.Request, err error) {
 		if err != nil {
-			return nil, fmt.Errorf("dsmat: peer handshake: %w", err)
+			errs = append(errs, err)
+		} else {
+			reqs = append(reqs, r)
 		}
-		reqs = append(reqs, r)
+	}
+	for j, q := range from {
+		post(comm.Irecv(m.Comm, in.Slice(j*peerMsgBytes, peerMsgBytes), q, tag))
 	}
 	for i, q := range to {
 		buf := out.Slice(i*peerMsgBytes, peerMsgBytes)
@@ -137,13 +143,9 @@ func handshake(m *Matrix, to, from []int, tag int, msg func(i int) []byte) (rece
 		}
 		binary.LittleEndian.PutUint16(buf.Data, uint16(len(p)))
 		copy(buf.Data[2:], p)
-		r, err := comm.Isend(m.Comm, buf, q, tag)
-		if err != nil {
-			return nil, fmt.Errorf("dsmat: peer handshake: %w", err)
-		}
-		reqs = append(reqs, r)
+		post(comm.Isend(m.Comm, buf, q, tag))
 	}
-	if err := comm.Waitall(reqs); err != nil {
+	if err := errors.Join(append(errs, comm.Waitall(reqs))...); err != nil {
 		return nil, fmt.Errorf("dsmat: peer handshake: %w", err)
 	}
 	for j := range from {

@@ -83,7 +83,10 @@ func (op *Operator) buffers(k int) (*haloBuffers, error) {
 		x.free()
 		return nil, fmt.Errorf("dsmat: halo buffers for %d columns: %w", k, err)
 	}
-	if x.links, err = connectPeers(op.m, op.be, x); err != nil {
+	// every rank agrees, so that a link one end failed to make is dropped
+	// by both
+	x.links, err = connectPeers(op.m, op.be, x)
+	if err := op.m.Comm.Agree(err); err != nil {
 		x.free()
 		return nil, fmt.Errorf("dsmat: device-to-device halos for %d columns: %w", k, err)
 	}

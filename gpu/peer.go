@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	"github.com/fsai-dist/fsai-dist/backend"
@@ -255,6 +256,10 @@ func (b *Backend) peersUsable() error {
 	switch {
 	case b.peersOff:
 		return errPeersOff
+	case runtime.GOARCH != "amd64":
+		// stackAfter lays out the IPC handle, passed by value, as the
+		// System V AMD64 ABI does; other ABIs pass it otherwise
+		return errors.New("gpu: device-to-device halos are only built for amd64")
 	case b.drv.streamWaitValue32 == 0 || b.drv.streamWriteValue32 == 0:
 		return errors.New("gpu: the driver has no stream memory operations (CUDA 11.7 or later)")
 	}

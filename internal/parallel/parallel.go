@@ -6,7 +6,9 @@
 //
 // The chunks depend only on n and GOMAXPROCS, so two calls with the same n
 // split it the same way: a counting sort can count per chunk in one call and
-// place per chunk in the next.
+// place per chunk in the next. Go's runtime may change GOMAXPROCS while a
+// program runs (following container CPU limits) unless the program has set
+// it: fsai-dist and the C library set it at start.
 package parallel
 
 import (
