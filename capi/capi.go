@@ -20,11 +20,11 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"unsafe"
 
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 	"github.com/fsai-dist/fsai-dist/solver"
 )
 
@@ -129,9 +129,7 @@ func fsai_init(fcomm C.MPI_Fint) C.int {
 		if err := comm.Init(); err != nil {
 			return failure(err)
 		}
-		// keep GOMAXPROCS fixed: the set-up's loops split their ranges by
-		// it in consecutive passes (internal/parallel)
-		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+		parallel.Pin() // the set-up's consecutive parallel passes must split their ranges alike
 		c, err := comm.FromFortran(int(fcomm))
 		if err != nil {
 			return err

@@ -300,6 +300,7 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, op
 	ddmat.Copy(p, z)
 
 	alpha, beta, ones := make([]float64, k), make([]float64, k), make([]float64, k)
+	negAlpha := make([]float64, k) // -alpha, for r -= alpha q without a fused kernel
 	pq, rr, rz := make([]float64, k), make([]float64, k), make([]float64, k)
 	for c := range ones {
 		ones[c] = 1
@@ -345,7 +346,10 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, op
 		if !anyActive(cols) {
 			return results(), fixed.apply()
 		}
-		if err := s.update(M, x, alpha, rr, rz); err != nil {
+		for c, a := range alpha {
+			negAlpha[c] = -a
+		}
+		if err := s.update(M, x, alpha, negAlpha, ones, rr, rz); err != nil {
 			return nil, err
 		}
 		copy(local, rr)
@@ -379,10 +383,11 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, op
 }
 
 // update is the step x += alpha p, r -= alpha q, z = M r, leaving the local
-// r'r and r'z of every column in rr and rz. A diagonal preconditioner is
-// fused into the update; with another, r'r and r'z are reduced together
-// after it, so that the step waits for the device once.
-func (s *Workspace) update(M Preconditioner, x *ddmat.Dense, alpha, rr, rz []float64) error {
+// r'r and r'z of every column in rr and rz (negAlpha is -alpha, ones all
+// ones). A diagonal preconditioner is fused into the update; with another,
+// r'r and r'z are reduced together after it, so that the step waits for
+// the device once.
+func (s *Workspace) update(M Preconditioner, x *ddmat.Dense, alpha, negAlpha, ones, rr, rz []float64) error {
 	be, r, z, p, q := x.BE, s.r, s.z, s.p, s.q
 	d, diagonal := M.(Diagonal)
 	switch {
@@ -392,10 +397,6 @@ func (s *Workspace) update(M Preconditioner, x *ddmat.Dense, alpha, rr, rz []flo
 	case diagonal:
 		be.UpdateXRZCols(x.V, r.V, alpha, p.V, q.V, d.Scaling(), z.V, rr, rz)
 		return nil
-	}
-	ones, negAlpha := make([]float64, len(alpha)), make([]float64, len(alpha))
-	for c, a := range alpha {
-		ones[c], negAlpha[c] = 1, -a
 	}
 	ddmat.AxpbyCols(x, alpha, p, ones)
 	ddmat.AxpbyCols(r, negAlpha, q, ones)

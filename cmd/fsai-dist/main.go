@@ -20,13 +20,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"time"
 
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // Exit statuses of the command-line contract.
@@ -127,7 +127,7 @@ func main() { os.Exit(run(os.Args[1:])) }
 
 func run(args []string) int {
 	start := time.Now()
-	pinProcs()
+	parallel.Pin() // the set-up's consecutive parallel passes must split their ranges alike
 	if err := comm.Init(); err != nil {
 		fmt.Fprintf(os.Stderr, "fsai-dist: %v\n", err)
 		return exitFailure
@@ -170,13 +170,6 @@ func run(args []string) int {
 	code, err := solve(c, o, log, stop, start)
 	return finish(c, code, err)
 }
-
-// pinProcs sets GOMAXPROCS to its current value, which stops the Go runtime
-// from changing it while the program runs (it follows container CPU limits
-// otherwise): the set-up's loops count per chunk in one pass and place per
-// chunk in the next, and the two must split their range alike
-// (internal/parallel).
-func pinProcs() { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0)) }
 
 // startProfile starts the CPU profile into path; the returned function
 // stops it and closes the file.

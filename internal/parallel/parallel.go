@@ -8,7 +8,7 @@
 // split it the same way: a counting sort can count per chunk in one call and
 // place per chunk in the next. Go's runtime may change GOMAXPROCS while a
 // program runs (following container CPU limits) unless the program has set
-// it: fsai-dist and the C library set it at start.
+// it: programs call Pin at start.
 package parallel
 
 import (
@@ -18,6 +18,11 @@ import (
 
 // grain is the fewest iterations worth a goroutine of their own.
 const grain = 64
+
+// Pin sets GOMAXPROCS to its current value, which stops the Go runtime
+// from changing it while the program runs, so that consecutive calls of
+// For split a range alike.
+func Pin() { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0)) }
 
 // Chunks returns the number of chunks For splits [0, n) into: one per
 // GOMAXPROCS, fewer when n is small, and at least one.
