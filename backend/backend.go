@@ -47,6 +47,12 @@ type Matrix interface {
 	Free()
 }
 
+// Sum is a float64 on the backend that products add to (SpMVDot) without
+// waiting.
+type Sum interface {
+	Free()
+}
+
 // Index is an int32 array that lives where the backend computes (halo send
 // lists).
 type Index interface {
@@ -78,7 +84,7 @@ type Backend interface {
 
 	// Upload copies host data into dst. It may return before the copy is
 	// done: src must stay unchanged until the next synchronizing call
-	// (Download, Dot, UpdateXRZ, Sync).
+	// (Download, Dot, TakeSum, Sync).
 	Upload(dst Vector, src []float64)
 	// Download copies src into host memory; it waits for queued work.
 	Download(dst []float64, src Vector) error
@@ -101,10 +107,16 @@ type Backend interface {
 	Mul(z, d, r Vector)
 	// Dot returns x'y over the local entries (no reduction across ranks).
 	Dot(x, y Vector) float64
-	// UpdateXRZ is the fused PCG update x += a*p, r -= a*q with a diagonal
-	// preconditioner z = d .* r; it returns the local r'r and r'z after the
-	// update, so a Jacobi PCG step reads each vector once.
-	UpdateXRZ(x, r Vector, a float64, p, q, d, z Vector) (rr, rz float64)
+	// SpMVDot is SpMV that also adds w'(A*x) to s: the dot product of w
+	// (indexed like y) with the product over the rows it computes, not with
+	// what y held before. PCG's p'Ap then costs no pass of its own. It
+	// returns at once; TakeSum waits for the total.
+	SpMVDot(y Vector, a Matrix, x Vector, beta float64, w Vector, s Sum)
+	// NewSum returns a sum at zero for SpMVDot.
+	NewSum() (Sum, error)
+	// TakeSum waits for queued work, returns s and sets it back to zero.
+	// Products that add to s in one order give the same bits every time.
+	TakeSum(s Sum) (float64, error)
 
 	// PackHalo sets host[k] = src[idx[k]] through stage, a device vector of
 	// len(idx) values (the halo pack of a distributed SpMV). It returns at
@@ -142,11 +154,17 @@ type Backend interface {
 	// MulCols computes z[i,c] = d[i]*r[i,c] for blocks of k columns: one
 	// diagonal scaling for every column.
 	MulCols(z, d, r Vector, k int)
-	// UpdateXRZCols is UpdateXRZ per column, with one diagonal d for every
-	// column: x[:,c] += a[c]*p[:,c], r[:,c] -= a[c]*q[:,c],
-	// z[i,c] = d[i]*r[i,c], and rr[c], rz[c] the local r'r and r'z of
-	// column c after the update.
-	UpdateXRZCols(x, r Vector, a []float64, p, q, d, z Vector, rr, rz []float64)
+	// UpdateRZCols is PCG's residual update with a diagonal preconditioner
+	// d (one for every column): r[:,c] -= a[c]*q[:,c], with rr[c] and rz[c]
+	// set to the local r'r and r'z of column c after it, z[i,c] =
+	// d[i]*r[i,c]. z itself is not stored: UpdateXPCols forms it where the
+	// next direction needs it, so a Jacobi step reads r once less.
+	UpdateRZCols(r Vector, a []float64, q, d Vector, rr, rz []float64)
+	// UpdateXPCols is PCG's step to the next iterate and direction, in one
+	// pass: x[:,c] += a[c]*p[:,c], then p[:,c] = z[:,c] + b[c]*p[:,c], where
+	// z[i,c] = d[i]*r[i,c] for a diagonal preconditioner d and z = r when d
+	// is nil (r then holds the preconditioned residual).
+	UpdateXPCols(x Vector, a []float64, p, d, r Vector, b []float64)
 
 	// Sync waits for all queued work and returns the first error.
 	Sync() error

@@ -135,30 +135,51 @@ func (b *Backend) MulCols(z, d, r backend.Vector, k int) {
 	})
 }
 
-// UpdateXRZCols computes x[:,c] += a[c]*p[:,c], r[:,c] -= a[c]*q[:,c],
-// z[i,c] = d[i]*r[i,c], and sets rr[c] and rz[c] to the new r'r and r'z of
-// column c.
-func (b *Backend) UpdateXRZCols(x, r backend.Vector, a []float64, p, q, d, z backend.Vector, rr, rz []float64) {
-	xv, rv, pv, qv, dv, zv, k := x.(Vector), r.(Vector), p.(Vector), q.(Vector), d.(Vector), z.(Vector), len(a)
+// UpdateRZCols is r[:,c] -= a[c]*q[:,c], with rr[c] and rz[c] the r'r and
+// r'(d .* r) of column c after it.
+func (b *Backend) UpdateRZCols(r backend.Vector, a []float64, q, d backend.Vector, rr, rz []float64) {
+	rv, qv, dv, k := r.(Vector), q.(Vector), d.(Vector), len(a)
 	sums := make([]float64, 2*k) // rr then rz
-	b.sumRows(len(xv)/k, sums, func(lo, hi int, s []float64) {
+	b.sumRows(len(rv)/k, sums, func(lo, hi int, s []float64) {
 		srr, srz := s[:k], s[k:]
 		for i := lo; i < hi; i++ {
-			xi := xv[i*k : i*k+k]
-			ri, pi, qi := rv[i*k : i*k+k][:len(xi)], pv[i*k : i*k+k][:len(xi)], qv[i*k : i*k+k][:len(xi)]
-			zi, a, srr, srz, di := zv[i*k : i*k+k][:len(xi)], a[:len(xi)], srr[:len(xi)], srz[:len(xi)], dv[i]
-			for c := range xi {
-				xi[c] += a[c] * pi[c]
+			ri := rv[i*k : i*k+k]
+			qi, a, srr, srz, di := qv[i*k : i*k+k][:len(ri)], a[:len(ri)], srr[:len(ri)], srz[:len(ri)], dv[i]
+			for c := range ri {
 				rc := ri[c] - a[c]*qi[c]
-				zc := di * rc
-				ri[c], zi[c] = rc, zc
+				ri[c] = rc
 				srr[c] += rc * rc
-				srz[c] += rc * zc
+				srz[c] += di * (rc * rc)
 			}
 		}
 	})
 	copy(rr, sums[:k])
 	copy(rz, sums[k:])
+}
+
+// UpdateXPCols is x[:,c] += a[c]*p[:,c], then p[:,c] = z[:,c] +
+// b[c]*p[:,c] with z = d .* r, or z = r when d is nil.
+func (b *Backend) UpdateXPCols(x backend.Vector, a []float64, p, d, r backend.Vector, beta []float64) {
+	xv, pv, rv, k := x.(Vector), p.(Vector), r.(Vector), len(a)
+	var dv Vector
+	if d != nil {
+		dv = d.(Vector)
+	}
+	b.parallel(len(xv)/k, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			xi := xv[i*k : i*k+k]
+			pi, ri, a, beta := pv[i*k : i*k+k][:len(xi)], rv[i*k : i*k+k][:len(xi)], a[:len(xi)], beta[:len(xi)]
+			di := 1.0
+			if dv != nil {
+				di = dv[i]
+			}
+			for c := range xi {
+				p0 := pi[c]
+				xi[c] += a[c] * p0
+				pi[c] = di*ri[c] + beta[c]*p0
+			}
+		}
+	})
 }
 
 // sumRows is sum for len(out) sums at once over n rows: f adds the sums of

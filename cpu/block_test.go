@@ -184,28 +184,29 @@ func TestBlockVectorOps(t *testing.T) {
 			b.MulCols(z, d, r, k)
 			checkBlock(t, name+" MulCols z", z, want)
 
-			wantX, wantR, wantZ := make([]float64, n), make([]float64, n), make([]float64, n)
+			wantX, wantR, wantP := make([]float64, n), make([]float64, n), make([]float64, n)
 			wantRR, wantRZ, scaleRZ := make([]float64, k), make([]float64, k), make([]float64, k)
 			for i := range wantX {
 				c := i % k
-				wantX[i] = x[i] + a[c]*p[i]
 				wantR[i] = r[i] - a[c]*q[i]
-				wantZ[i] = d[i/k] * wantR[i]
 				wantRR[c] += wantR[i] * wantR[i]
-				wantRZ[c] += wantR[i] * wantZ[i]
-				scaleRZ[c] += math.Abs(wantR[i] * wantZ[i])
+				wantRZ[c] += d[i/k] * wantR[i] * wantR[i]
+				scaleRZ[c] += math.Abs(d[i/k] * wantR[i] * wantR[i])
+				wantX[i] = x[i] + a[c]*p[i]
+				wantP[i] = d[i/k]*wantR[i] + beta[c]*p[i]
 			}
 			rr2, rz := make([]float64, k), make([]float64, k)
-			b.UpdateXRZCols(x, r, a, p, q, d, z, rr2, rz)
-			checkBlock(t, name+" UpdateXRZCols x", x, wantX)
-			checkBlock(t, name+" UpdateXRZCols r", r, wantR)
-			checkBlock(t, name+" UpdateXRZCols z", z, wantZ)
-			checkBlock(t, name+" UpdateXRZCols rr", rr2, wantRR)
+			b.UpdateRZCols(r, a, q, d, rr2, rz)
+			checkBlock(t, name+" UpdateRZCols r", r, wantR)
+			checkBlock(t, name+" UpdateRZCols rr", rr2, wantRR)
 			for c := range rz {
 				if !closeTo(rz[c], wantRZ[c], scaleRZ[c]) {
-					t.Errorf("%s: UpdateXRZCols rz[%d] = %v, want %v", name, c, rz[c], wantRZ[c])
+					t.Errorf("%s: UpdateRZCols rz[%d] = %v, want %v", name, c, rz[c], wantRZ[c])
 				}
 			}
+			b.UpdateXPCols(x, a, p, d, r, beta)
+			checkBlock(t, name+" UpdateXPCols x", x, wantX)
+			checkBlock(t, name+" UpdateXPCols p", p, wantP)
 		}
 	}
 }

@@ -95,15 +95,28 @@ func (b *Backend) Download(dst []float64, src backend.Vector) error {
 func (b *Backend) Pin(host []float64) (func(), error) { return func() {}, nil }
 
 func (b *Backend) SpMV(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64) {
-	m, xv, yv := a.(*Matrix), x.(Vector), y.(Vector)
-	if m.f32 != nil {
-		b.parallel(m.rows, func(_, lo, hi int) { spmvRows(m.f32, m.rowMap, xv, beta, yv, lo, hi) })
-		return
-	}
-	b.parallel(m.rows, func(_, lo, hi int) { spmvRows(m.f64, m.rowMap, xv, beta, yv, lo, hi) })
+	b.spmv(y, a, x, beta, nil)
 }
 
-func spmvRows[T csr.Real](m *csr.Matrix[T], rowMap []int32, x []float64, beta float64, y []float64, lo, hi int) {
+// SpMVDot is SpMV that adds w'(A*x) over the rows it computes to s.
+func (b *Backend) SpMVDot(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64, w backend.Vector, s backend.Sum) {
+	*s.(*Sum) += Sum(b.spmv(y, a, x, beta, w.(Vector)))
+}
+
+// spmv is SpMV that returns w'(A*x) over the rows it computes when w is not
+// nil, summed in range order like Dot.
+func (b *Backend) spmv(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64, w []float64) float64 {
+	m, xv, yv := a.(*Matrix), x.(Vector), y.(Vector)
+	if m.f32 != nil {
+		return b.sum(m.rows, func(lo, hi int) float64 { return spmvRows(m.f32, m.rowMap, xv, beta, yv, w, lo, hi) })
+	}
+	return b.sum(m.rows, func(lo, hi int) float64 { return spmvRows(m.f64, m.rowMap, xv, beta, yv, w, lo, hi) })
+}
+
+// spmvRows computes rows [lo, hi) of the product and returns w'(A*x) over
+// them (0 when w is nil).
+func spmvRows[T csr.Real](m *csr.Matrix[T], rowMap []int32, x []float64, beta float64, y, w []float64, lo, hi int) float64 {
+	var dot float64
 	for i := lo; i < hi; i++ {
 		start, end := m.RowPtr[i], m.RowPtr[i+1]
 		cols, vals := m.ColIdx[start:end], m.Val[start:end]
@@ -116,11 +129,29 @@ func spmvRows[T csr.Real](m *csr.Matrix[T], rowMap []int32, x []float64, beta fl
 		if rowMap != nil {
 			out = int(rowMap[i])
 		}
+		if w != nil {
+			dot += w[out] * s
+		}
 		if beta != 0 {
 			s += beta * y[out]
 		}
 		y[out] = s
 	}
+	return dot
+}
+
+// Sum is a host float64.
+type Sum float64
+
+func (s *Sum) Free() {}
+
+func (b *Backend) NewSum() (backend.Sum, error) { return new(Sum), nil }
+
+func (b *Backend) TakeSum(s backend.Sum) (float64, error) {
+	v := s.(*Sum)
+	t := float64(*v)
+	*v = 0
+	return t, nil
 }
 
 func (b *Backend) Gather(dst, src backend.Vector, idx backend.Index) {
@@ -176,28 +207,6 @@ func (b *Backend) Dot(x, y backend.Vector) float64 {
 		}
 		return s
 	})
-}
-
-func (b *Backend) UpdateXRZ(x, r backend.Vector, a float64, p, q, d, z backend.Vector) (float64, float64) {
-	xv, rv, pv, qv, dv, zv := x.(Vector), r.(Vector), p.(Vector), q.(Vector), d.(Vector), z.(Vector)
-	parts := make([][2]float64, b.chunks(len(xv)))
-	b.parallel(len(xv), func(k, lo, hi int) {
-		var rr, rz float64
-		for i := lo; i < hi; i++ {
-			xv[i] += a * pv[i]
-			rv[i] -= a * qv[i]
-			zv[i] = dv[i] * rv[i]
-			rr += rv[i] * rv[i]
-			rz += rv[i] * zv[i]
-		}
-		parts[k] = [2]float64{rr, rz}
-	})
-	var rr, rz float64
-	for _, s := range parts {
-		rr += s[0]
-		rz += s[1]
-	}
-	return rr, rz
 }
 
 func (b *Backend) Sync() error  { return nil }

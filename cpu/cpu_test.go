@@ -72,17 +72,70 @@ func TestSpMVRowMap(t *testing.T) {
 	}
 }
 
-func TestUpdateXRZ(t *testing.T) {
+func TestUpdateRZAndXP(t *testing.T) {
 	b := New(2)
 	n := 50000
-	x, r, p, q, d, z := make(Vector, n), make(Vector, n), make(Vector, n), make(Vector, n), make(Vector, n), make(Vector, n)
+	x, r, p, q, d := make(Vector, n), make(Vector, n), make(Vector, n), make(Vector, n), make(Vector, n)
 	for i := 0; i < n; i++ {
 		x[i], r[i], p[i], q[i], d[i] = float64(i), 1, 2, 3, 0.5
 	}
-	rr, rz := b.UpdateXRZ(x, r, 0.25, p, q, d, z)
-	// r = 1 - 0.75 = 0.25, z = 0.125, x = i + 0.5
-	if rr != float64(n)*0.0625 || rz != float64(n)*0.03125 || x[7] != 7.5 || r[9] != 0.25 || z[11] != 0.125 {
-		t.Fatalf("rr %g rz %g x[7] %g r[9] %g z[11] %g", rr, rz, x[7], r[9], z[11])
+	rr, rz := make([]float64, 1), make([]float64, 1)
+	b.UpdateRZCols(r, []float64{0.25}, q, d, rr, rz)
+	// r = 1 - 0.75 = 0.25, z = d r = 0.125
+	if rr[0] != float64(n)*0.0625 || rz[0] != float64(n)*0.03125 || r[9] != 0.25 {
+		t.Fatalf("rr %g rz %g r[9] %g", rr[0], rz[0], r[9])
+	}
+	b.UpdateXPCols(x, []float64{0.25}, p, d, r, []float64{2})
+	// x = i + 0.5, p = 0.125 + 2*2
+	if x[7] != 7.5 || p[11] != 4.125 {
+		t.Fatalf("x[7] %g p[11] %g", x[7], p[11])
+	}
+	b.UpdateXPCols(x, []float64{1}, p, nil, r, []float64{0})
+	// without d, z = r: x = i + 0.5 + 4.125, p = 0.25
+	if x[7] != 11.625 || p[11] != 0.25 {
+		t.Fatalf("no diagonal: x[7] %g p[11] %g", x[7], p[11])
+	}
+}
+
+// TestSpMVDot: the sum gathers w'(A*x) over the rows each product computes,
+// also for a row map and beta 1 (y's old values stay out of it), and
+// TakeSum sets it back to zero.
+func TestSpMVDot(t *testing.T) {
+	b := New(3)
+	m := laplace1D(100000)
+	x, w := make(Vector, m.Cols), make(Vector, m.Rows)
+	for i := range x {
+		x[i], w[i] = math.Sin(float64(i)), math.Cos(float64(i))
+	}
+	a, _ := b.NewMatrix(m, nil, backend.Double)
+	small, _ := b.NewMatrix(laplace1D(5), []int32{1, 3, 5, 7, 9}, backend.Double)
+	s, _ := b.NewSum()
+	y := make(Vector, m.Rows)
+	for i := range y {
+		y[i] = 100
+	}
+	b.SpMVDot(y, a, x, 0, w, s)
+	b.SpMVDot(y, small, x[:5], 1, w, s)
+	got, err := b.TakeSum(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := make([]float64, m.Rows)
+	csr.MulVec(m, x, 0, ref)
+	want := 0.0
+	for i := range ref {
+		want += w[i] * ref[i]
+	}
+	part := make([]float64, 5)
+	csr.MulVec(laplace1D(5), x[:5], 0, part)
+	for k, v := range part {
+		want += w[2*k+1] * v // row k of the small block is row 2k+1
+	}
+	if math.Abs(got-want) > 1e-9*math.Abs(want)+1e-9 {
+		t.Fatalf("SpMVDot sum %v, want %v", got, want)
+	}
+	if again, _ := b.TakeSum(s); again != 0 {
+		t.Fatalf("TakeSum left %v", again)
 	}
 }
 

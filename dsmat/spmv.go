@@ -23,6 +23,7 @@ type Operator struct {
 	offd     backend.Matrix // the off-diagonal blocks joined (offDiagonal); nil without
 	halos    map[int]*haloBuffers
 	schedule Schedule
+	dot      backend.Sum // of ApplyDots, made on first use
 }
 
 // haloBuffers holds the buffers of the halo exchange of blocks of k columns:
@@ -202,20 +203,58 @@ func (op *Operator) Apply(y, x backend.Vector) error { return op.ApplyBlock(y, x
 // device to device, beside the diagonal product, and the host does not
 // wait for them.
 func (op *Operator) ApplyBlock(y, x backend.Vector, k int) error {
+	return op.apply(y, x, k, false)
+}
+
+// ApplyDots is ApplyBlock that also sets dots[c] to this rank's part of
+// X[:,c]'Y[:,c] for the k = len(dots) columns (PCG's p'Ap). For one column
+// the products compute it as they go (backend.SpMVDot), without a pass of
+// its own over x and y.
+func (op *Operator) ApplyDots(y, x backend.Vector, dots []float64) error {
+	k := len(dots)
+	if k > 1 {
+		if err := op.ApplyBlock(y, x, k); err != nil {
+			return err
+		}
+		op.be.DotCols(x, y, dots)
+		return op.be.Err()
+	}
+	if op.dot == nil {
+		s, err := op.be.NewSum()
+		if err != nil {
+			return fmt.Errorf("dsmat: spmv: %w", err)
+		}
+		op.dot = s
+	}
+	if err := op.apply(y, x, 1, true); err != nil {
+		return err
+	}
+	var err error
+	dots[0], err = op.be.TakeSum(op.dot)
+	return err
+}
+
+// apply is ApplyBlock, with every product adding x'(its rows of y) to op.dot
+// when dot is set (one column only).
+func (op *Operator) apply(y, x backend.Vector, k int, dot bool) error {
 	ex, err := op.buffers(k)
 	if err != nil {
 		return err
 	}
+	var w backend.Vector // the dot's other vector: x, indexed like y
+	if dot {
+		w = x
+	}
 	be := op.be
 	if op.schedule == LocalOnly {
-		op.product(y, op.diag, x, k, 0)
-		op.applyOff(y, ex)
+		op.product(y, op.diag, x, k, 0, w)
+		op.applyOff(y, ex, w)
 		return be.Err()
 	}
 	wait := op.pack(ex, x)
 	ex.links.begin()
 	if op.schedule == Overlap {
-		op.product(y, op.diag, x, k, 0)
+		op.product(y, op.diag, x, k, 0, w)
 	}
 	ex.links.put(x)
 	if err := op.post(ex, wait); err != nil {
@@ -228,7 +267,7 @@ func (op *Operator) ApplyBlock(y, x backend.Vector, k int) error {
 		for i := range ex.recvs {
 			op.land(ex, i)
 		}
-		op.product(y, op.diag, x, k, 0)
+		op.product(y, op.diag, x, k, 0, w)
 	} else {
 		for i := range ex.recvs {
 			if ex.links.inbox(i) != nil {
@@ -246,7 +285,7 @@ func (op *Operator) ApplyBlock(y, x backend.Vector, k int) error {
 			op.land(ex, i)
 		}
 	}
-	op.applyOff(y, ex)
+	op.applyOff(y, ex, w)
 	op.release(ex)
 	if err := comm.Waitall(ex.sent); err != nil {
 		return fmt.Errorf("dsmat: spmv send: %w", err)
@@ -254,11 +293,15 @@ func (op *Operator) ApplyBlock(y, x backend.Vector, k int) error {
 	return be.Err()
 }
 
-// product queues y = a*x + beta*y for blocks of k columns.
-func (op *Operator) product(y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64) {
-	if k == 1 {
+// product queues y = a*x + beta*y for blocks of k columns, adding w'(a*x)
+// to op.dot when w is not nil (one column only).
+func (op *Operator) product(y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64, w backend.Vector) {
+	switch {
+	case w != nil:
+		op.be.SpMVDot(y, a, x, beta, w, op.dot)
+	case k == 1:
 		op.be.SpMV(y, a, x, beta)
-	} else {
+	default:
 		op.be.SpMM(y, a, x, k, beta)
 	}
 }
@@ -276,9 +319,9 @@ func (op *Operator) land(ex *haloBuffers, i int) {
 }
 
 // applyOff adds the product of the off-diagonal part with the halos.
-func (op *Operator) applyOff(y backend.Vector, ex *haloBuffers) {
+func (op *Operator) applyOff(y backend.Vector, ex *haloBuffers, w backend.Vector) {
 	if op.offd != nil {
-		op.product(y, op.offd, ex.haloDev, ex.k, 1)
+		op.product(y, op.offd, ex.haloDev, ex.k, 1, w)
 	}
 }
 
@@ -381,4 +424,8 @@ func (op *Operator) Free() {
 		}
 	}
 	op.offd, op.diag = nil, nil
+	if op.dot != nil {
+		op.dot.Free()
+		op.dot = nil
+	}
 }

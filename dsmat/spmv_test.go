@@ -260,6 +260,37 @@ func TestApplyBlock(t *testing.T) {
 							t.Fatalf("schedule %d rank %d row %d column %d: block %v, alone %v", s, c.Rank(), lo+int64(i), col, got[i*k+col], yc[i])
 						}
 					}
+					// ApplyDots: the same product, and x'y computed with it
+					dot := make([]float64, 1)
+					be.Fill(y1, math.NaN())
+					if err := op.ApplyDots(y1, x1, dot); err != nil {
+						t.Fatal(err)
+					}
+					again := make([]float64, n)
+					if err := be.Download(again, y1); err != nil {
+						t.Fatal(err)
+					}
+					var want, scale float64
+					for i := range n {
+						if again[i] != yc[i] {
+							t.Fatalf("schedule %d rank %d row %d column %d: ApplyDots %v, Apply %v", s, c.Rank(), lo+int64(i), col, again[i], yc[i])
+						}
+						want += xc[i] * yc[i]
+						scale += math.Abs(xc[i] * yc[i])
+					}
+					if math.Abs(dot[0]-want) > 1e-13*scale {
+						t.Fatalf("schedule %d rank %d column %d: ApplyDots dot %v, want %v", s, c.Rank(), col, dot[0], want)
+					}
+				}
+				dots, want := make([]float64, k), make([]float64, k)
+				if err := op.ApplyDots(y, x, dots); err != nil {
+					t.Fatal(err)
+				}
+				be.DotCols(x, y, want)
+				for col := range k {
+					if dots[col] != want[col] {
+						t.Fatalf("schedule %d rank %d: ApplyDots of %d columns %v, want %v", s, c.Rank(), k, dots, want)
+					}
 				}
 			}
 		})

@@ -10,7 +10,7 @@
 // distributed SpMV's halos (PackHalo, UploadHalo), which run on a second
 // stream beside the kernels (halo.go). Kernels report no errors
 // themselves: the first failure is kept and returned by Err, Sync, Download
-// and Close (Dot and UpdateXRZ return NaN once it is set), and calls after it
+// and Close (Dot and the other reductions return NaN once it is set), and calls after it
 // do nothing.
 //
 // Threads: a CUDA context is current per OS thread, and Go moves goroutines
@@ -32,7 +32,7 @@ import (
 )
 
 // reduceWidth is the most sums one reduction kernel computes: r'r and r'z
-// of colChunk columns (UpdateXRZCols).
+// of colChunk columns (UpdateRZCols).
 const reduceWidth = 2 * colChunk
 
 // blockSize is the thread-block size of every kernel (FSAI_BLOCK in
@@ -336,7 +336,7 @@ func (b *Backend) reduce(k *kernel, n int, args ...uint64) float64 {
 
 // reduce2 is reduce for kernels that return two sums.
 func (b *Backend) reduce2(k *kernel, n int, args ...uint64) [2]float64 {
-	blocks := min(ceilDiv(n, blockSize), b.maxReduceBlocks)
+	blocks := b.wave(k, ceilDiv(n, blockSize))
 	var all [len(launchArgs{}.vals)]uint64
 	m := copy(all[:], args)
 	all[m], all[m+1], all[m+2] = uint64(b.partials), uint64(b.counter), uint64(uintptr(b.host))
@@ -345,6 +345,13 @@ func (b *Backend) reduce2(k *kernel, n int, args ...uint64) [2]float64 {
 		return [2]float64{math.NaN(), math.NaN()}
 	}
 	return *(*[2]float64)(b.host)
+}
+
+// wave is the grid of a grid-stride kernel k that has work for want
+// blocks: at most the blocks that are resident at once, one wave (the
+// scratch of two-sum reductions has room for far more).
+func (b *Backend) wave(k *kernel, want int) int {
+	return min(want, k.resident*b.sms)
 }
 
 // elementBlocks is the grid of element-wise kernels over n entries: one

@@ -326,37 +326,109 @@ func TestSpMVRowMap(t *testing.T) {
 	}
 }
 
-func TestUpdateXRZ(t *testing.T) {
+// TestSpMVDot checks the product of SpMVDot like TestSpMV, its sum against
+// w'(A*x) on the host for every width, that the sum is deterministic and
+// that TakeSum zeroes it, and that a product with a row map and beta 1
+// adds its own rows' part (not y's old values) to the same sum.
+func TestSpMVDot(t *testing.T) {
 	b := openGPU(t)
 	rng := rand.New(rand.NewPCG(19, 20))
-	for _, n := range append(vectorSizes, 0) {
-		xh, rh, ph, qh, dh := randomVec(rng, n), randomVec(rng, n), randomVec(rng, n), randomVec(rng, n), randomVec(rng, n)
-		x, r, p, q, d := newVec(t, b, xh), newVec(t, b, rh), newVec(t, b, ph), newVec(t, b, qh), newVec(t, b, dh)
-		z := newVec(t, b, make([]float64, n))
-		const a = -0.61
-		var rr, rz, rzScale float64
-		zh, xScale, rScale := make([]float64, n), make([]float64, n), make([]float64, n)
-		for i := range xh {
-			xScale[i] = math.Abs(xh[i]) + math.Abs(a*ph[i])
-			rScale[i] = math.Abs(rh[i]) + math.Abs(a*qh[i])
-			xh[i] += a * ph[i]
-			rh[i] -= a * qh[i]
-			zh[i] = dh[i] * rh[i]
-			rr += rh[i] * rh[i]
-			rz += rh[i] * zh[i]
-			rzScale += math.Abs(rh[i] * zh[i])
-		}
-		gotRR, gotRZ := b.UpdateXRZ(x, r, a, p, q, d, z)
-		if !near(gotRR, rr, rr, 1e-12) || !near(gotRZ, rz, rzScale, 1e-12) {
-			t.Errorf("n=%d: UpdateXRZ returned %v, %v, want %v, %v", n, gotRR, gotRZ, rr, rz)
-		}
-		checkClose(t, "x", download(t, b, x), xh, xScale, 1e-15)
-		checkClose(t, "r", download(t, b, r), rh, rScale, 1e-15)
-		for i := range rScale {
-			rScale[i] *= math.Abs(dh[i])
-		}
-		checkClose(t, "z", download(t, b, z), zh, rScale, 1e-15)
+	s, err := b.NewSum()
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer s.Free()
+	for name, m := range testMatrices(t) {
+		for _, p := range []backend.Precision{backend.Double, backend.Single} {
+			ref := m
+			if p == backend.Single {
+				ref = csr.Convert[float64](csr.Convert[float32](m))
+			}
+			a, err := b.NewMatrix(m, nil, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x, w := randomVec(rng, m.Cols), randomVec(rng, m.Rows)
+			ax := make([]float64, m.Rows)
+			csr.MulVec(ref, x, 0, ax)
+			var want, scale float64
+			for i := range ax {
+				want += w[i] * ax[i]
+				scale += math.Abs(w[i] * ax[i])
+			}
+			xv, wv := newVec(t, b, x), newVec(t, b, w)
+			for _, width := range spmvWidths {
+				var first float64
+				for round := range 2 {
+					y0 := randomVec(rng, m.Rows)
+					yv := newVec(t, b, y0)
+					b.spmvDot(yv, a, xv, 1, wv, s, width)
+					got, err := b.TakeSum(s)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !near(got, want, scale, 1e-12) {
+						t.Fatalf("%s %v W=%d: sum %v, want %v", name, p, width, got, want)
+					}
+					if round == 0 {
+						first = got
+					} else if math.Float64bits(got) != math.Float64bits(first) {
+						t.Fatalf("%s %v W=%d: sum %v then %v: not deterministic", name, p, width, first, got)
+					}
+					y := download(t, b, yv)
+					for i := range y {
+						if !near(y[i], y0[i]+ax[i], math.Abs(y0[i])+math.Abs(ax[i])+1e-300, 1e-12) {
+							t.Fatalf("%s %v W=%d: y[%d] = %v, want %v", name, p, width, i, y[i], y0[i]+ax[i])
+						}
+					}
+				}
+			}
+			a.Free()
+		}
+	}
+
+	// A diagonal block, then a block whose rows map into every third row.
+	m, off := randomSPD(rng, 3000, 7), randomBlock(rng, 1000, 500, 9)
+	rowMap := make([]int32, off.Rows)
+	for k := range rowMap {
+		rowMap[k] = int32(3*k + 2)
+	}
+	x, h, w := randomVec(rng, m.Cols), randomVec(rng, off.Cols), randomVec(rng, m.Rows)
+	ax, oh := make([]float64, m.Rows), make([]float64, off.Rows)
+	csr.MulVec(m, x, 0, ax)
+	csr.MulVec(off, h, 0, oh)
+	var want, scale float64
+	for i := range ax {
+		want += w[i] * ax[i]
+		scale += math.Abs(w[i] * ax[i])
+	}
+	for k, r := range rowMap {
+		want += w[r] * oh[k]
+		scale += math.Abs(w[r] * oh[k])
+	}
+	a, err := b.NewMatrix(m, nil, backend.Double)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ao, err := b.NewMatrix(off, rowMap, backend.Double)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yv, wv := newVec(t, b, make([]float64, m.Rows)), newVec(t, b, w)
+	b.SpMVDot(yv, a, newVec(t, b, x), 0, wv, s)
+	b.SpMVDot(yv, ao, newVec(t, b, h), 1, wv, s)
+	got, err := b.TakeSum(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(got, want, scale, 1e-12) {
+		t.Fatalf("diagonal and mapped blocks: sum %v, want %v", got, want)
+	}
+	if again, err := b.TakeSum(s); again != 0 || err != nil {
+		t.Fatalf("TakeSum after TakeSum: %v, %v", again, err)
+	}
+	a.Free()
+	ao.Free()
 }
 
 func TestGather(t *testing.T) {

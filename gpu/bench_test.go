@@ -75,6 +75,7 @@ func BenchmarkBandwidth(b *testing.B) {
 	n := m.Rows
 	b.Logf("%s; 7-point Laplacian %d^3: %d rows, %d nonzeros", be.Device(), *benchN, n, m.NNZ())
 	x, y, z, w, v := benchVec(b, be, n), benchVec(b, be, n), benchVec(b, be, n), benchVec(b, be, n), benchVec(b, be, n)
+	sums := make([]float64, 2)
 
 	copyGBs = 0
 	b.Run("copy", func(b *testing.B) {
@@ -97,8 +98,28 @@ func BenchmarkBandwidth(b *testing.B) {
 	b.Run("axpby", func(b *testing.B) { measure(b, be, 24*n, func() { be.Axpby(y, 0.5, x, 0.5) }) })
 	b.Run("mul", func(b *testing.B) { measure(b, be, 24*n, func() { be.Mul(z, x, y) }) })
 	b.Run("dot", func(b *testing.B) { measure(b, be, 16*n, func() { be.Dot(x, y) }) })
-	// x, r, p, q and d read, x, r and z written (d is p: the bytes are the same)
-	b.Run("updatexrz", func(b *testing.B) { measure(b, be, 64*n, func() { be.UpdateXRZ(x, y, 1e-9, z, w, z, v) }) })
+	// r, q and d read, r written
+	b.Run("updaterz", func(b *testing.B) {
+		measure(b, be, 32*n, func() { be.UpdateRZCols(y, []float64{1e-9}, z, w, sums[:1], sums[1:]) })
+	})
+	// x, p, d and r read, x and p written
+	b.Run("updatexp", func(b *testing.B) {
+		measure(b, be, 48*n, func() { be.UpdateXPCols(x, []float64{1e-9}, v, w, y, []float64{0.5}) })
+	})
+	// the product of spmv plus its dot product with w (read once more)
+	a, err := be.NewMatrix(m, nil, backend.Double)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Free()
+	s, err := be.NewSum()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Free()
+	b.Run("spmvdot", func(b *testing.B) {
+		measure(b, be, spmvBytes(m, backend.Double), func() { be.SpMVDot(y, a, x, 0, x, s) })
+	})
 }
 
 // bandMatrix returns a rows x rows matrix whose row i holds k entries (k

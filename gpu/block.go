@@ -155,28 +155,60 @@ func (b *Backend) MulCols(z, d, r backend.Vector, k int) {
 	}
 }
 
-// UpdateXRZCols is UpdateXRCols fused with z[i,c] = d[i]*r[i,c]; it also sets
-// rz[c] to the new r'z of column c. NaNs once an error is recorded.
-func (b *Backend) UpdateXRZCols(x, r backend.Vector, a []float64, p, q, d, z backend.Vector, rr, rz []float64) {
+// UpdateRZCols is r[:,c] -= a[c]*q[:,c], with rr[c] and rz[c] set to r'r
+// and r'(d .* r) of column c after it. NaNs once an error is recorded.
+func (b *Backend) UpdateRZCols(r backend.Vector, a []float64, q, d backend.Vector, rr, rz []float64) {
 	defer b.enter()()
 	k := len(a)
-	vs, dv := b.block("UpdateXRZCols", k, x, r, p, q, z), b.vector("UpdateXRZCols", d)
+	vs, dv := b.block("UpdateRZCols", k, r, q), b.vector("UpdateRZCols", d)
 	switch {
-	case vs == nil || dv == nil || !b.diagonal("UpdateXRZCols", dv, vs[0], k):
+	case vs == nil || dv == nil || !b.diagonal("UpdateRZCols", dv, vs[0], k):
 		fillNaN(rr)
 		fillNaN(rz)
 	case len(rr) != k || len(rz) != k:
-		b.fail(fmt.Errorf("gpu: UpdateXRZCols: %d scalars but %d and %d sums", k, len(rr), len(rz)))
+		b.fail(fmt.Errorf("gpu: UpdateRZCols: %d scalars but %d and %d sums", k, len(rr), len(rz)))
 		fillNaN(rr)
 		fillNaN(rz)
 	case k == 1:
-		rr[0], rz[0] = b.UpdateXRZ(x, r, a[0], p, q, d, z)
+		rr[0], rz[0] = b.updateRZ(vs[0], a[0], vs[1], dv)
 	default:
 		rows := dv.n
-		b.reduceCols(&b.fn.updateXRZCols, rows, k, 2, a, [][]float64{rr, rz}, func(c0 int) []uint64 {
-			return []uint64{uint64(rows), uint64(k), uint64(min(colChunk, k-c0)),
-				vs[0].at(c0), vs[1].at(c0), vs[2].at(c0), vs[3].at(c0), uint64(dv.ptr), vs[4].at(c0)}
+		b.reduceCols(&b.fn.updateRZCols, rows, k, 2, a, [][]float64{rr, rz}, func(c0 int) []uint64 {
+			return []uint64{uint64(rows), uint64(k), uint64(min(colChunk, k-c0)), vs[0].at(c0), vs[1].at(c0), uint64(dv.ptr)}
 		})
+	}
+}
+
+// UpdateXPCols is x[:,c] += a[c]*p[:,c], then p[:,c] = z[:,c] +
+// beta[c]*p[:,c] with z = d .* r, or z = r when d is nil.
+func (b *Backend) UpdateXPCols(x backend.Vector, a []float64, p, d, r backend.Vector, beta []float64) {
+	defer b.enter()()
+	k := len(a)
+	vs := b.block("UpdateXPCols", k, x, p, r)
+	var dv *Vector
+	if d != nil {
+		if dv = b.vector("UpdateXPCols", d); dv == nil {
+			return
+		}
+	}
+	switch {
+	case vs == nil || (dv != nil && !b.diagonal("UpdateXPCols", dv, vs[0], k)):
+		// the error is recorded
+	case len(beta) != k:
+		b.fail(fmt.Errorf("gpu: UpdateXPCols: %d scalars a but %d scalars b", k, len(beta)))
+	case k == 1:
+		b.updateXP(vs[0], a[0], vs[1], dv, vs[2], beta[0])
+	default:
+		rows := vs[0].n / k
+		var dp uint64
+		if dv != nil {
+			dp = uint64(dv.ptr)
+		}
+		for c0 := 0; c0 < k; c0 += colChunk {
+			kc := min(colChunk, k-c0)
+			b.launchCols(&b.fn.updateXPCols, b.colBlocks(rows, kc, 32*b.sms), [][]float64{a[c0 : c0+kc], beta[c0 : c0+kc]},
+				uint64(rows), uint64(k), uint64(kc), vs[0].at(c0), vs[1].at(c0), dp, vs[2].at(c0))
+		}
 	}
 }
 
@@ -243,7 +275,7 @@ func (b *Backend) reduceCols(k *kernel, rows, width, nsum int, a []float64, outs
 			scalars = [][]float64{a[c0 : c0+kc]}
 		}
 		all := append(args(c0), uint64(b.partials), uint64(b.counter), uint64(uintptr(b.host)))
-		b.launchCols(k, b.colBlocks(rows, kc, b.maxReduceBlocks), scalars, all...)
+		b.launchCols(k, b.colBlocks(rows, kc, min(b.maxReduceBlocks, k.resident*b.sms)), scalars, all...)
 		if b.syncLocked() != nil {
 			break
 		}

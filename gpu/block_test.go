@@ -153,31 +153,44 @@ func TestBlockVectorOps(t *testing.T) {
 			checkClose(t, what+" MulCols", download(t, b, z), wantZ, nil, 0)
 
 			// The CPU updates copies; their term sizes bound the rounding.
-			wx, wr, wz := append(cpu.Vector(nil), xh...), append(cpu.Vector(nil), rh...), make(cpu.Vector, n)
+			wx, wr, wp := append(cpu.Vector(nil), xh...), append(cpu.Vector(nil), rh...), append(cpu.Vector(nil), ph...)
 			wantRR, wantRZ, rzScale := make([]float64, k), make([]float64, k), make([]float64, k)
-			ref.UpdateXRZCols(wx, wr, a, cpu.Vector(ph), cpu.Vector(qh), cpu.Vector(dh), wz, wantRR, wantRZ)
-			sx, sr, ones := cpu.Vector(absBlock(xh)), cpu.Vector(absBlock(rh)), make([]float64, k)
+			ref.UpdateRZCols(wr, a, cpu.Vector(qh), cpu.Vector(dh), wantRR, wantRZ)
+			ref.UpdateXPCols(wx, a, wp, cpu.Vector(dh), wr, beta)
+			sx, sr, sp, ones := cpu.Vector(absBlock(xh)), cpu.Vector(absBlock(rh)), make(cpu.Vector, n), make([]float64, k)
 			for c := range ones {
 				ones[c] = 1
 			}
 			ref.AxpbyCols(sx, absBlock(a), cpu.Vector(absBlock(ph)), ones) // |x| + |a||p|
 			ref.AxpbyCols(sr, absBlock(a), cpu.Vector(absBlock(qh)), ones) // |r| + |a||q|
-			ref.DotCols(cpu.Vector(absBlock(wr)), cpu.Vector(absBlock(wz)), rzScale)
-			zScale := make(cpu.Vector, n)
-			ref.MulCols(zScale, cpu.Vector(absBlock(dh)), sr, k)
+			ref.MulCols(sp, cpu.Vector(absBlock(dh)), sr, k)
+			ref.AxpbyCols(sp, absBlock(beta), cpu.Vector(absBlock(ph)), ones) // |d||r| + |b||p|
+			rzScale2 := make([]float64, k)
+			ref.UpdateRZCols(append(cpu.Vector(nil), absBlock(wr)...), make([]float64, k), cpu.Vector(absBlock(qh)),
+				cpu.Vector(absBlock(dh)), rzScale2, rzScale) // sum |d| r^2
 
 			rr2, rz := make([]float64, k), make([]float64, k)
-			b.UpdateXRZCols(x, r, a, p, q, d, z, rr2, rz)
-			checkClose(t, what+" UpdateXRZCols x", download(t, b, x), wx, sx, 1e-15)
-			checkClose(t, what+" UpdateXRZCols r", download(t, b, r), wr, sr, 1e-15)
-			checkClose(t, what+" UpdateXRZCols z", download(t, b, z), wz, zScale, 1e-15)
-			checkClose(t, what+" UpdateXRZCols rr", rr2, wantRR, nil, 1e-12)
-			checkClose(t, what+" UpdateXRZCols rz", rz, wantRZ, rzScale, 1e-12)
+			b.UpdateRZCols(r, a, q, d, rr2, rz)
+			checkClose(t, what+" UpdateRZCols r", download(t, b, r), wr, sr, 1e-15)
+			checkClose(t, what+" UpdateRZCols rr", rr2, wantRR, nil, 1e-12)
+			checkClose(t, what+" UpdateRZCols rz", rz, wantRZ, rzScale, 1e-12)
+			b.UpdateXPCols(x, a, p, d, r, beta)
+			checkClose(t, what+" UpdateXPCols x", download(t, b, x), wx, sx, 1e-15)
+			checkClose(t, what+" UpdateXPCols p", download(t, b, p), wp, sp, 1e-15)
+			// without a diagonal, z = r (the bounds add the earlier ones)
+			ref.AxpbyCols(sx, absBlock(a), cpu.Vector(absBlock(wp)), ones)
+			ref.AxpbyCols(sp, absBlock(beta), cpu.Vector(absBlock(wp)), ones)
+			ref.AxpbyCols(sp, ones, cpu.Vector(absBlock(wr)), ones)
+			ref.UpdateXPCols(wx, a, wp, nil, wr, beta)
+			b.UpdateXPCols(x, a, p, nil, r, beta)
+			checkClose(t, what+" UpdateXPCols x, no diagonal", download(t, b, x), wx, sx, 1e-14)
+			checkClose(t, what+" UpdateXPCols p, no diagonal", download(t, b, p), wp, sp, 1e-14)
 
 			var dot, dotScale float64
+			pNow := download(t, b, p) // the updates changed p
 			for i := range xh {
-				dot += xh[i] * ph[i]
-				dotScale += math.Abs(xh[i] * ph[i])
+				dot += xh[i] * pNow[i]
+				dotScale += math.Abs(xh[i] * pNow[i])
 			}
 			if got := b.Dot(newVec(t, b, xh), p); !near(got, dot, dotScale, 1e-12) {
 				t.Fatalf("%s: Dot after the block reductions = %v, want %v", what, got, dot)
@@ -255,8 +268,11 @@ func BenchmarkBlockOps(b *testing.B) {
 		b.Run(fmt.Sprintf("AxpbyCols/k=%d", k), func(b *testing.B) {
 			measure(b, be, 24*n, func() { be.AxpbyCols(p, a, z, one) })
 		})
-		b.Run(fmt.Sprintf("UpdateXRZCols/k=%d", k), func(b *testing.B) {
-			measure(b, be, 56*n+8*rows, func() { be.UpdateXRZCols(x, r, a, p, q, d, z, sums, sums2) })
+		b.Run(fmt.Sprintf("UpdateRZCols/k=%d", k), func(b *testing.B) {
+			measure(b, be, 24*n+8*rows, func() { be.UpdateRZCols(r, a, q, d, sums, sums2) })
+		})
+		b.Run(fmt.Sprintf("UpdateXPCols/k=%d", k), func(b *testing.B) {
+			measure(b, be, 40*n+8*rows, func() { be.UpdateXPCols(x, a, p, d, r, one) })
 		})
 		for _, v := range []backend.Vector{x, r, p, q, z, d} {
 			v.Free()

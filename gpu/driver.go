@@ -37,22 +37,22 @@ const (
 // 0.8 us for the reflection-based wrappers, and a PCG iteration makes a
 // dozen driver calls.
 type driver struct {
-	init, driverGetVersion                              uintptr
-	deviceGet, deviceGetCount, deviceGetName            uintptr
-	deviceGetAttribute, deviceTotalMem                  uintptr
-	primaryCtxRetain, primaryCtxRelease, ctxSetCurrent  uintptr
-	memAlloc, memFree, memAllocHost, memFreeHost        uintptr
-	memGetInfo, memHostRegister, memHostUnregister      uintptr
-	memcpyHtoDAsync, memcpyDtoHAsync, memcpyDtoDAsync   uintptr
-	memsetD32Async                                      uintptr
-	moduleLoadData, moduleUnload, moduleGetFunction     uintptr
-	launchKernel                                        uintptr
-	streamDestroy, streamSynchronize                    uintptr
-	streamWaitEvent                                     uintptr
-	streamCreateWithPriority, ctxGetStreamPriorityRange uintptr
-	eventCreate, eventDestroy, eventRecord              uintptr
-	eventSynchronize, eventElapsedTime                  uintptr
-	getErrorName, getErrorString                        uintptr
+	init, driverGetVersion                                  uintptr
+	deviceGet, deviceGetCount, deviceGetName                uintptr
+	deviceGetAttribute, deviceTotalMem                      uintptr
+	primaryCtxRetain, primaryCtxRelease, ctxSetCurrent      uintptr
+	memAlloc, memFree, memAllocHost, memFreeHost            uintptr
+	memGetInfo, memHostRegister, memHostUnregister          uintptr
+	memcpyHtoDAsync, memcpyDtoHAsync, memcpyDtoDAsync       uintptr
+	memsetD32Async                                          uintptr
+	moduleLoadData, moduleUnload, moduleGetFunction         uintptr
+	launchKernel, occupancyMaxActiveBlocksPerMultiprocessor uintptr
+	streamDestroy, streamSynchronize                        uintptr
+	streamWaitEvent                                         uintptr
+	streamCreateWithPriority, ctxGetStreamPriorityRange     uintptr
+	eventCreate, eventDestroy, eventRecord                  uintptr
+	eventSynchronize, eventElapsedTime                      uintptr
+	getErrorName, getErrorString                            uintptr
 
 	// interprocess memory (peer.go)
 	deviceGetUUID, memGetAddressRange                    uintptr
@@ -97,6 +97,7 @@ func loadDriver() (*driver, error) {
 			{&d.memcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"}, {&d.memsetD32Async, "cuMemsetD32Async"},
 			{&d.moduleLoadData, "cuModuleLoadData"}, {&d.moduleUnload, "cuModuleUnload"},
 			{&d.moduleGetFunction, "cuModuleGetFunction"}, {&d.launchKernel, "cuLaunchKernel"},
+			{&d.occupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor"},
 			{&d.streamDestroy, "cuStreamDestroy_v2"},
 			{&d.streamSynchronize, "cuStreamSynchronize"}, {&d.streamWaitEvent, "cuStreamWaitEvent"},
 			{&d.streamCreateWithPriority, "cuStreamCreateWithPriority"},

@@ -16,30 +16,36 @@ var spmvWidths = [...]int{1, 2, 4, 8, 16, 32}
 type kernel struct {
 	h    uintptr // CUfunction
 	name string
+	// resident is how many blocks of blockSize threads fit on a
+	// multiprocessor at once (its registers and shared memory decide):
+	// grid-stride kernels launch that many per multiprocessor, one wave,
+	// so that no second, partial wave leaves most of the GPU idle.
+	resident int
 }
 
 // functions are the kernels the backend launches.
 type functions struct {
-	spmv                                     [2][len(spmvWidths)]kernel // [Precision][width index]
-	gather, fill, axpby, mul, dot, updateXRZ kernel
+	spmv, spmvDot                                     [2][len(spmvWidths)]kernel // [Precision][width index]
+	gather, fill, axpby, mul, dot, updateRZ, updateXP kernel
 	// Block kernels (block.go).
-	spmm                                                    [2]kernel // [Precision]
-	axpbyCols, mulCols, dotCols, dotPairCols, updateXRZCols kernel
+	spmm                                                                 [2]kernel // [Precision]
+	axpbyCols, mulCols, dotCols, dotPairCols, updateRZCols, updateXPCols kernel
 }
 
 // table lists every kernel slot, with its name filled in.
 func (f *functions) table() []*kernel {
 	f.gather.name, f.fill.name, f.axpby.name, f.mul.name = "gather", "fill", "axpby", "mul"
-	f.dot.name, f.updateXRZ.name = "dot", "update_xrz"
+	f.dot.name, f.updateRZ.name, f.updateXP.name = "dot", "update_rz", "update_xp"
 	f.spmm[0].name, f.spmm[1].name = "spmm_d", "spmm_s"
 	f.axpbyCols.name, f.mulCols.name, f.dotCols.name, f.dotPairCols.name = "axpby_cols", "mul_cols", "dot_cols", "dot_pair_cols"
-	f.updateXRZCols.name = "update_xrz_cols"
-	t := []*kernel{&f.gather, &f.fill, &f.axpby, &f.mul, &f.dot, &f.updateXRZ,
-		&f.spmm[0], &f.spmm[1], &f.axpbyCols, &f.mulCols, &f.dotCols, &f.dotPairCols, &f.updateXRZCols}
+	f.updateRZCols.name, f.updateXPCols.name = "update_rz_cols", "update_xp_cols"
+	t := []*kernel{&f.gather, &f.fill, &f.axpby, &f.mul, &f.dot, &f.updateRZ, &f.updateXP,
+		&f.spmm[0], &f.spmm[1], &f.axpbyCols, &f.mulCols, &f.dotCols, &f.dotPairCols, &f.updateRZCols, &f.updateXPCols}
 	for p, prefix := range []string{"spmv_d", "spmv_s"} {
 		for i, w := range spmvWidths {
 			f.spmv[p][i].name = fmt.Sprintf("%s_w%d", prefix, w)
-			t = append(t, &f.spmv[p][i])
+			f.spmvDot[p][i].name = f.spmv[p][i].name + "_dot"
+			t = append(t, &f.spmv[p][i], &f.spmvDot[p][i])
 		}
 	}
 	return t
@@ -111,6 +117,12 @@ func (b *Backend) loadModule() error {
 			b.module, uintptr(unsafe.Pointer(&name[0]))), "cuModuleGetFunction("+k.name+")"); err != nil {
 			return err
 		}
+		var n int32
+		if err := b.drv.check(b.drv.call(b.drv.occupancyMaxActiveBlocksPerMultiprocessor, uintptr(unsafe.Pointer(&n)),
+			k.h, blockSize, 0), "cuOccupancyMaxActiveBlocksPerMultiprocessor("+k.name+")"); err != nil {
+			return err
+		}
+		k.resident = max(1, int(n))
 	}
 	return nil
 }

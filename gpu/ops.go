@@ -17,22 +17,41 @@ func (b *Backend) SpMV(y backend.Vector, a backend.Matrix, x backend.Vector, bet
 // own width when w is 0.
 func (b *Backend) spmv(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64, w int) {
 	defer b.enter()()
-	yv, xv := b.vector("SpMV", y), b.vector("SpMV", x)
-	if yv == nil || xv == nil {
+	m := b.spmvCheck("SpMV", y, a, x, beta)
+	if m == nil {
 		return
+	}
+	i, w := widthIndex(m, w)
+	yv, xv := y.(*Vector), x.(*Vector)
+	b.launch(&b.fn.spmv[m.prec][i], ceilDiv(m.rows*w, blockSize),
+		uint64(m.rows), uint64(m.rowPtr), uint64(m.col), uint64(m.val), uint64(xv.ptr), uint64(yv.ptr), uint64(beta), uint64(m.rowMap))
+}
+
+// spmvCheck returns a as a matrix of this backend, or records why y = a*x +
+// beta*y cannot be computed (op names the caller) and returns nil.
+func (b *Backend) spmvCheck(op string, y backend.Vector, a backend.Matrix, x backend.Vector, beta float64) *Matrix {
+	yv, xv := b.vector(op, y), b.vector(op, x)
+	if yv == nil || xv == nil {
+		return nil
 	}
 	m, ok := a.(*Matrix)
 	switch {
 	case !ok || m == nil || m.b != b:
-		b.fail(fmt.Errorf("gpu: SpMV: %T is not a matrix of this backend", a))
-		return
+		b.fail(fmt.Errorf("gpu: %s: %T is not a matrix of this backend", op, a))
+		return nil
 	case beta != 0 && beta != 1:
-		b.fail(fmt.Errorf("gpu: SpMV: beta %g is neither 0 nor 1", beta))
-		return
+		b.fail(fmt.Errorf("gpu: %s: beta %g is neither 0 nor 1", op, beta))
+		return nil
 	case (m.rowMap == 0 && yv.n != m.rows) || xv.n != m.cols:
-		b.fail(fmt.Errorf("gpu: SpMV: %dx%d matrix, x of %d, y of %d", m.rows, m.cols, xv.n, yv.n))
-		return
+		b.fail(fmt.Errorf("gpu: %s: %dx%d matrix, x of %d, y of %d", op, m.rows, m.cols, xv.n, yv.n))
+		return nil
 	}
+	return m
+}
+
+// widthIndex returns the index in spmvWidths of w threads per row, or of
+// m's own width when w is 0, and that width.
+func widthIndex(m *Matrix, w int) (int, int) {
 	if w == 0 {
 		w = m.width
 	}
@@ -40,8 +59,7 @@ func (b *Backend) spmv(y backend.Vector, a backend.Matrix, x backend.Vector, bet
 	for spmvWidths[i] != w {
 		i++
 	}
-	b.launch(&b.fn.spmv[m.prec][i], ceilDiv(m.rows*w, blockSize),
-		uint64(m.rows), uint64(m.rowPtr), uint64(m.col), uint64(m.val), uint64(xv.ptr), uint64(yv.ptr), uint64(beta), uint64(m.rowMap))
+	return i, w
 }
 
 // Gather sets dst[k] = src[idx[k]].
@@ -119,26 +137,23 @@ func (b *Backend) Dot(x, y backend.Vector) float64 {
 	return b.reduce(&b.fn.dot, xv.n, uint64(xv.n), uint64(xv.ptr), uint64(yv.ptr))
 }
 
-// UpdateXRZ is UpdateXR fused with z = d .* r; it returns r'r and r'z
-// (deterministic like Dot). NaNs once an error is recorded.
-func (b *Backend) UpdateXRZ(x, r backend.Vector, a float64, p, q, d, z backend.Vector) (float64, float64) {
-	defer b.enter()()
-	var vs [6]*Vector
-	for i, v := range []backend.Vector{x, r, p, q, d, z} {
-		if vs[i] = b.vector("UpdateXRZ", v); vs[i] == nil {
-			return math.NaN(), math.NaN()
-		}
-	}
-	n := vs[0].n
-	if !b.sameLen("UpdateXRZ", n, vs[1].n, vs[2].n, vs[3].n, vs[4].n, vs[5].n) {
-		return math.NaN(), math.NaN()
-	}
-	if n == 0 {
+// updateRZ is UpdateRZCols for one column: deterministic like Dot, NaNs
+// once an error is recorded.
+func (b *Backend) updateRZ(r *Vector, a float64, q, d *Vector) (float64, float64) {
+	if r.n == 0 {
 		return 0, 0
 	}
-	s := b.reduce2(&b.fn.updateXRZ, n, uint64(n), f64(a), uint64(vs[0].ptr), uint64(vs[1].ptr),
-		uint64(vs[2].ptr), uint64(vs[3].ptr), uint64(vs[4].ptr), uint64(vs[5].ptr))
+	s := b.reduce2(&b.fn.updateRZ, r.n, uint64(r.n), f64(a), uint64(r.ptr), uint64(q.ptr), uint64(d.ptr))
 	return s[0], s[1]
+}
+
+// updateXP is UpdateXPCols for one column; d may be nil.
+func (b *Backend) updateXP(x *Vector, a float64, p, d, r *Vector, beta float64) {
+	var dp uint64
+	if d != nil {
+		dp = uint64(d.ptr)
+	}
+	b.launch(&b.fn.updateXP, b.elementBlocks(x.n), uint64(x.n), f64(a), f64(beta), uint64(x.ptr), uint64(p.ptr), dp, uint64(r.ptr))
 }
 
 var _ backend.Backend = (*Backend)(nil)

@@ -147,14 +147,12 @@ extern "C" __global__ void dot_pair_cols(long long n, int ld, int kc, const doub
     fsai_cols_grid_sum(sy, sz, kc, 2, partials, counter, result);
 }
 
-// x[:,c] += a[c]*p[:,c]; r[:,c] -= a[c]*q[:,c]; z[i,c] = d[i]*r[i,c]:
-// result[c] = r'r and result[kc + c] = r'z of column c after the update.
-extern "C" __global__ void update_xrz_cols(const FsaiCols a, long long n, int ld, int kc,
-                                           double *__restrict__ x, double *__restrict__ r,
-                                           const double *__restrict__ p,
-                                           const double *__restrict__ q,
-                                           const double *__restrict__ d, double *__restrict__ z,
-                                           double *partials, unsigned *counter, double *result)
+// r[:,c] -= a[c]*q[:,c]; result[c] = r'r and result[kc + c] = r'(d .* r) of
+// column c after it (update_rz per column, one diagonal d for every column).
+extern "C" __global__ void update_rz_cols(const FsaiCols a, long long n, int ld, int kc,
+                                          double *__restrict__ r, const double *__restrict__ q,
+                                          const double *__restrict__ d, double *partials,
+                                          unsigned *counter, double *result)
 {
     const int R = fsai_cols_rows(kc), row = threadIdx.x / kc, c = threadIdx.x - row * kc;
     double rr = 0.0, rz = 0.0;
@@ -162,13 +160,30 @@ extern "C" __global__ void update_xrz_cols(const FsaiCols a, long long n, int ld
         const double ac = a.v[c];
         for (long long i = (long long)blockIdx.x * R + row; i < n; i += (long long)gridDim.x * R) {
             const long long e = i * ld + c;
-            const double r0 = r[e] - ac * q[e], z0 = d[i] * r0;
-            x[e] += ac * p[e];
+            const double r0 = r[e] - ac * q[e], rd = r0 * r0;
             r[e] = r0;
-            z[e] = z0;
-            rr += r0 * r0;
-            rz += r0 * z0;
+            rr += rd;
+            rz += d[i] * rd;
         }
     }
     fsai_cols_grid_sum(rr, rz, kc, 2, partials, counter, result);
+}
+
+// x[:,c] += a[c]*p[:,c]; p[:,c] = z[:,c] + b[c]*p[:,c] with z[i,c] =
+// d[i]*r[i,c], or z = r when d is null (update_xp per column).
+extern "C" __global__ void update_xp_cols(const FsaiCols a, const FsaiCols b, long long n, int ld,
+                                          int kc, double *__restrict__ x, double *__restrict__ p,
+                                          const double *__restrict__ d,
+                                          const double *__restrict__ r)
+{
+    const int R = fsai_cols_rows(kc), row = threadIdx.x / kc, c = threadIdx.x - row * kc;
+    if (row >= R)
+        return;
+    const double ac = a.v[c], bc = b.v[c];
+    for (long long i = (long long)blockIdx.x * R + row; i < n; i += (long long)gridDim.x * R) {
+        const long long e = i * ld + c;
+        const double p0 = p[e], z0 = d ? d[i] * r[e] : r[e];
+        x[e] += ac * p0;
+        p[e] = z0 + bc * p0;
+    }
 }

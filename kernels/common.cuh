@@ -38,14 +38,15 @@ __device__ double fsai_block_sum(double v)
     return v;
 }
 
-// fsai_grid_sum2 finishes two reductions in the same launch: each block
-// stores its sums in partials[blockIdx.x] and partials[gridDim.x +
-// blockIdx.x]; the last block to finish adds the partials in index order and
-// writes result[0] and result[1]. Deterministic for a given grid size
-// (unlike atomicAdd on doubles). result may be page-locked host memory,
-// which the device writes directly. *counter must be 0 before the launch; the
-// last block's atomicInc wraps it back to 0 for the next one.
-__device__ void fsai_grid_sum2(double v, double w, double *partials, unsigned *counter, double *result)
+// fsai_grid_reduce2 finishes two reductions of the grid: each block stores
+// its sums in partials[blockIdx.x] and partials[gridDim.x + blockIdx.x]; the
+// last block to finish adds the partials in index order and returns true in
+// its thread 0, with the sums in *s and *t (false elsewhere). Deterministic
+// for a given grid size (unlike atomicAdd on doubles). *counter must be 0
+// before the launch; the last block's atomicInc wraps it back to 0 for the
+// next one.
+__device__ bool fsai_grid_reduce2(double v, double w, double *partials, unsigned *counter,
+                                  double *s, double *t)
 {
     __shared__ bool last;
     v = fsai_block_sum(v);
@@ -58,17 +59,28 @@ __device__ void fsai_grid_sum2(double v, double w, double *partials, unsigned *c
     }
     __syncthreads();
     if (!last)
-        return;
+        return false;
     __threadfence();
     const volatile double *p = partials;
-    double s = 0.0, t = 0.0;
+    double a = 0.0, b = 0.0;
     for (unsigned i = threadIdx.x; i < gridDim.x; i += blockDim.x) {
-        s += p[i];
-        t += p[gridDim.x + i];
+        a += p[i];
+        b += p[gridDim.x + i];
     }
-    s = fsai_block_sum(s);
-    t = fsai_block_sum(t);
-    if (threadIdx.x == 0) {
+    a = fsai_block_sum(a);
+    b = fsai_block_sum(b);
+    *s = a;
+    *t = b;
+    return threadIdx.x == 0;
+}
+
+// fsai_grid_sum2 writes the two sums of fsai_grid_reduce2 to result[0] and
+// result[1]. result may be page-locked host memory, which the device writes
+// directly.
+__device__ void fsai_grid_sum2(double v, double w, double *partials, unsigned *counter, double *result)
+{
+    double s, t;
+    if (fsai_grid_reduce2(v, w, partials, counter, &s, &t)) {
         result[0] = s;
         result[1] = t;
     }
@@ -79,4 +91,14 @@ __device__ void fsai_grid_sum2(double v, double w, double *partials, unsigned *c
 __device__ void fsai_grid_sum(double v, double *partials, unsigned *counter, double *result)
 {
     fsai_grid_sum2(v, 0.0, partials, counter, result);
+}
+
+// fsai_grid_add adds the grid's sum of v to *acc: kernels that queue one
+// after another on a stream add to it in their order, so the total is
+// deterministic too.
+__device__ void fsai_grid_add(double v, double *partials, unsigned *counter, double *acc)
+{
+    double s, t;
+    if (fsai_grid_reduce2(v, 0.0, partials, counter, &s, &t))
+        *acc += s;
 }

@@ -21,23 +21,20 @@ extern "C" __global__ void dot(long long n, const double *__restrict__ x,
     fsai_grid_sum((a0 + a1) + (a2 + a3), partials, counter, result);
 }
 
-// The Jacobi PCG step in one pass: x += a*p; r -= a*q; z = d .* r;
-// result[0] = r'r and result[1] = r'z after the update.
-extern "C" __global__ void update_xrz(long long n, double a, double *__restrict__ x,
-                                      double *__restrict__ r, const double *__restrict__ p,
-                                      const double *__restrict__ q, const double *__restrict__ d,
-                                      double *__restrict__ z, double *partials,
-                                      unsigned *counter, double *result)
+// PCG's residual update with a diagonal preconditioner d: r -= a*q, and
+// result[0] = r'r and result[1] = r'(d .* r) after it. z = d .* r itself is
+// not stored: update_xp forms it where the next direction needs it.
+extern "C" __global__ void update_rz(long long n, double a, double *__restrict__ r,
+                                     const double *__restrict__ q, const double *__restrict__ d,
+                                     double *partials, unsigned *counter, double *result)
 {
     long long i = fsai_tid(), s = fsai_stride();
     double rr = 0.0, rz = 0.0;
     for (; i < n; i += s) {
-        double r0 = r[i] - a * q[i], z0 = d[i] * r0;
-        x[i] += a * p[i];
+        double r0 = r[i] - a * q[i], rd = r0 * r0;
         r[i] = r0;
-        z[i] = z0;
-        rr += r0 * r0;
-        rz += r0 * z0;
+        rr += rd;
+        rz += d[i] * rd;
     }
     fsai_grid_sum2(rr, rz, partials, counter, result);
 }

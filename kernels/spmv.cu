@@ -16,6 +16,37 @@ __device__ __forceinline__ unsigned fsai_group_mask()
                    : ((1u << W) - 1u) << ((threadIdx.x & 31) & ~(W - 1));
 }
 
+// fsai_spmv_row returns row of A*x in lane 0 of the row's group (the other
+// lanes hold partial sums).
+template <typename T, int W>
+__device__ __forceinline__ double fsai_spmv_row(long long row, const int *__restrict__ rowptr,
+                                                const int *__restrict__ col,
+                                                const T *__restrict__ val,
+                                                const double *__restrict__ x)
+{
+    int lane = threadIdx.x & (W - 1);
+    int lo = rowptr[row], hi = rowptr[row + 1];
+    double s = 0.0;
+    for (int k = lo + lane; k < hi; k += W)
+        s += (double)val[k] * __ldg(x + col[k]);
+    if (W > 1) {
+        unsigned mask = fsai_group_mask<W>();
+        for (int off = W / 2; off > 0; off >>= 1)
+            s += __shfl_down_sync(mask, s, off, W);
+    }
+    return s;
+}
+
+// fsai_spmv_store writes the row's sum s (lane 0 calls it) to y and returns
+// the index it wrote.
+__device__ __forceinline__ long long fsai_spmv_store(long long row, double s, double *__restrict__ y,
+                                                     int accumulate, const int *__restrict__ rowmap)
+{
+    long long out = rowmap ? rowmap[row] : row;
+    y[out] = accumulate ? y[out] + s : s;
+    return out;
+}
+
 template <typename T, int W>
 __device__ __forceinline__ void fsai_spmv(int nrows, const int *__restrict__ rowptr,
                                           const int *__restrict__ col,
@@ -27,28 +58,50 @@ __device__ __forceinline__ void fsai_spmv(int nrows, const int *__restrict__ row
     long long row = fsai_tid() / W;
     if (row >= nrows)
         return; // the whole group leaves together: row is the same on its lanes
-    int lane = threadIdx.x & (W - 1);
-    int lo = rowptr[row], hi = rowptr[row + 1];
-    double s = 0.0;
-    for (int k = lo + lane; k < hi; k += W)
-        s += (double)val[k] * __ldg(x + col[k]);
-    if (W > 1) {
-        unsigned mask = fsai_group_mask<W>();
-        for (int off = W / 2; off > 0; off >>= 1)
-            s += __shfl_down_sync(mask, s, off, W);
-    }
-    if (lane == 0) {
-        long long out = rowmap ? rowmap[row] : row;
-        y[out] = accumulate ? y[out] + s : s;
-    }
+    double s = fsai_spmv_row<T, W>(row, rowptr, col, val, x);
+    if ((threadIdx.x & (W - 1)) == 0)
+        fsai_spmv_store(row, s, y, accumulate, rowmap);
 }
 
-#define FSAI_SPMV(name, T, W)                                                        \
-    extern "C" __global__ void name(int nrows, const int *rowptr, const int *col,   \
-                                    const T *val, const double *x, double *y,       \
-                                    int accumulate, const int *rowmap)              \
-    {                                                                                \
-        fsai_spmv<T, W>(nrows, rowptr, col, val, x, y, accumulate, rowmap);          \
+// fsai_spmv_dot is fsai_spmv that also adds w'(A*x), the dot product of w
+// with the rows of the product it computes (not with what y held before), to
+// *acc: PCG's p'Ap without a pass of its own over p and Ap. The grid strides
+// over the rows, so that it is small enough for the grid-wide sum.
+template <typename T, int W>
+__device__ __forceinline__ void fsai_spmv_dot(int nrows, const int *__restrict__ rowptr,
+                                              const int *__restrict__ col,
+                                              const T *__restrict__ val,
+                                              const double *__restrict__ x,
+                                              double *__restrict__ y, int accumulate,
+                                              const int *__restrict__ rowmap,
+                                              const double *__restrict__ w, double *partials,
+                                              unsigned *counter, double *acc)
+{
+    const long long groups = fsai_stride() / W;
+    double d = 0.0;
+    for (long long row = fsai_tid() / W; row < nrows; row += groups) {
+        double s = fsai_spmv_row<T, W>(row, rowptr, col, val, x);
+        if ((threadIdx.x & (W - 1)) == 0)
+            d += w[fsai_spmv_store(row, s, y, accumulate, rowmap)] * s;
+    }
+    fsai_grid_add(d, partials, counter, acc);
+}
+
+#define FSAI_SPMV(name, T, W)                                                          \
+    extern "C" __global__ void name(int nrows, const int *rowptr, const int *col,     \
+                                    const T *val, const double *x, double *y,         \
+                                    int accumulate, const int *rowmap)                \
+    {                                                                                  \
+        fsai_spmv<T, W>(nrows, rowptr, col, val, x, y, accumulate, rowmap);            \
+    }                                                                                  \
+    extern "C" __global__ void name##_dot(int nrows, const int *rowptr, const int *col, \
+                                          const T *val, const double *x, double *y,   \
+                                          int accumulate, const int *rowmap,          \
+                                          const double *w, double *partials,          \
+                                          unsigned *counter, double *acc)             \
+    {                                                                                  \
+        fsai_spmv_dot<T, W>(nrows, rowptr, col, val, x, y, accumulate, rowmap, w,      \
+                            partials, counter, acc);                                   \
     }
 
 FSAI_SPMV(spmv_d_w1, double, 1)

@@ -27,3 +27,17 @@ extern "C" __global__ void mul(long long n, const double *__restrict__ d,
     for (long long i = fsai_tid(); i < n; i += fsai_stride())
         z[i] = d[i] * r[i];
 }
+
+// PCG's step to the next iterate and direction: x += a*p, then p = z + b*p
+// with z = d .* r for a diagonal preconditioner d (z never stored), z = r
+// when d is null. One pass over x, p and r.
+extern "C" __global__ void update_xp(long long n, double a, double b, double *__restrict__ x,
+                                     double *__restrict__ p, const double *__restrict__ d,
+                                     const double *__restrict__ r)
+{
+    for (long long i = fsai_tid(); i < n; i += fsai_stride()) {
+        double p0 = p[i], z0 = d ? d[i] * r[i] : r[i];
+        x[i] += a * p0;
+        p[i] = z0 + b * p0;
+    }
+}

@@ -318,11 +318,7 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, op
 			return results(), fixed.apply()
 		}
 
-		if err := s.A.ApplyBlock(q.V, p.V, k); err != nil {
-			return nil, err
-		}
-		ddmat.LocalDots(p, q, pq)
-		if err := be.Err(); err != nil {
+		if err := s.A.ApplyDots(q.V, p.V, pq); err != nil {
 			return nil, err
 		}
 		if pq, err = ddmat.Sum(comm, pq...); err != nil {
@@ -349,7 +345,7 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, op
 		for c, a := range alpha {
 			negAlpha[c] = -a
 		}
-		if err := s.update(M, x, alpha, negAlpha, ones, rr, rz); err != nil {
+		if err := s.updateResidual(M, alpha, negAlpha, ones, rr, rz); err != nil {
 			return nil, err
 		}
 		copy(local, rr)
@@ -378,33 +374,38 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, op
 		if opt.Progress != nil {
 			opt.Progress(it, worst)
 		}
-		ddmat.AxpbyCols(p, ones, z, beta) // p = z + beta p
+		s.step(M, x, alpha, beta)
 	}
 }
 
-// update is the step x += alpha p, r -= alpha q, z = M r, leaving the local
-// r'r and r'z of every column in rr and rz (negAlpha is -alpha, ones all
-// ones). A diagonal preconditioner is fused into the update; with another,
-// r'r and r'z are reduced together after it, so that the step waits for
-// the device once.
-func (s *Workspace) update(M Preconditioner, x *ddmat.Dense, alpha, negAlpha, ones, rr, rz []float64) error {
-	be, r, z, p, q := x.BE, s.r, s.z, s.p, s.q
-	d, diagonal := M.(Diagonal)
-	switch {
-	case diagonal && x.Cols == 1:
-		rr[0], rz[0] = be.UpdateXRZ(x.V, r.V, alpha[0], p.V, q.V, d.Scaling(), z.V)
-		return nil
-	case diagonal:
-		be.UpdateXRZCols(x.V, r.V, alpha, p.V, q.V, d.Scaling(), z.V, rr, rz)
+// updateResidual is r -= alpha q and z = M r, leaving the local r'r and
+// r'z of every column in rr and rz (negAlpha is -alpha, ones all ones). A
+// diagonal preconditioner is fused into the update, and z is not stored
+// (step forms it); with another, r'r and r'z are reduced together after
+// it, so that the update waits for the device once.
+func (s *Workspace) updateResidual(M Preconditioner, alpha, negAlpha, ones, rr, rz []float64) error {
+	be, r, z, q := s.r.BE, s.r, s.z, s.q
+	if d, ok := M.(Diagonal); ok {
+		be.UpdateRZCols(r.V, alpha, q.V, d.Scaling(), rr, rz)
 		return nil
 	}
-	ddmat.AxpbyCols(x, alpha, p, ones)
 	ddmat.AxpbyCols(r, negAlpha, q, ones)
 	if err := M.Apply(z, r); err != nil {
 		return err
 	}
 	be.DotPairCols(r.V, r.V, z.V, rr, rz)
 	return nil
+}
+
+// step moves x and p on in one pass: x += alpha p with the direction of
+// this iteration, then p = z + beta p, z = M r (formed from r for a
+// diagonal preconditioner).
+func (s *Workspace) step(M Preconditioner, x *ddmat.Dense, alpha, beta []float64) {
+	if d, ok := M.(Diagonal); ok {
+		x.BE.UpdateXPCols(x.V, alpha, s.p.V, d.Scaling(), s.r.V, beta)
+		return
+	}
+	x.BE.UpdateXPCols(x.V, alpha, s.p.V, nil, s.z.V, beta)
 }
 
 func anyActive(cols []column) bool {
