@@ -2,9 +2,12 @@ package dsmat
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // haloTag marks the messages of an SpMV. Every Apply completes all of its
@@ -24,6 +27,9 @@ type Operator struct {
 	halos    map[int]*haloBuffers
 	schedule Schedule
 	dot      backend.Sum // of ApplyDots, made on first use
+
+	prec   backend.Precision // the precision Bind was asked for
+	narrow bool              // double blocks of float32 numbers stored in float32
 }
 
 // haloBuffers holds the buffers of the halo exchange of blocks of k columns:
@@ -44,11 +50,26 @@ type haloBuffers struct {
 	sent    []*comm.Request // per send through the host
 }
 
-// Bind uploads the matrix to be (values stored in precision p) and allocates
+// Bind uploads the matrix to be, its values in precision p, and allocates
 // the halo buffers of single-vector products. Free releases them.
+//
+// In double precision, a block whose values are all float32 numbers (the
+// integer stencils of many discretizations, graph Laplacians) is stored in
+// float32: its products are bit for bit those of float64 storage, and its
+// values move half the bytes. BindWide keeps float64 regardless.
 func (m *Matrix) Bind(be backend.Backend, p backend.Precision) (*Operator, error) {
-	op := &Operator{m: m, be: be, halos: make(map[int]*haloBuffers)}
-	err := op.upload(p)
+	return m.bind(be, p, true)
+}
+
+// BindWide is Bind with every value in float64, also where float32 would
+// hold it exactly: what Bind's narrowing saves is measured against it.
+func (m *Matrix) BindWide(be backend.Backend) (*Operator, error) {
+	return m.bind(be, backend.Double, false)
+}
+
+func (m *Matrix) bind(be backend.Backend, p backend.Precision, narrow bool) (*Operator, error) {
+	op := &Operator{m: m, be: be, halos: make(map[int]*haloBuffers), prec: p, narrow: narrow}
+	err := op.upload()
 	if err == nil {
 		_, err = op.buffers(1)
 	}
@@ -59,17 +80,59 @@ func (m *Matrix) Bind(be backend.Backend, p backend.Precision) (*Operator, error
 	return op, nil
 }
 
-func (op *Operator) upload(p backend.Precision) error {
+func (op *Operator) upload() error {
 	var err error
-	if op.diag, err = op.be.NewMatrix(op.m.Diag, nil, p); err != nil {
+	if op.diag, err = op.newBlock(op.m.Diag, nil); err != nil {
 		return err
 	}
 	if a, rowMap := op.m.offDiagonal(); a != nil {
-		var err error
-		op.offd, err = op.be.NewMatrix(a, rowMap, p)
-		return err
+		op.offd, err = op.newBlock(a, rowMap)
 	}
-	return nil
+	return err
+}
+
+// newBlock uploads block a (with its row map) in the precision that keeps
+// its values as Bind promises.
+func (op *Operator) newBlock(a *csr.Matrix[float64], rowMap []int32) (backend.Matrix, error) {
+	return op.be.NewMatrix(a, rowMap, op.storage(a.Val))
+}
+
+// storage is the precision vals are stored in: single when asked, or when
+// narrowing and every value is a float32 number; else double.
+func (op *Operator) storage(vals []float64) backend.Precision {
+	if op.prec == backend.Single || (op.narrow && exactInFloat32(vals)) {
+		return backend.Single
+	}
+	return backend.Double
+}
+
+// exactInFloat32 reports whether float32 holds every value of vals exactly
+// (NaN never compares equal: a NaN keeps float64). It scans on all cores
+// and stops early at the first value that does not fit.
+func exactInFloat32(vals []float64) bool {
+	var inexact atomic.Bool
+	parallel.For(len(vals), func(_, lo, hi int) {
+		for i := lo; i < hi && !inexact.Load(); i += 4096 {
+			for _, v := range vals[i:min(i+4096, hi)] {
+				if float64(float32(v)) != v {
+					inexact.Store(true)
+					return
+				}
+			}
+		}
+	})
+	return !inexact.Load()
+}
+
+// Precision reports how the operator's values are stored: Single when
+// every block is stored in float32 (asked for, or narrowed by Bind).
+func (op *Operator) Precision() backend.Precision {
+	for _, a := range []backend.Matrix{op.diag, op.offd} {
+		if a != nil && a.Precision() == backend.Double {
+			return backend.Double
+		}
+	}
+	return backend.Single
 }
 
 // buffers returns the buffers for blocks of k columns, allocating them on

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/backend"
@@ -292,6 +293,69 @@ func TestApplyBlock(t *testing.T) {
 						t.Fatalf("schedule %d rank %d: ApplyDots of %d columns %v, want %v", s, c.Rank(), k, dots, want)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestBindNarrows: Bind stores poisson7's integer values in float32 and its
+// products equal BindWide's bit for bit; diffusion's values stay float64; a
+// Refresh with values float32 cannot hold goes back to float64 and keeps
+// them exactly.
+func TestBindNarrows(t *testing.T) {
+	for np := 1; np <= 2; np++ {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			for _, tc := range []struct {
+				spec string
+				want backend.Precision
+			}{{"poisson7:6", backend.Single}, {"diffusion:5", backend.Double}} {
+				full := generate(t, tc.spec)
+				part := dsmat.NewPartition(full.N, np)
+				lo, hi := part.Range(c.Rank())
+				rows := stripe(full, lo, hi)
+				A, op := bindCPU(t, c, part, rows, backend.Double)
+				wide, err := A.BindWide(op.Backend())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if op.Precision() != tc.want || wide.Precision() != backend.Double {
+					t.Fatalf("%s: Bind stores %v, BindWide %v", tc.spec, op.Precision(), wide.Precision())
+				}
+				be, n := op.Backend(), int(hi-lo)
+				x, _ := be.NewVector(n)
+				y1, _ := be.NewVector(n)
+				y2, _ := be.NewVector(n)
+				xs := make([]float64, n)
+				for i := range xs {
+					xs[i] = probe(lo + int64(i))
+				}
+				be.Upload(x, xs)
+				if err := op.Apply(y1, x); err != nil {
+					t.Fatal(err)
+				}
+				if err := wide.Apply(y2, x); err != nil {
+					t.Fatal(err)
+				}
+				got, want := make([]float64, n), make([]float64, n)
+				_ = be.Download(got, y1)
+				_ = be.Download(want, y2)
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s: narrowed and wide products differ", tc.spec)
+				}
+				wide.Free()
+
+				next := reweigh(rows)
+				if err := A.SetValues(next); err != nil {
+					t.Fatal(err)
+				}
+				if err := op.Refresh(); err != nil {
+					t.Fatal(err)
+				}
+				if op.Precision() != backend.Double {
+					t.Fatalf("%s: after values float32 cannot hold, stored %v", tc.spec, op.Precision())
+				}
+				checkProduct(t, c, op, next, backend.Double)
+				op.Free()
 			}
 		})
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
@@ -108,15 +110,36 @@ func (m *Matrix) placeRows(rows *Rows, write bool, lo, hi int) int {
 }
 
 // Refresh copies the matrix's current values (after SetValues) into the
-// device blocks that Bind allocated, without reallocating them.
+// device blocks that Bind allocated, without reallocating them; only a
+// block that Bind narrowed to float32 and whose new values float32 no
+// longer holds exactly is uploaded afresh in float64.
 func (op *Operator) Refresh() error {
-	if err := op.be.SetValues(op.diag, op.m.Diag.Val); err != nil {
+	var err error
+	if op.diag, err = op.refresh(op.diag, op.m.Diag, nil); err != nil {
 		return fmt.Errorf("dsmat: refresh values: %w", err)
 	}
-	if a, _ := op.m.offDiagonal(); a != nil {
-		if err := op.be.SetValues(op.offd, a.Val); err != nil {
+	if a, rowMap := op.m.offDiagonal(); a != nil {
+		if op.offd, err = op.refresh(op.offd, a, rowMap); err != nil {
 			return fmt.Errorf("dsmat: refresh values: %w", err)
 		}
 	}
 	return nil
+}
+
+// refresh gives block the values of a, its host copy, and returns the block
+// that now holds them.
+func (op *Operator) refresh(block backend.Matrix, a *csr.Matrix[float64], rowMap []int32) (backend.Matrix, error) {
+	if block.Precision() == backend.Double || op.storage(a.Val) == backend.Single {
+		return block, op.be.SetValues(block, a.Val)
+	}
+	wide, err := op.be.NewMatrix(a, rowMap, backend.Double)
+	if err != nil {
+		return block, err
+	}
+	if err := op.be.Sync(); err != nil { // the products queued with the old block are done
+		wide.Free()
+		return block, err
+	}
+	block.Free()
+	return wide, nil
 }

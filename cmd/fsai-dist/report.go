@@ -13,28 +13,31 @@ import (
 // report is the JSON summary of a run (-report). Its fields are a contract
 // with scripts and users: extend it, never rename or drop a field.
 type report struct {
-	Converged  bool     `json:"converged"`
-	Reason     string   `json:"reason"`
-	Detail     string   `json:"detail,omitempty"`
-	Iterations int      `json:"iterations"`
-	RelRes     number   `json:"relres"` // true ||b - A x||/||b||
-	N          int64    `json:"n"`
-	NNZ        int64    `json:"nnz"` // both triangles
-	Ranks      int      `json:"ranks"`
-	Backend    string   `json:"backend"`
-	Device     string   `json:"device"`
-	Prec       string   `json:"prec"`
-	Matrix     string   `json:"matrix,omitempty"`
-	Problem    string   `json:"problem,omitempty"`
-	Partition  string   `json:"partition"`
-	Tol        float64  `json:"tol"`
-	MaxIt      int      `json:"maxit"`
-	ReadS      float64  `json:"read_s"`
-	SetupS     float64  `json:"setup_s"`
-	SolveS     float64  `json:"solve_s"`
-	TotalS     float64  `json:"total_s"`
-	IterS      float64  `json:"iter_s"` // solve_s per iteration
-	History    []number `json:"history"`
+	Converged  bool   `json:"converged"`
+	Reason     string `json:"reason"`
+	Detail     string `json:"detail,omitempty"`
+	Iterations int    `json:"iterations"`
+	RelRes     number `json:"relres"` // true ||b - A x||/||b||
+	N          int64  `json:"n"`
+	NNZ        int64  `json:"nnz"` // both triangles
+	Ranks      int    `json:"ranks"`
+	Backend    string `json:"backend"`
+	Device     string `json:"device"`
+	Prec       string `json:"prec"`
+	Matrix     string `json:"matrix,omitempty"`
+	Problem    string `json:"problem,omitempty"`
+	Partition  string `json:"partition"`
+	// MatrixValues is how A's values are stored: "double", or "single"
+	// when every block holds float32 numbers only (exact, -matrix.narrow).
+	MatrixValues string   `json:"matrix_values"`
+	Tol          float64  `json:"tol"`
+	MaxIt        int      `json:"maxit"`
+	ReadS        float64  `json:"read_s"`
+	SetupS       float64  `json:"setup_s"`
+	SolveS       float64  `json:"solve_s"`
+	TotalS       float64  `json:"total_s"`
+	IterS        float64  `json:"iter_s"` // solve_s per iteration
+	History      []number `json:"history"`
 	// -bench-spmv only: seconds per SpMV with A (slowest rank) and the
 	// bandwidth of the bytes a CSR SpMV must move
 	SpMVS   float64 `json:"spmv_s,omitempty"`

@@ -62,11 +62,17 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	rep.Backend, rep.Device = be.Name(), be.Device()
 
 	setup := time.Now()
-	op, err := A.Bind(be, backend.Double)
+	var op *dsmat.Operator
+	if o.narrow {
+		op, err = A.Bind(be, backend.Double)
+	} else {
+		op, err = A.BindWide(be)
+	}
 	if err := c.Agree(err); err != nil {
 		return 0, err
 	}
 	defer op.Free()
+	rep.MatrixValues = op.Precision().String()
 	if err := countLinks(c, op, rep); err != nil {
 		return 0, err
 	}
@@ -313,7 +319,11 @@ func benchSpMV(c *comm.Comm, op *dsmat.Operator, b *ddmat.Dense, k int, rep *rep
 	if rep.SpMVHostS, err = comm.AllreduceScalar(c, comm.Max, host); err != nil {
 		return err
 	}
-	bytes := 12*float64(rep.NNZ) + 4*float64(rep.N+1) + 16*float64(rep.N)
+	val := 8.0
+	if op.Precision() == backend.Single {
+		val = 4
+	}
+	bytes := (4+val)*float64(rep.NNZ) + 4*float64(rep.N+1) + 16*float64(rep.N)
 	rep.SpMVGBs = bytes / rep.SpMVS / 1e9
 	if c.Size() == 1 {
 		return nil
