@@ -118,9 +118,9 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	if cfg.Static {
 		p.name = "fsai"
 	}
-	p.G, err = Gm.Bind(be, cfg.Apply)
+	p.G, err = bindFactor(Gm, be, cfg.Apply)
 	if err == nil {
-		p.Gt, err = Gtm.Bind(be, cfg.Apply)
+		p.Gt, err = bindFactor(Gtm, be, cfg.Apply)
 	}
 	if err == nil {
 		p.tmp, err = be.NewVector(A.LocalRows())
@@ -252,4 +252,15 @@ func (p *Preconditioner) Free() {
 	if p.tmp != nil {
 		p.tmp.Free()
 	}
+}
+
+// bindFactor uploads a factor with its values in precision p, float64
+// included when they are float32 numbers (a single-precision set-up's):
+// the choice between applying G in float32 and in float64 is the user's,
+// which Bind's narrowing would otherwise make for them.
+func bindFactor(g *dsmat.Matrix, be backend.Backend, p backend.Precision) (*dsmat.Operator, error) {
+	if p == backend.Double {
+		return g.BindWide(be)
+	}
+	return g.Bind(be, p)
 }

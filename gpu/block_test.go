@@ -177,10 +177,11 @@ func TestBlockVectorOps(t *testing.T) {
 			b.UpdateXPCols(x, a, p, d, r, beta)
 			checkClose(t, what+" UpdateXPCols x", download(t, b, x), wx, sx, 1e-15)
 			checkClose(t, what+" UpdateXPCols p", download(t, b, p), wp, sp, 1e-15)
-			// without a diagonal, z = r (the bounds add the earlier ones)
-			ref.AxpbyCols(sx, absBlock(a), cpu.Vector(absBlock(wp)), ones)
-			ref.AxpbyCols(sp, absBlock(beta), cpu.Vector(absBlock(wp)), ones)
-			ref.AxpbyCols(sp, ones, cpu.Vector(absBlock(wr)), ones)
+			// without a diagonal, z = r; the bounds carry the earlier
+			// ones: x += a p gets |a| times p's, p = r + b p gets r's
+			// and |b| times p's
+			ref.AxpbyCols(sx, absBlock(a), sp, ones)
+			ref.AxpbyCols(sp, ones, sr, absBlock(beta))
 			ref.UpdateXPCols(wx, a, wp, nil, wr, beta)
 			b.UpdateXPCols(x, a, p, nil, r, beta)
 			checkClose(t, what+" UpdateXPCols x, no diagonal", download(t, b, x), wx, sx, 1e-14)

@@ -27,7 +27,7 @@ want() { [[ " $parts " == *" $1 "* ]]; }
 out=$(mktemp -d)
 trap 'tar czf "${OUT:-.}/gpu-session.tgz" -C "$out" .' EXIT
 if want tests; then
-  (cd gpu && ../bin/gpu.test 2>&1 | tail -3) | tee "$out/gpu-test.log"
+  (cd gpu && ../bin/gpu.test -test.v 2>&1 | grep -E '^(--- FAIL|FAIL|ok|PASS|panic)|_test.go:' | tail -20) | tee "$out/gpu-test.log"
   (cd pcg && ../bin/pcg.test -test.run 'OnGPU' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)' | tail -6) | tee "$out/pcg-test.log"
 fi
 if want jacobi; then
