@@ -64,6 +64,10 @@ type Backend struct {
 	// the copy stream has yet to wait for it (peer.go)
 	putsFrom uintptr
 	putsWait bool
+	// retired are our peer counters of freed links, kept until Close: a
+	// peer may still write its last count into one after we freed the
+	// link, as nothing makes the two processes free theirs together
+	retired []uintptr
 
 	// Reductions: reduceWidth partial sums per block and a block counter on the
 	// device; the kernel writes the result straight into page-locked host
@@ -200,6 +204,10 @@ func (b *Backend) release() error {
 		apply(d.eventDestroy, e, "cuEventDestroy")
 	}
 	errs = append(errs, b.staging.release(d))
+	for _, c := range b.retired {
+		apply(d.memFree, c, "cuMemFree(peer counter)")
+	}
+	b.retired = nil
 	apply(d.memFreeHost, uintptr(b.host), "cuMemFreeHost")
 	apply(d.memFree, b.partials, "cuMemFree(reduction scratch)")
 	apply(d.moduleUnload, b.module, "cuModuleUnload")

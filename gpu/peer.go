@@ -286,7 +286,10 @@ func (b *Backend) newCounter(c *counter) ([ipcHandleBytes]byte, error) {
 	return b.exportMemory(p)
 }
 
-// freeCounters frees our counters and closes the mappings of theirs.
+// freeCounters closes the mappings of their counters and retires ours until
+// Close (a peer's last write into one may still be on its way: freeing a
+// link is not collective). A counter is 4 bytes; a program that rebuilds
+// its operators often keeps a few per rebuild.
 func (b *Backend) freeCounters(cs ...*counter) {
 	d := b.drv
 	for _, c := range cs {
@@ -295,7 +298,7 @@ func (b *Backend) freeCounters(cs ...*counter) {
 		case c.mapped:
 			b.fail(d.check(d.call(d.ipcCloseMemHandle, c.ptr), "cuIpcCloseMemHandle(peer counter)"))
 		default:
-			b.fail(d.check(d.call(d.memFree, c.ptr), "cuMemFree(peer counter)"))
+			b.retired = append(b.retired, c.ptr)
 		}
 		*c = counter{}
 	}
