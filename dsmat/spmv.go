@@ -290,6 +290,7 @@ func (op *Operator) ApplyDots(y, x backend.Vector, dots []float64) error {
 		op.dot = s
 	}
 	if err := op.apply(y, x, 1, true); err != nil {
+		_, _ = op.be.TakeSum(op.dot) // no partial sum left for the next call
 		return err
 	}
 	var err error

@@ -22,8 +22,8 @@ type Preconditioner interface {
 }
 
 // Diagonal is a preconditioner that scales by a vector (Jacobi). PCG fuses
-// its application into the update of x and r, so a step reads each vector
-// once.
+// its application into the update of r and into the next direction's, and
+// never stores z = M r.
 type Diagonal interface {
 	Preconditioner
 	Scaling() backend.Vector
