@@ -339,3 +339,52 @@ func solveWith(t *testing.T, c *comm.Comm, dc distCase, prec string) int {
 	}
 	return res.Iterations
 }
+
+// TestApplyStorage: after a single-precision set-up, Apply Double stores G
+// and G' in float32 (their values are float32 numbers) and applies them bit
+// for bit as the float64 storage that Wide keeps; Apply Single is the same G.
+func TestApplyStorage(t *testing.T) {
+	for _, np := range []int{1, 2} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			dc := distCases(t, c)[0]
+			be := cpu.New(1)
+			n := dc.A.LocalRows()
+			r, _ := ddmat.NewVector(c, be, n)
+			host := make([]float64, n)
+			for i := range host {
+				host[i] = math.Sin(float64(i) + float64(c.Rank()))
+			}
+			if err := r.Set(host); err != nil {
+				t.Fatal(err)
+			}
+			var out [3][]float64
+			for k, variant := range []struct {
+				apply   backend.Precision
+				wide    bool
+				storage string
+			}{{backend.Double, false, "single"}, {backend.Double, true, "double"}, {backend.Single, false, "single"}} {
+				cfg := DefaultConfig()
+				cfg.Apply, cfg.Wide = variant.apply, variant.wide
+				M, err := New(dc.A, be, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if M.Info.ApplyStorage != variant.storage {
+					t.Fatalf("apply %v wide %v: G stored %s, want %s", variant.apply, variant.wide, M.Info.ApplyStorage, variant.storage)
+				}
+				z, _ := ddmat.NewVector(c, be, n)
+				if err := M.Apply(z, r); err != nil {
+					t.Fatal(err)
+				}
+				out[k] = make([]float64, n)
+				if err := z.Get(out[k]); err != nil {
+					t.Fatal(err)
+				}
+				M.Free()
+			}
+			if !slices.Equal(out[0], out[1]) || !slices.Equal(out[0], out[2]) {
+				t.Fatalf("%s on %d ranks: G'G r differs between the storages", dc.name, np)
+			}
+		})
+	}
+}

@@ -25,9 +25,15 @@ type Config struct {
 	// Setup is the precision of the set-up: Single casts A to float32 (the
 	// blueprint's default), Double keeps float64.
 	Setup backend.Precision
-	// Apply is how G and G' are stored for PCG: Single halves their memory
-	// traffic (float32 values, float64 vectors).
+	// Apply is the precision G and G' keep for PCG: Single rounds them to
+	// float32 (half their memory traffic, float64 vectors); Double keeps
+	// their values, stored in float32 when they are float32 numbers
+	// already (a single-precision set-up's: exact, and as fast as Single;
+	// see dsmat.Matrix.Bind) unless Wide.
 	Apply backend.Precision
+	// Wide stores G and G' in float64 under Apply Double even when float32
+	// would hold them exactly: what the storage costs is measured so.
+	Wide bool
 }
 
 // DefaultConfig is the adaptive FSAI with DefaultParams, power 2, single
@@ -62,6 +68,9 @@ type Info struct {
 	// application is mixed precision: float32 values, float64 vectors)
 	SetupPrecision string `json:"setup_precision"`
 	ApplyPrecision string `json:"apply_precision"`
+	// ApplyStorage is how this rank stores G's values: "single" also for
+	// a double application of float32 numbers (exact; Config.Apply).
+	ApplyStorage string `json:"apply_storage"`
 }
 
 // Preconditioner is M^{-1} = G'G with G the distributed FSAI factor; Apply
@@ -118,9 +127,9 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	if cfg.Static {
 		p.name = "fsai"
 	}
-	p.G, err = bindFactor(Gm, be, cfg.Apply)
+	p.G, err = bindFactor(Gm, be, cfg)
 	if err == nil {
-		p.Gt, err = bindFactor(Gtm, be, cfg.Apply)
+		p.Gt, err = bindFactor(Gtm, be, cfg)
 	}
 	if err == nil {
 		p.tmp, err = be.NewVector(A.LocalRows())
@@ -130,6 +139,7 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 		return nil, err
 	}
 	info.UploadS = time.Since(t).Seconds()
+	info.ApplyStorage = p.G.Precision().String()
 
 	if err := info.reduce(c, Gm, A, stats, ls); err != nil {
 		p.Free()
@@ -254,13 +264,11 @@ func (p *Preconditioner) Free() {
 	}
 }
 
-// bindFactor uploads a factor with its values in precision p, float64
-// included when they are float32 numbers (a single-precision set-up's):
-// the choice between applying G in float32 and in float64 is the user's,
-// which Bind's narrowing would otherwise make for them.
-func bindFactor(g *dsmat.Matrix, be backend.Backend, p backend.Precision) (*dsmat.Operator, error) {
-	if p == backend.Double {
+// bindFactor uploads a factor as cfg asks: in precision cfg.Apply, and for
+// Double in float64 storage when cfg.Wide.
+func bindFactor(g *dsmat.Matrix, be backend.Backend, cfg Config) (*dsmat.Operator, error) {
+	if cfg.Apply == backend.Double && cfg.Wide {
 		return g.BindWide(be)
 	}
-	return g.Bind(be, p)
+	return g.Bind(be, cfg.Apply)
 }

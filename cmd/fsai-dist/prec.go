@@ -33,7 +33,7 @@ func (f *fsaiFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&p.Scaled, "afsai.scaled", p.Scaled, "aFSAI: rank candidate entries by |gradient_j|/sqrt(a_jj) instead of |gradient_j|")
 	fs.IntVar(&f.cfg.Power, "afsai.power", f.cfg.Power, "aFSAI and FSAI: G reaches ranks within this power of the block graph (1-3)")
 	fs.StringVar(&f.precision, "afsai.precision", "single", "precision of the FSAI set-up: single or double")
-	fs.StringVar(&f.apply, "afsai.apply", "double", "how G and G' are stored for PCG: double, or single (float32 values with float64 vectors: half the traffic of G)")
+	fs.StringVar(&f.apply, "afsai.apply", "double", "the precision G and G' keep for PCG: double (stored in float32 when their values are float32 numbers, as a single-precision set-up's are, unless -matrix.narrow=false), or single (float32 values with float64 vectors: half the traffic of G)")
 	fs.Float64Var(&s.Tau, "fsai.tau", s.Tau, "static FSAI: drop |a_ij| <= tau*sqrt(a_ii a_jj) before building the pattern")
 	fs.IntVar(&s.K, "fsai.k", s.K, "static FSAI: pattern of Low(A~^k)")
 	fs.Float64Var(&s.Delta, "fsai.delta", s.Delta, "static FSAI: post-filter entries below delta times the row norm")
@@ -77,6 +77,7 @@ func newPreconditioner(o *options, A *dsmat.Matrix, op *dsmat.Operator, rep *rep
 	case "afsai", "fsai":
 		cfg := o.fsai.cfg
 		cfg.Static = o.prec == "fsai"
+		cfg.Wide = !o.narrow
 		p, err := afsai.New(A, op.Backend(), cfg)
 		if err != nil {
 			return nil, err
