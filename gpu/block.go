@@ -21,10 +21,16 @@ import (
 const colChunk = 64
 
 // SpMM computes Y = A*X + beta*Y (beta 0 or 1) for blocks of k columns. A
-// group of threads owns a row: WC column lanes for the chunk's kc columns
-// (the power of two at or above kc, at most 32) times P parts that split the
-// row's entries (spmmParts).
+// group of threads owns a row: WC column lanes of C columns each for the
+// chunk's kc columns, times P parts that split the row's entries
+// (spmmShape).
 func (b *Backend) SpMM(y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64) {
+	b.spmm(y, a, x, k, beta, 0)
+}
+
+// spmm is SpMM with perLane columns per lane (1 or 2; raised where the
+// chunk needs more than 32 lanes), or spmmShape's choice when it is 0.
+func (b *Backend) spmm(y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64, perLane int) {
 	defer b.enter()()
 	yv, xv := b.vector("SpMM", y), b.vector("SpMM", x)
 	if yv == nil || xv == nil {
@@ -51,13 +57,31 @@ func (b *Backend) SpMM(y backend.Vector, a backend.Matrix, x backend.Vector, k i
 	}
 	for c0 := 0; c0 < k; c0 += colChunk {
 		kc := min(colChunk, k-c0)
-		logWC := min(bits.Len(uint(kc-1)), 5)
-		logP := spmmParts(m.width, logWC)
+		ci, logWC, logP := spmmShape(kc, m.width, perLane)
 		off := uintptr(8 * c0)
-		b.launch(&b.fn.spmm[m.prec], ceilDiv(m.rows<<(logWC+logP), blockSize),
+		b.launch(&b.fn.spmm[m.prec][ci], ceilDiv(m.rows<<(logWC+logP), blockSize),
 			uint64(m.rows), uint64(m.rowPtr), uint64(m.col), uint64(m.val), uint64(xv.ptr+off), uint64(yv.ptr+off),
 			uint64(k), uint64(kc), uint64(logWC), uint64(logP), uint64(beta), uint64(m.rowMap))
 	}
+}
+
+// spmmPerLane are the columns per lane of the SpMM kernels, in the order
+// of functions.spmm's second index.
+var spmmPerLane = [...]int{1, 2}
+
+// spmmShape returns, for a chunk of kc columns and a matrix whose SpMV runs
+// width threads per row, the kernel's index in spmmPerLane (C columns per
+// lane: perLane, or the rule's when 0, raised until 32 lanes suffice), log2
+// of WC (the power of two at or above kc/C) and log2 of P (spmmParts).
+func spmmShape(kc, width, perLane int) (ci, logWC, logP int) {
+	if perLane == 0 {
+		perLane = spmmLanesRule(kc, width)
+	}
+	for ci = 0; spmmPerLane[ci] < perLane || spmmPerLane[ci]*32 < kc; ci++ {
+	}
+	c := spmmPerLane[ci]
+	logWC = bits.Len(uint((kc+c-1)/c - 1))
+	return ci, logWC, spmmParts(width, logWC)
 }
 
 // spmmParts returns log2 of P, the parts that split a row's entries in
@@ -69,6 +93,20 @@ func (b *Backend) SpMM(y backend.Vector, a backend.Matrix, x backend.Vector, k i
 // the column lanes was up to 1.4 times slower.
 func spmmParts(width, logWC int) int {
 	return max(0, min(bits.TrailingZeros(uint(width))+1-logWC, 5-logWC))
+}
+
+// spmmLanesRule is the columns per lane SpMM uses: two from 4 columns on,
+// and from 2 for rows of more than one thread's share. Measured on an H200
+// (BenchmarkSpMM, the 7- and 27-point Laplacians of 2.1M rows, both
+// precisions, 2 to 32 columns): two columns per lane were the fastest or
+// within 2% of it there, 1.36 to 1.69 times one from 8 columns on; one
+// was faster only on the 7-point matrix at 2 columns (by 9% in double);
+// four were never the fastest, and are not built.
+func spmmLanesRule(kc, width int) int {
+	if kc >= 4 || width > 1 {
+		return 2
+	}
+	return 1
 }
 
 // DotCols sets out[c] to the dot product of columns c of x and y, summed in

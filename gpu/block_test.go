@@ -77,9 +77,11 @@ func TestSpMM(t *testing.T) {
 								}
 							}
 							ref.SpMM(scale, rabs, cpu.Vector(absBlock(x)), k, beta)
-							yv := newVec(t, b, y)
-							b.SpMM(yv, a, xv, k, beta)
-							checkClose(t, what, download(t, b, yv), want, scale, 1e-13)
+							for _, c := range append([]int{0}, spmmPerLane[:]...) {
+								yv := newVec(t, b, y)
+								b.spmm(yv, a, xv, k, beta, c)
+								checkClose(t, fmt.Sprintf("%s columns per lane %d", what, c), download(t, b, yv), want, scale, 1e-13)
+							}
 						}
 					}
 				}
@@ -236,11 +238,13 @@ func BenchmarkSpMM(b *testing.B) {
 			}
 			for _, k := range []int{1, 2, 4, 8, 16, 32} {
 				x, y := benchVec(b, be, m.Cols*k), benchVec(b, be, m.Rows*k)
-				b.Run(fmt.Sprintf("%dpt/%v/k=%d", pts, p, k), func(b *testing.B) {
-					bytes := spmvBytes(m, p) + 8*(k-1)*(m.Cols+m.Rows)
-					gbs := measure(b, be, bytes, func() { be.SpMM(y, a, x, k, 0) })
-					b.ReportMetric(float64(bytes)/gbs/1e3/float64(k), "us-per-col")
-				})
+				for _, c := range spmmPerLane {
+					b.Run(fmt.Sprintf("%dpt/%v/k=%d/c=%d", pts, p, k, c), func(b *testing.B) {
+						bytes := spmvBytes(m, p) + 8*(k-1)*(m.Cols+m.Rows)
+						gbs := measure(b, be, bytes, func() { be.spmm(y, a, x, k, 0, c) })
+						b.ReportMetric(float64(bytes)/gbs/1e3/float64(k), "us-per-col")
+					})
+				}
 				x.Free()
 				y.Free()
 			}
@@ -296,5 +300,20 @@ func TestSpMMParts(t *testing.T) {
 	}
 	if got := spmmParts(4, 1); got != 2 {
 		t.Errorf("width 4, 2 column lanes: 2^%d parts, want 4", got)
+	}
+}
+
+// TestSpMMShape: every chunk of 1 to 64 columns gets lanes that cover it
+// (C*WC >= kc, at most 32 lanes, fewer than twice what it needs) with at
+// least the columns per lane asked for.
+func TestSpMMShape(t *testing.T) {
+	for kc := 1; kc <= colChunk; kc++ {
+		for _, ask := range append([]int{0}, spmmPerLane[:]...) {
+			ci, logWC, _ := spmmShape(kc, 1, ask)
+			c, wc := spmmPerLane[ci], 1<<logWC
+			if c*wc < kc || wc > 32 || (wc > 1 && c*wc/2 >= kc) || c < ask {
+				t.Errorf("kc %d, %d per lane asked: %d per lane, %d lanes", kc, ask, c, wc)
+			}
+		}
 	}
 }

@@ -28,7 +28,7 @@ type functions struct {
 	spmv, spmvDot                                     [2][len(spmvWidths)]kernel // [Precision][width index]
 	gather, fill, axpby, mul, dot, updateRZ, updateXP kernel
 	// Block kernels (block.go).
-	spmm                                                                 [2]kernel // [Precision]
+	spmm                                                                 [2][len(spmmPerLane)]kernel // [Precision][columns per lane index]
 	axpbyCols, mulCols, dotCols, dotPairCols, updateRZCols, updateXPCols kernel
 }
 
@@ -36,11 +36,16 @@ type functions struct {
 func (f *functions) table() []*kernel {
 	f.gather.name, f.fill.name, f.axpby.name, f.mul.name = "gather", "fill", "axpby", "mul"
 	f.dot.name, f.updateRZ.name, f.updateXP.name = "dot", "update_rz", "update_xp"
-	f.spmm[0].name, f.spmm[1].name = "spmm_d", "spmm_s"
 	f.axpbyCols.name, f.mulCols.name, f.dotCols.name, f.dotPairCols.name = "axpby_cols", "mul_cols", "dot_cols", "dot_pair_cols"
 	f.updateRZCols.name, f.updateXPCols.name = "update_rz_cols", "update_xp_cols"
 	t := []*kernel{&f.gather, &f.fill, &f.axpby, &f.mul, &f.dot, &f.updateRZ, &f.updateXP,
-		&f.spmm[0], &f.spmm[1], &f.axpbyCols, &f.mulCols, &f.dotCols, &f.dotPairCols, &f.updateRZCols, &f.updateXPCols}
+		&f.axpbyCols, &f.mulCols, &f.dotCols, &f.dotPairCols, &f.updateRZCols, &f.updateXPCols}
+	for p, prefix := range []string{"spmm_d", "spmm_s"} {
+		for i, c := range spmmPerLane {
+			f.spmm[p][i].name = fmt.Sprintf("%s_c%d", prefix, c)
+			t = append(t, &f.spmm[p][i])
+		}
+	}
 	for p, prefix := range []string{"spmv_d", "spmv_s"} {
 		for i, w := range spmvWidths {
 			f.spmv[p][i].name = fmt.Sprintf("%s_w%d", prefix, w)

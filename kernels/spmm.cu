@@ -6,16 +6,16 @@
 //
 // A group of WC*P consecutive threads (a power of two, at most the warp)
 // owns one row: its WC column lanes split the kc columns (lane l takes
-// columns l and l + WC, so kc <= 2*WC), its P parts split the row's entries
-// (part q takes entries q, q+P, ...). The WC lanes of a part read the same
-// entry of A (one load, broadcast) and WC adjacent entries of row j of X
-// (coalesced), so A is read once for all columns. The parts' sums are added
+// columns l, l + WC, ..., C of them, so kc <= C*WC), its P parts split the
+// row's entries (part q takes entries q, q+P, ...). The WC lanes of a part
+// read the same entry of A (one load, broadcast) and WC adjacent entries of
+// row j of X (coalesced), so A is read once for all columns; a lane's C
+// columns give it C independent loads per entry. The parts' sums are added
 // by shuffles within the group in a fixed tree, and part 0 writes the row.
-// Package gpu picks WC, the power of two at or above kc (at most 32), and P
-// from the matrix's SpMV width (spmmParts). A non-null rowmap sends row k to
-// row rowmap[k] of Y, as in spmv.cu.
+// Package gpu picks C, WC and P (spmmShape). A non-null rowmap sends row k
+// to row rowmap[k] of Y, as in spmv.cu.
 
-template <typename T>
+template <typename T, int C>
 __device__ __forceinline__ void fsai_spmm(int nrows, const int *__restrict__ rowptr,
                                           const int *__restrict__ col, const T *__restrict__ val,
                                           const double *__restrict__ x, double *__restrict__ y,
@@ -28,39 +28,47 @@ __device__ __forceinline__ void fsai_spmm(int nrows, const int *__restrict__ row
         return; // the whole group leaves together: row is the same on its lanes
     const int lane = threadIdx.x & (W - 1), cl = lane & (WC - 1), part = lane >> log_wc;
     const unsigned mask = W == 32 ? 0xffffffffu : ((1u << W) - 1u) << ((threadIdx.x & 31) & ~(W - 1));
-    const bool has0 = cl < kc, has1 = cl + WC < kc;
+    bool has[C];
+    double s[C];
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+        has[c] = cl + c * WC < kc;
+        s[c] = 0.0;
+    }
     const int lo = rowptr[row], hi = rowptr[row + 1];
-    double s0 = 0.0, s1 = 0.0;
     for (int e = lo + part; e < hi; e += P) {
         const double v = (double)val[e];
         const double *xj = x + (long long)col[e] * ld + cl;
-        if (has0)
-            s0 += v * __ldg(xj);
-        if (has1)
-            s1 += v * __ldg(xj + WC);
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            if (has[c])
+                s[c] += v * __ldg(xj + c * WC);
     }
     for (int off = W >> 1; off >= WC; off >>= 1) {
-        s0 += __shfl_down_sync(mask, s0, off, W);
-        s1 += __shfl_down_sync(mask, s1, off, W);
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            s[c] += __shfl_down_sync(mask, s[c], off, W);
     }
     if (part == 0) {
         double *yi = y + (rowmap ? (long long)rowmap[row] : row) * ld + cl;
-        if (has0)
-            yi[0] = accumulate ? yi[0] + s0 : s0;
-        if (has1)
-            yi[WC] = accumulate ? yi[WC] + s1 : s1;
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            if (has[c])
+                yi[c * WC] = accumulate ? yi[c * WC] + s[c] : s[c];
     }
 }
 
-#define FSAI_SPMM(name, T)                                                                  \
+#define FSAI_SPMM(name, T, C)                                                               \
     extern "C" __global__ void name(int nrows, const int *rowptr, const int *col,          \
                                     const T *val, const double *x, double *y, int ld,      \
                                     int kc, int log_wc, int log_p, int accumulate,         \
                                     const int *rowmap)                                     \
     {                                                                                       \
-        fsai_spmm<T>(nrows, rowptr, col, val, x, y, ld, kc, log_wc, log_p, accumulate,      \
-                     rowmap);                                                               \
+        fsai_spmm<T, C>(nrows, rowptr, col, val, x, y, ld, kc, log_wc, log_p, accumulate,   \
+                        rowmap);                                                            \
     }
 
-FSAI_SPMM(spmm_d, double)
-FSAI_SPMM(spmm_s, float)
+FSAI_SPMM(spmm_d_c1, double, 1)
+FSAI_SPMM(spmm_d_c2, double, 2)
+FSAI_SPMM(spmm_s_c1, float, 1)
+FSAI_SPMM(spmm_s_c2, float, 2)

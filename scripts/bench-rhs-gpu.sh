@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 . scripts/env.sh
 out=${1:-${OUT:-out/bench-rhs}}
 mkdir -p "$out"
-(cd gpu && ../bin/gpu.test -test.run '^$' -test.bench 'BlockOps|SpMM/7pt/double' -test.benchtime 20x) > "$out/kernels.txt" 2>&1
+(cd gpu && ../bin/gpu.test -test.run '^$' -test.bench 'BlockOps|SpMM/7pt' -test.benchtime 20x) > "$out/kernels.txt" 2>&1
 grep -E "k=(1|8) " "$out/kernels.txt"
 for prec in jacobi afsai; do
   for k in 1 8; do
