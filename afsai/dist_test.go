@@ -341,8 +341,9 @@ func solveWith(t *testing.T, c *comm.Comm, dc distCase, prec string) int {
 }
 
 // TestApplyStorage: after a single-precision set-up, Apply Double stores G
-// and G' in float32 (their values are float32 numbers) and applies them bit
-// for bit as the float64 storage that Wide keeps; Apply Single is the same G.
+// and G' in float32 (their values are float32 numbers) and, on the CPU
+// backend, applies them bit for bit as the float64 storage that Wide keeps;
+// Apply Single is the same G.
 func TestApplyStorage(t *testing.T) {
 	for _, np := range []int{1, 2} {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {

@@ -68,8 +68,9 @@ type Info struct {
 	// application is mixed precision: float32 values, float64 vectors)
 	SetupPrecision string `json:"setup_precision"`
 	ApplyPrecision string `json:"apply_precision"`
-	// ApplyStorage is how this rank stores G's values: "single" also for
-	// a double application of float32 numbers (exact; Config.Apply).
+	// ApplyStorage is how G's values are stored: "single" when every rank
+	// stores them in float32, also for a double application of float32
+	// numbers (exact; Config.Apply), else "double".
 	ApplyStorage string `json:"apply_storage"`
 }
 
@@ -139,9 +140,8 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 		return nil, err
 	}
 	info.UploadS = time.Since(t).Seconds()
-	info.ApplyStorage = p.G.Precision().String()
 
-	if err := info.reduce(c, Gm, A, stats, ls); err != nil {
+	if err := info.reduce(c, Gm, A, stats, ls, p.G.Precision()); err != nil {
 		p.Free()
 		return nil, err
 	}
@@ -191,13 +191,17 @@ func factorRows[T csr.Real](a *csr.Matrix[T], rows []int, cfg Config) (*csr.Matr
 }
 
 // reduce completes the figures that need every rank.
-func (info *Info) reduce(c *comm.Comm, G, A *dsmat.Matrix, st Stats, ls *localSystem) error {
+func (info *Info) reduce(c *comm.Comm, G, A *dsmat.Matrix, st Stats, ls *localSystem, stored backend.Precision) error {
 	sums := []int64{int64(st.FallbackRows)}
 	if err := comm.Allreduce(c, comm.Sum, sums); err != nil {
 		return err
 	}
+	wide := 0.0 // 1 where a rank stores G in float64
+	if stored == backend.Double {
+		wide = 1
+	}
 	maxes := []float64{float64(st.MaxPattern), float64(ls.peakBytes) / math.Max(1, float64(ls.assembledBytes)),
-		info.GatherS, info.ComputeS, info.TransposeS, info.UploadS}
+		info.GatherS, info.ComputeS, info.TransposeS, info.UploadS, wide}
 	var kt KernelTimes // zeros where the set-up ran on the CPU
 	if info.SetupKernels != nil {
 		kt = *info.SetupKernels
@@ -207,7 +211,11 @@ func (info *Info) reduce(c *comm.Comm, G, A *dsmat.Matrix, st Stats, ls *localSy
 		return err
 	}
 	if info.SetupKernels != nil {
-		info.SetupKernels.setValues(maxes[6:])
+		info.SetupKernels.setValues(maxes[7:])
+	}
+	info.ApplyStorage = backend.Single.String()
+	if maxes[6] > 0 {
+		info.ApplyStorage = backend.Double.String()
 	}
 	info.NNZ = G.NNZ()
 	info.Density = float64(G.NNZ()) / float64(A.NNZ())

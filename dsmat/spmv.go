@@ -26,7 +26,7 @@ type Operator struct {
 	offd     backend.Matrix // the off-diagonal blocks joined (offDiagonal); nil without
 	halos    map[int]*haloBuffers
 	schedule Schedule
-	dot      backend.Sum // of ApplyDots, made on first use
+	dot      backend.Sum // of ApplyDots
 
 	prec   backend.Precision // the precision Bind was asked for
 	narrow bool              // double blocks of float32 numbers stored in float32
@@ -55,8 +55,11 @@ type haloBuffers struct {
 //
 // In double precision, a block whose values are all float32 numbers (the
 // integer stencils of many discretizations, graph Laplacians) is stored in
-// float32: its products are bit for bit those of float64 storage, and its
-// values move half the bytes. BindWide keeps float64 regardless.
+// float32: exactly the same values, with the arithmetic in float64, and half
+// the bytes to move. On the CPU the products are bit for bit those of
+// float64 storage; a GPU may split a row's sum over fewer threads when the
+// row holds fewer bytes, and its products then differ in rounding only.
+// BindWide keeps float64 regardless.
 func (m *Matrix) Bind(be backend.Backend, p backend.Precision) (*Operator, error) {
 	return m.bind(be, p, true)
 }
@@ -70,6 +73,9 @@ func (m *Matrix) BindWide(be backend.Backend) (*Operator, error) {
 func (m *Matrix) bind(be backend.Backend, p backend.Precision, narrow bool) (*Operator, error) {
 	op := &Operator{m: m, be: be, halos: make(map[int]*haloBuffers), prec: p, narrow: narrow}
 	err := op.upload()
+	if err == nil {
+		op.dot, err = be.NewSum()
+	}
 	if err == nil {
 		_, err = op.buffers(1)
 	}
@@ -124,15 +130,38 @@ func exactInFloat32(vals []float64) bool {
 	return !inexact.Load()
 }
 
-// Precision reports how the operator's values are stored: Single when
-// every block is stored in float32 (asked for, or narrowed by Bind).
+// Precision reports how this rank stores the operator's values: Single
+// when every block is stored in float32 (asked for, or narrowed by Bind).
+// Ranks decide on their own blocks, so they may differ.
 func (op *Operator) Precision() backend.Precision {
-	for _, a := range []backend.Matrix{op.diag, op.offd} {
-		if a != nil && a.Precision() == backend.Double {
+	for _, a := range op.blocks() {
+		if a.Precision() == backend.Double {
 			return backend.Double
 		}
 	}
 	return backend.Single
+}
+
+// Bytes is what one product reads of this rank's stored blocks: values,
+// column indices and row pointers.
+func (op *Operator) Bytes() int64 {
+	var n int64
+	for _, a := range op.blocks() {
+		val := int64(8)
+		if a.Precision() == backend.Single {
+			val = 4
+		}
+		n += (4+val)*int64(a.NNZ()) + 4*int64(a.Rows()+1)
+	}
+	return n
+}
+
+// blocks are the operator's stored blocks.
+func (op *Operator) blocks() []backend.Matrix {
+	if op.offd == nil {
+		return []backend.Matrix{op.diag}
+	}
+	return []backend.Matrix{op.diag, op.offd}
 }
 
 // buffers returns the buffers for blocks of k columns, allocating them on
@@ -275,19 +304,15 @@ func (op *Operator) ApplyBlock(y, x backend.Vector, k int) error {
 // its own over x and y.
 func (op *Operator) ApplyDots(y, x backend.Vector, dots []float64) error {
 	k := len(dots)
-	if k > 1 {
+	switch {
+	case k < 1:
+		return fmt.Errorf("dsmat: spmv: dot products of %d columns", k)
+	case k > 1:
 		if err := op.ApplyBlock(y, x, k); err != nil {
 			return err
 		}
 		op.be.DotCols(x, y, dots)
 		return op.be.Err()
-	}
-	if op.dot == nil {
-		s, err := op.be.NewSum()
-		if err != nil {
-			return fmt.Errorf("dsmat: spmv: %w", err)
-		}
-		op.dot = s
 	}
 	if err := op.apply(y, x, 1, true); err != nil {
 		_, _ = op.be.TakeSum(op.dot) // no partial sum left for the next call

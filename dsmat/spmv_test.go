@@ -283,15 +283,26 @@ func TestApplyBlock(t *testing.T) {
 						t.Fatalf("schedule %d rank %d column %d: ApplyDots dot %v, want %v", s, c.Rank(), col, dot[0], want)
 					}
 				}
-				dots, want := make([]float64, k), make([]float64, k)
+				dots := make([]float64, k)
 				if err := op.ApplyDots(y, x, dots); err != nil {
 					t.Fatal(err)
 				}
-				be.DotCols(x, y, want)
+				prod := make([]float64, n*k)
+				if err := be.Download(prod, y); err != nil {
+					t.Fatal(err)
+				}
 				for col := range k {
-					if dots[col] != want[col] {
-						t.Fatalf("schedule %d rank %d: ApplyDots of %d columns %v, want %v", s, c.Rank(), k, dots, want)
+					var want, scale float64
+					for i := range n {
+						want += block[i*k+col] * prod[i*k+col]
+						scale += math.Abs(block[i*k+col] * prod[i*k+col])
 					}
+					if prod[col] != got[col] || math.Abs(dots[col]-want) > 1e-13*scale {
+						t.Fatalf("schedule %d rank %d column %d of %d: ApplyDots dot %v, want %v", s, c.Rank(), col, k, dots[col], want)
+					}
+				}
+				if err := op.ApplyDots(y, x, nil); err == nil {
+					t.Fatal("ApplyDots of no columns was accepted")
 				}
 			}
 		})

@@ -106,7 +106,8 @@ func BenchmarkBandwidth(b *testing.B) {
 	b.Run("updatexp", func(b *testing.B) {
 		measure(b, be, 48*n, func() { be.UpdateXPCols(x, []float64{1e-9}, v, w, y, []float64{0.5}) })
 	})
-	// the product of spmv plus its dot product with w (read once more)
+	// the product of spmv plus its dot product with w; w is x here, so the
+	// bytes that must move are spmv's
 	a, err := be.NewMatrix(m, nil, backend.Double)
 	if err != nil {
 		b.Fatal(err)

@@ -103,7 +103,7 @@ func spmmParts(width, logWC int) int {
 // was faster only on the 7-point matrix at 2 columns (by 9% in double);
 // four were never the fastest, and are not built.
 func spmmLanesRule(kc, width int) int {
-	if kc >= 4 || width > 1 {
+	if kc >= 4 || (kc >= 2 && width > 1) {
 		return 2
 	}
 	return 1
@@ -268,8 +268,10 @@ func (b *Backend) block(op string, k int, vs ...backend.Vector) []*Vector {
 	switch {
 	case k < 1:
 		b.fail(fmt.Errorf("gpu: %s: %d columns", op, k))
+		return nil
 	case lens[0]%k != 0:
 		b.fail(fmt.Errorf("gpu: %s: %d entries do not make rows of %d columns", op, lens[0], k))
+		return nil
 	}
 	if !b.sameLen(op, lens...) {
 		return nil

@@ -288,8 +288,9 @@ func (b *Backend) newCounter(c *counter) ([ipcHandleBytes]byte, error) {
 
 // freeCounters closes the mappings of their counters and retires ours until
 // Close (a peer's last write into one may still be on its way: freeing a
-// link is not collective). A counter is 4 bytes; a program that rebuilds
-// its operators often keeps a few per rebuild.
+// link is not collective). Each counter is an allocation of its own (4
+// bytes asked, the driver's granularity taken); a program that rebuilds its
+// operators keeps two per link per rebuild until it closes the backend.
 func (b *Backend) freeCounters(cs ...*counter) {
 	d := b.drv
 	for _, c := range cs {

@@ -23,7 +23,7 @@ type Preconditioner interface {
 
 // Diagonal is a preconditioner that scales by a vector (Jacobi). PCG fuses
 // its application into the update of r and into the next direction's, and
-// never stores z = M r.
+// stores z = M r only once, at the start.
 type Diagonal interface {
 	Preconditioner
 	Scaling() backend.Vector

@@ -220,7 +220,9 @@ func deinterleave(cols, rowMajor []float64, k int) {
 
 // SetValues gives the matrix new values on its pattern: vals lists this
 // rank's entries in the order given to NewMatrix. The copy on the backend
-// is overwritten in place; the preconditioner is kept as it was (a lagged
+// is overwritten in place (a block stored in float32 because its values
+// were float32 numbers moves to float64 if the new ones are not; see
+// dsmat.Matrix.Bind); the preconditioner is kept as it was (a lagged
 // preconditioner, still symmetric positive definite, which PCG may use as
 // long as it helps). Other solvers of the same Matrix see the new values
 // only after their own SetValues. Collective; on bad input nothing changes.

@@ -84,7 +84,7 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write each rank's CPU profile (Go pprof) to PATH.rankN, for finding where the host's time goes")
 	fs.BoolVar(&o.hostHalos, "gpu.host-halos", false, "send halos through the host also between GPUs of one node (default: device to device, CUDA IPC)")
 	fs.StringVar(&o.writeMatrix, "write-matrix", "", "also write the matrix as PETSc binary here (faster to read than Matrix Market; for peers and later runs)")
-	fs.BoolVar(&o.narrow, "matrix.narrow", true, "store A's values, and FSAI's G and G' under -afsai.apply double, in float32 where they are all float32 numbers (exact: same products, half the bytes); false keeps float64")
+	fs.BoolVar(&o.narrow, "matrix.narrow", true, "store A's values, and FSAI's G and G' under -afsai.apply double, in float32 where they are all float32 numbers (the same values exactly, half the bytes); false keeps float64")
 	fs.IntVar(&o.benchSpMV, "bench-spmv", 0, "time this many SpMVs with A before solving; report spmv_s and spmv_gbs")
 	fs.BoolVar(&o.verbose, "v", false, "log from every rank, not only rank 0")
 	fs.IntVar(&o.progressEvery, "progress", 50, "log the residual every this many iterations (0: never)")

@@ -72,7 +72,9 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 		return 0, err
 	}
 	defer op.Free()
-	rep.MatrixValues = op.Precision().String()
+	if rep.MatrixValues, err = storedValues(c, op); err != nil {
+		return 0, err
+	}
 	if err := countLinks(c, op, rep); err != nil {
 		return 0, err
 	}
@@ -319,11 +321,11 @@ func benchSpMV(c *comm.Comm, op *dsmat.Operator, b *ddmat.Dense, k int, rep *rep
 	if rep.SpMVHostS, err = comm.AllreduceScalar(c, comm.Max, host); err != nil {
 		return err
 	}
-	val := 8.0
-	if op.Precision() == backend.Single {
-		val = 4
+	stored, err := comm.AllreduceScalar(c, comm.Sum, float64(op.Bytes()))
+	if err != nil {
+		return err
 	}
-	bytes := (4+val)*float64(rep.NNZ) + 4*float64(rep.N+1) + 16*float64(rep.N)
+	bytes := stored + 16*float64(rep.N)
 	rep.SpMVGBs = bytes / rep.SpMVS / 1e9
 	if c.Size() == 1 {
 		return nil
@@ -338,4 +340,18 @@ func benchSpMV(c *comm.Comm, op *dsmat.Operator, b *ddmat.Dense, k int, rep *rep
 		rep.HaloHidden = (rep.SpMVSequentialS - rep.SpMVS) / exchange
 	}
 	return nil
+}
+
+// storedValues is the report's matrix_values: "single" when every rank
+// stores all of A's values in float32, else "double". Collective.
+func storedValues(c *comm.Comm, op *dsmat.Operator) (string, error) {
+	wide := 0.0
+	if op.Precision() == backend.Double {
+		wide = 1
+	}
+	somewhere, err := comm.AllreduceScalar(c, comm.Max, wide)
+	if err != nil || somewhere > 0 {
+		return backend.Double.String(), err
+	}
+	return backend.Single.String(), nil
 }
