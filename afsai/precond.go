@@ -141,10 +141,15 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	}
 	info.UploadS = time.Since(t).Seconds()
 
-	if err := info.reduce(c, Gm, A, stats, ls, p.G.Precision()); err != nil {
+	stored, err := p.G.StoredPrecision()
+	if err == nil {
+		err = info.reduce(c, Gm, A, stats, ls)
+	}
+	if err != nil {
 		p.Free()
 		return nil, err
 	}
+	info.ApplyStorage = stored.String()
 	p.Info = info
 	return p, nil
 }
@@ -191,17 +196,13 @@ func factorRows[T csr.Real](a *csr.Matrix[T], rows []int, cfg Config) (*csr.Matr
 }
 
 // reduce completes the figures that need every rank.
-func (info *Info) reduce(c *comm.Comm, G, A *dsmat.Matrix, st Stats, ls *localSystem, stored backend.Precision) error {
+func (info *Info) reduce(c *comm.Comm, G, A *dsmat.Matrix, st Stats, ls *localSystem) error {
 	sums := []int64{int64(st.FallbackRows)}
 	if err := comm.Allreduce(c, comm.Sum, sums); err != nil {
 		return err
 	}
-	wide := 0.0 // 1 where a rank stores G in float64
-	if stored == backend.Double {
-		wide = 1
-	}
 	maxes := []float64{float64(st.MaxPattern), float64(ls.peakBytes) / math.Max(1, float64(ls.assembledBytes)),
-		info.GatherS, info.ComputeS, info.TransposeS, info.UploadS, wide}
+		info.GatherS, info.ComputeS, info.TransposeS, info.UploadS}
 	var kt KernelTimes // zeros where the set-up ran on the CPU
 	if info.SetupKernels != nil {
 		kt = *info.SetupKernels
@@ -211,11 +212,7 @@ func (info *Info) reduce(c *comm.Comm, G, A *dsmat.Matrix, st Stats, ls *localSy
 		return err
 	}
 	if info.SetupKernels != nil {
-		info.SetupKernels.setValues(maxes[7:])
-	}
-	info.ApplyStorage = backend.Single.String()
-	if maxes[6] > 0 {
-		info.ApplyStorage = backend.Double.String()
+		info.SetupKernels.setValues(maxes[6:])
 	}
 	info.NNZ = G.NNZ()
 	info.Density = float64(G.NNZ()) / float64(A.NNZ())

@@ -107,10 +107,17 @@ func (b *Backend) SpMVDot(y backend.Vector, a backend.Matrix, x backend.Vector, 
 // nil, summed in range order like Dot.
 func (b *Backend) spmv(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64, w []float64) float64 {
 	m, xv, yv := a.(*Matrix), x.(Vector), y.(Vector)
-	if m.f32 != nil {
-		return b.sum(m.rows, func(lo, hi int) float64 { return spmvRows(m.f32, m.rowMap, xv, beta, yv, w, lo, hi) })
+	rows := func(lo, hi int) float64 {
+		if m.f32 != nil {
+			return spmvRows(m.f32, m.rowMap, xv, beta, yv, w, lo, hi)
+		}
+		return spmvRows(m.f64, m.rowMap, xv, beta, yv, w, lo, hi)
 	}
-	return b.sum(m.rows, func(lo, hi int) float64 { return spmvRows(m.f64, m.rowMap, xv, beta, yv, w, lo, hi) })
+	if w == nil { // no partial sums to keep: SpMV allocates nothing
+		b.parallel(m.rows, func(_, lo, hi int) { rows(lo, hi) })
+		return 0
+	}
+	return b.sum(m.rows, rows)
 }
 
 // spmvRows computes rows [lo, hi) of the product and returns w'(A*x) over

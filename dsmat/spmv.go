@@ -142,6 +142,20 @@ func (op *Operator) Precision() backend.Precision {
 	return backend.Single
 }
 
+// StoredPrecision is Precision over every rank: Single when every rank
+// stores all its blocks in float32. Collective.
+func (op *Operator) StoredPrecision() (backend.Precision, error) {
+	wide := 0.0
+	if op.Precision() == backend.Double {
+		wide = 1
+	}
+	somewhere, err := comm.AllreduceScalar(op.m.Comm, comm.Max, wide)
+	if err != nil || somewhere > 0 {
+		return backend.Double, err
+	}
+	return backend.Single, nil
+}
+
 // Bytes is what one product reads of this rank's stored blocks: values,
 // column indices and row pointers.
 func (op *Operator) Bytes() int64 {

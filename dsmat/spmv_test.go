@@ -332,6 +332,9 @@ func TestBindNarrows(t *testing.T) {
 				if op.Precision() != tc.want || wide.Precision() != backend.Double {
 					t.Fatalf("%s: Bind stores %v, BindWide %v", tc.spec, op.Precision(), wide.Precision())
 				}
+				if all, err := op.StoredPrecision(); all != tc.want || err != nil {
+					t.Fatalf("%s: every rank's storage %v (%v), want %v", tc.spec, all, err, tc.want)
+				}
 				be, n := op.Backend(), int(hi-lo)
 				x, _ := be.NewVector(n)
 				y1, _ := be.NewVector(n)

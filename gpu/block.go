@@ -238,14 +238,10 @@ func (b *Backend) UpdateXPCols(x backend.Vector, a []float64, p, d, r backend.Ve
 		b.updateXP(vs[0], a[0], vs[1], dv, vs[2], beta[0])
 	default:
 		rows := vs[0].n / k
-		var dp uint64
-		if dv != nil {
-			dp = uint64(dv.ptr)
-		}
 		for c0 := 0; c0 < k; c0 += colChunk {
 			kc := min(colChunk, k-c0)
 			b.launchCols(&b.fn.updateXPCols, b.colBlocks(rows, kc, 32*b.sms), [][]float64{a[c0 : c0+kc], beta[c0 : c0+kc]},
-				uint64(rows), uint64(k), uint64(kc), vs[0].at(c0), vs[1].at(c0), dp, vs[2].at(c0))
+				uint64(rows), uint64(k), uint64(kc), vs[0].at(c0), vs[1].at(c0), dv.arg(), vs[2].at(c0))
 		}
 	}
 }

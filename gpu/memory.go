@@ -37,6 +37,14 @@ func (v *Vector) Free() {
 	v.ptr, v.n = 0, 0
 }
 
+// arg is v's device address as a kernel argument: 0 (NULL) for no vector.
+func (v *Vector) arg() uint64 {
+	if v == nil {
+		return 0
+	}
+	return uint64(v.ptr)
+}
+
 // Index is an int32 array in device memory.
 type Index struct {
 	b   *Backend

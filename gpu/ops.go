@@ -149,11 +149,7 @@ func (b *Backend) updateRZ(r *Vector, a float64, q, d *Vector) (float64, float64
 
 // updateXP is UpdateXPCols for one column; d may be nil.
 func (b *Backend) updateXP(x *Vector, a float64, p, d, r *Vector, beta float64) {
-	var dp uint64
-	if d != nil {
-		dp = uint64(d.ptr)
-	}
-	b.launch(&b.fn.updateXP, b.elementBlocks(x.n), uint64(x.n), f64(a), f64(beta), uint64(x.ptr), uint64(p.ptr), dp, uint64(r.ptr))
+	b.launch(&b.fn.updateXP, b.elementBlocks(x.n), uint64(x.n), f64(a), f64(beta), uint64(x.ptr), uint64(p.ptr), d.arg(), uint64(r.ptr))
 }
 
 var _ backend.Backend = (*Backend)(nil)

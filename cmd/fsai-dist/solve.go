@@ -72,9 +72,11 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 		return 0, err
 	}
 	defer op.Free()
-	if rep.MatrixValues, err = storedValues(c, op); err != nil {
+	stored, err := op.StoredPrecision()
+	if err != nil {
 		return 0, err
 	}
+	rep.MatrixValues = stored.String()
 	if err := countLinks(c, op, rep); err != nil {
 		return 0, err
 	}
@@ -340,18 +342,4 @@ func benchSpMV(c *comm.Comm, op *dsmat.Operator, b *ddmat.Dense, k int, rep *rep
 		rep.HaloHidden = (rep.SpMVSequentialS - rep.SpMVS) / exchange
 	}
 	return nil
-}
-
-// storedValues is the report's matrix_values: "single" when every rank
-// stores all of A's values in float32, else "double". Collective.
-func storedValues(c *comm.Comm, op *dsmat.Operator) (string, error) {
-	wide := 0.0
-	if op.Precision() == backend.Double {
-		wide = 1
-	}
-	somewhere, err := comm.AllreduceScalar(c, comm.Max, wide)
-	if err != nil || somewhere > 0 {
-		return backend.Double.String(), err
-	}
-	return backend.Single.String(), nil
 }
