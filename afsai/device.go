@@ -20,6 +20,26 @@ type Device interface {
 	// error wrapping ErrDeviceUnsupported when the device cannot handle the
 	// input, which New then computes on the CPU.
 	AdaptiveSetup(a *csr.Matrix[float32], rows []int, p Params) (*csr.Matrix[float32], Stats, KernelTimes, error)
+	// AdaptiveFactor is AdaptiveSetup for the rows own..a.Rows-1 (a rank's
+	// own rows, which its local system holds last) that leaves G where PCG
+	// uses it: G's diagonal block (its columns own and after, numbered from
+	// 0) and the block's transpose, built there too, stay on the device in
+	// float32, which holds the set-up's values exactly; only the rows'
+	// entries in the columns before own (other ranks') come to the host.
+	AdaptiveFactor(a *csr.Matrix[float32], own int, p Params) (DeviceFactor, Stats, KernelTimes, error)
+	// ReadMatrix copies a matrix of the backend to the host, and its row
+	// map (nil without one): the Updater moves new values through host
+	// copies of the blocks that AdaptiveFactor left on the device.
+	ReadMatrix(m backend.Matrix) (*csr.Matrix[float64], []int32, error)
+}
+
+// DeviceFactor is a rank's stripe of G as AdaptiveFactor leaves it.
+type DeviceFactor struct {
+	// Left holds G's rows with only their entries in columns before own,
+	// in the local system's numbering (most rows are empty).
+	Left *csr.Matrix[float32]
+	// Diag is G's diagonal block and DiagT its transpose, on the device.
+	Diag, DiagT backend.Matrix
 }
 
 // FixedDevice is a backend that computes FSAI rows on given patterns itself
@@ -63,7 +83,9 @@ type KernelTimes struct {
 	Cholesky float64 `json:"cholesky_s"` // bordered Cholesky, psi update and convergence test
 	Solve    float64 `json:"solve_s"`    // triangular solves for g
 	Assemble float64 `json:"assemble_s"` // scaling by 1/sqrt(psi) and assembly of G
-	Download float64 `json:"download_s"` // G back to the host
+	Download float64 `json:"download_s"` // G (AdaptiveFactor: its off-rank entries) back to the host
+	// Transpose is G' from G's diagonal block on the device (AdaptiveFactor)
+	Transpose float64 `json:"transpose_s"`
 }
 
 // Total is the sum of the stages.
@@ -77,12 +99,12 @@ func (k KernelTimes) Total() float64 {
 
 // values lists the stages in a fixed order, for reductions over ranks.
 func (k *KernelTimes) values() []float64 {
-	return []float64{k.Upload, k.Gradient, k.Gather, k.Cholesky, k.Solve, k.Assemble, k.Download}
+	return []float64{k.Upload, k.Gradient, k.Gather, k.Cholesky, k.Solve, k.Assemble, k.Download, k.Transpose}
 }
 
 // setValues is the inverse of values.
 func (k *KernelTimes) setValues(v []float64) {
-	k.Upload, k.Gradient, k.Gather, k.Cholesky, k.Solve, k.Assemble, k.Download = v[0], v[1], v[2], v[3], v[4], v[5], v[6]
+	k.Upload, k.Gradient, k.Gather, k.Cholesky, k.Solve, k.Assemble, k.Download, k.Transpose = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
 }
 
 // CheckAdaptive validates the arguments of Adaptive as Adaptive does and
@@ -95,24 +117,58 @@ func CheckAdaptive[T csr.Real](a *csr.Matrix[T], rows []int, p Params) ([]T, err
 	return checkInput(a, rows)
 }
 
+// stripe is a rank's stripe of G as its set-up leaves it: rows holds G's
+// rows in the local system's numbering, all their entries or, where a
+// Device made and holds the diagonal block (diag) and its transpose
+// (diagT), only the entries in other ranks' columns.
+type stripe struct {
+	rows        *csr.Matrix[float64]
+	diag, diagT backend.Matrix
+}
+
+// free releases the device blocks that were not handed on.
+func (f *stripe) free() {
+	for _, m := range []*backend.Matrix{&f.diag, &f.diagT} {
+		if *m != nil {
+			(*m).Free()
+			*m = nil
+		}
+	}
+}
+
 // setupFactor is computeFactor on backend be: a single-precision adaptive
 // set-up runs on be when be is a Device (falling back to the CPU for input
-// the device does not support). It records in info where the set-up ran
-// and, for a device, its stage times.
-func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (*csr.Matrix[float64], Stats, error) {
+// the device does not support), and leaves G's diagonal block and its
+// transpose on the device unless cfg asks for them in float64 (Wide). It
+// records in info where the set-up ran and, for a device, its stage times.
+func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (stripe, Stats, error) {
 	info.SetupDevice = "cpu"
 	dev, ok := be.(Device)
 	if !ok || cfg.Static || cfg.Setup != backend.Single {
-		return computeFactor(ls, cfg)
+		g, st, err := computeFactor(ls, cfg)
+		return stripe{rows: g}, st, err
 	}
-	g, st, times, err := dev.AdaptiveSetup(ls.A32, ls.own, cfg.Params)
+	var f stripe
+	var g *csr.Matrix[float32]
+	var st Stats
+	var times KernelTimes
+	var err error
+	if cfg.Apply == backend.Double && cfg.Wide {
+		g, st, times, err = dev.AdaptiveSetup(ls.A32, ls.own, cfg.Params)
+	} else {
+		var df DeviceFactor
+		df, st, times, err = dev.AdaptiveFactor(ls.A32, ls.A32.Rows-len(ls.own), cfg.Params)
+		g, f.diag, f.diagT = df.Left, df.Diag, df.DiagT
+	}
 	if errors.Is(err, ErrDeviceUnsupported) {
-		return computeFactor(ls, cfg)
+		g, st, err := computeFactor(ls, cfg)
+		return stripe{rows: g}, st, err
 	}
 	if err != nil {
-		return nil, st, err
+		return f, st, err
 	}
 	info.SetupDevice = dev.Name()
 	info.SetupKernels = &times
-	return csr.Convert[float64](g), st, nil
+	f.rows = csr.Convert[float64](g)
+	return f, st, nil
 }

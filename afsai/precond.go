@@ -104,21 +104,17 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	info.LocalRows, info.LocalNNZ = ls.size()
 
 	t = time.Now()
-	g, stats, err := setupFactor(ls, cfg, be, &info)
+	f, stats, err := setupFactor(ls, cfg, be, &info)
 	if err := c.Agree(err); err != nil {
+		f.free()
 		return nil, err
 	}
 	info.ComputeS = time.Since(t).Seconds()
 
 	t = time.Now()
-	// G's blocks straight from the local numbering (g's arrays become its
-	// diagonal block), then G' from them
-	Gm, err := dsmat.NewLocal(c, A.Part, g, ls.global)
+	Gm, Gtm, err := factorMatrices(A, f, ls.global)
 	if err != nil {
-		return nil, err
-	}
-	Gtm, err := Gm.Transpose()
-	if err := c.Agree(err); err != nil {
+		f.free()
 		return nil, err
 	}
 	info.TransposeS = time.Since(t).Seconds()
@@ -128,10 +124,13 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	if cfg.Static {
 		p.name = "fsai"
 	}
-	p.G, err = bindFactor(Gm, be, cfg)
+	p.G, err = bindFactor(Gm, f.diag, be, cfg)
+	f.diag = nil // the operator took it
 	if err == nil {
-		p.Gt, err = bindFactor(Gtm, be, cfg)
+		p.Gt, err = bindFactor(Gtm, f.diagT, be, cfg)
+		f.diagT = nil
 	}
+	f.free()
 	if err == nil {
 		p.tmp, err = be.NewVector(A.LocalRows())
 	}
@@ -152,6 +151,28 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	info.ApplyStorage = stored.String()
 	p.Info = info
 	return p, nil
+}
+
+// factorMatrices makes the distributed matrices of G and G' from this rank's
+// stripe f of G, in the numbering of the local system whose columns have
+// the global indices global: G's blocks straight from the local numbering
+// (f.rows' arrays become its diagonal block, unless a device holds that
+// block), then G' from them. Collective.
+func factorMatrices(A *dsmat.Matrix, f stripe, global []int64) (G, Gt *dsmat.Matrix, err error) {
+	c := A.Comm
+	if f.diag == nil {
+		G, err = dsmat.NewLocal(c, A.Part, f.rows, global)
+	} else {
+		G, err = dsmat.NewLocalOffDiagonal(c, A.Part, f.rows, global, f.diag.NNZ())
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	Gt, err = G.Transpose()
+	if err := c.Agree(err); err != nil {
+		return nil, nil, err
+	}
+	return G, Gt, nil
 }
 
 // power is k of the block graph Low(Â^k) that bounds G's blocks: the
@@ -270,10 +291,39 @@ func (p *Preconditioner) Free() {
 }
 
 // bindFactor uploads a factor as cfg asks: in precision cfg.Apply, and for
-// Double in float64 storage when cfg.Wide.
-func bindFactor(g *dsmat.Matrix, be backend.Backend, cfg Config) (*dsmat.Operator, error) {
-	if cfg.Apply == backend.Double && cfg.Wide {
+// Double in float64 storage when cfg.Wide. With diag, the diagonal block
+// that a Device made, it binds that block (which it takes) and uploads the
+// others.
+func bindFactor(g *dsmat.Matrix, diag backend.Matrix, be backend.Backend, cfg Config) (*dsmat.Operator, error) {
+	switch {
+	case diag != nil:
+		return g.BindDiagonal(be, diag, cfg.Apply)
+	case cfg.Apply == backend.Double && cfg.Wide:
 		return g.BindWide(be)
 	}
 	return g.Bind(be, cfg.Apply)
+}
+
+// hostDiagonals reads the diagonal blocks of G and G' back from the device
+// where the set-up left them only there (Device.AdaptiveFactor): the
+// Updater moves new values through host copies of the blocks.
+func (p *Preconditioner) hostDiagonals() error {
+	for _, op := range []*dsmat.Operator{p.G, p.Gt} {
+		m := op.Matrix()
+		if m.Diag != nil {
+			continue
+		}
+		dev, ok := op.Backend().(Device)
+		if !ok {
+			return fmt.Errorf("afsai: G's diagonal block is on %s, which cannot read it back", op.Backend().Name())
+		}
+		d, _, err := dev.ReadMatrix(op.DiagonalBlock())
+		if err == nil {
+			err = m.SetDiagonal(d)
+		}
+		if err != nil {
+			return fmt.Errorf("afsai: read G's diagonal block back: %w", err)
+		}
+	}
+	return nil
 }

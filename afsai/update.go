@@ -117,6 +117,9 @@ type UpdateTimes struct {
 // Collective.
 func (u *Updater) prepare() error {
 	c := u.A.Comm
+	if err := c.Agree(u.p.hostDiagonals()); err != nil {
+		return err
+	}
 	n := len(flatten(u.A, nil))
 	first, err := dsmat.FirstEntry(c, n)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 // the matrix alone.
 func (m *Matrix) Equal(o *Matrix) bool {
 	if m.Comm.Rank() != o.Comm.Rank() || !slices.Equal(m.Part.Offsets, o.Part.Offsets) || m.nnz != o.nnz ||
-		!sameBlock(m.Diag, o.Diag) || len(m.Off) != len(o.Off) || len(m.Sends) != len(o.Sends) {
+		(m.Diag == nil) != (o.Diag == nil) || (m.Diag != nil && !sameBlock(m.Diag, o.Diag)) || len(m.Off) != len(o.Off) || len(m.Sends) != len(o.Sends) {
 		return false
 	}
 	for k, b := range m.Off {

@@ -20,10 +20,28 @@ import (
 // out of them in place rather than copied, and only the off-rank entries are
 // gathered apart, into the off-diagonal blocks. a must not be used after.
 func NewLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], global []int64) (*Matrix, error) {
+	return newLocal(c, part, a, global, -1)
+}
+
+// NewLocalOffDiagonal is NewLocal for a stripe whose diagonal block a
+// backend made and holds (FSAI's factor set up on a GPU): a, in NewLocal's
+// numbering, holds only the stripe's entries in other ranks' columns, and
+// diagNNZ counts the diagonal block's. The Matrix has no Diag: BindDiagonal
+// binds it with the backend's block, and SetDiagonal gives it a host copy
+// where one is needed (SetValues, Refresh, value slots). Collective.
+func NewLocalOffDiagonal(c *comm.Comm, part Partition, a *csr.Matrix[float64], global []int64, diagNNZ int) (*Matrix, error) {
+	return newLocal(c, part, a, global, diagNNZ)
+}
+
+// newLocal is NewLocal, and with diagNNZ >= 0 NewLocalOffDiagonal.
+func newLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], global []int64, diagNNZ int) (*Matrix, error) {
 	own, err := checkLocal(c, part, a, global)
 	var counts localCounts
 	if err == nil {
 		counts, err = countLocal(a, own)
+	}
+	if n := counts.diagonal(); err == nil && diagNNZ >= 0 && n > 0 {
+		err = fmt.Errorf("dsmat: local stripe without its diagonal block holds %d entries of it", n)
 	}
 	if err := c.Agree(err); err != nil {
 		return nil, err
@@ -31,6 +49,9 @@ func NewLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], global []int
 	m, nnz := &Matrix{Comm: c, Part: part}, int64(a.NNZ())
 	if off := m.cutLocal(a, global, own, counts); off != nil {
 		m.Off = m.offBlocks(off, nil)
+	}
+	if diagNNZ >= 0 {
+		m.Diag, nnz = nil, nnz+int64(diagNNZ)
 	}
 	if err := m.finish(nnz); err != nil {
 		return nil, err
@@ -78,6 +99,15 @@ func checkLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], global []i
 // the entries of the diagonal block and the others.
 type localCounts struct {
 	diag, off []int
+}
+
+// diagonal is the number of entries of the diagonal block.
+func (n localCounts) diagonal() int {
+	s := 0
+	for _, k := range n.diag {
+		s += k
+	}
+	return s
 }
 
 // countLocal counts the entries of a, whose own rows are the local columns

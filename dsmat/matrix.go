@@ -44,8 +44,10 @@ func (b *Block) Row(i int) ([]int32, []float64) {
 type Matrix struct {
 	Comm *comm.Comm
 	Part Partition
-	Diag *csr.Matrix[float64] // columns numbered from the stripe's first row
-	Off  []Block              // left blocks then right blocks, by rank
+	// Diag is the diagonal block, columns numbered from the stripe's first
+	// row; nil when a backend holds it alone (NewLocalOffDiagonal).
+	Diag *csr.Matrix[float64]
+	Off  []Block // left blocks then right blocks, by rank
 	// Sends lists, per neighbour that needs entries of this rank's part of a
 	// vector, which local entries it needs (the halo plan).
 	Sends []Send
@@ -256,7 +258,24 @@ func (m *Matrix) N() int64 { return m.Part.N() }
 func (m *Matrix) NNZ() int64 { return m.nnz }
 
 // LocalRows is the number of rows this rank owns.
-func (m *Matrix) LocalRows() int { return m.Diag.Rows }
+func (m *Matrix) LocalRows() int { return m.Part.Size(m.Comm.Rank()) }
+
+// SetDiagonal gives a Matrix made without its diagonal block
+// (NewLocalOffDiagonal, or Transpose of one) a host copy of it, d, read
+// back from the backend that holds it: what SetValues, value slots and
+// Refresh work on. d's layout must be the backend block's.
+func (m *Matrix) SetDiagonal(d *csr.Matrix[float64]) error {
+	n := m.LocalRows()
+	switch {
+	case m.Diag != nil:
+		return fmt.Errorf("dsmat: set the diagonal block of a matrix that has one")
+	case d.Rows != n || d.Cols != n || len(d.RowPtr) != n+1 || len(d.ColIdx) != d.NNZ() || len(d.Val) != d.NNZ():
+		return fmt.Errorf("dsmat: diagonal block of %dx%d (%d row pointers, %d columns, %d values) for a stripe of %d rows",
+			d.Rows, d.Cols, len(d.RowPtr), len(d.ColIdx), len(d.Val), n)
+	}
+	m.Diag = d
+	return nil
+}
 
 // First is the global index of this rank's first row.
 func (m *Matrix) First() int64 { return m.Part.Offsets[m.Comm.Rank()] }

@@ -61,17 +61,32 @@ type haloBuffers struct {
 // row holds fewer bytes, and its products then differ in rounding only.
 // BindWide keeps float64 regardless.
 func (m *Matrix) Bind(be backend.Backend, p backend.Precision) (*Operator, error) {
-	return m.bind(be, p, true)
+	return m.bind(be, p, true, nil)
 }
 
 // BindWide is Bind with every value in float64, also where float32 would
 // hold it exactly: what Bind's narrowing saves is measured against it.
 func (m *Matrix) BindWide(be backend.Backend) (*Operator, error) {
-	return m.bind(be, backend.Double, false)
+	return m.bind(be, backend.Double, false, nil)
 }
 
-func (m *Matrix) bind(be backend.Backend, p backend.Precision, narrow bool) (*Operator, error) {
-	op := &Operator{m: m, be: be, halos: make(map[int]*haloBuffers), prec: p, narrow: narrow}
+// BindDiagonal is Bind for a Matrix without Diag (NewLocalOffDiagonal):
+// diag is its diagonal block, made on be already, which the Operator takes
+// (and frees) whether or not the binding succeeds; the off-diagonal blocks
+// are uploaded as Bind uploads them.
+func (m *Matrix) BindDiagonal(be backend.Backend, diag backend.Matrix, p backend.Precision) (*Operator, error) {
+	n := m.LocalRows()
+	if m.Diag != nil || diag.Rows() != n || diag.Cols() != n {
+		diag.Free()
+		return nil, fmt.Errorf("dsmat: bind a diagonal block of %dx%d to a stripe of %d rows (host block: %t)",
+			diag.Rows(), diag.Cols(), n, m.Diag != nil)
+	}
+	return m.bind(be, p, true, diag)
+}
+
+// bind binds m, with its diagonal block diag when the backend holds it.
+func (m *Matrix) bind(be backend.Backend, p backend.Precision, narrow bool, diag backend.Matrix) (*Operator, error) {
+	op := &Operator{m: m, be: be, halos: make(map[int]*haloBuffers), prec: p, narrow: narrow, diag: diag}
 	err := op.upload()
 	if err == nil {
 		op.dot, err = be.NewSum()
@@ -86,10 +101,17 @@ func (m *Matrix) bind(be backend.Backend, p backend.Precision, narrow bool) (*Op
 	return op, nil
 }
 
+// upload uploads the blocks that the backend does not hold yet.
 func (op *Operator) upload() error {
 	var err error
-	if op.diag, err = op.newBlock(op.m.Diag, nil); err != nil {
-		return err
+	switch {
+	case op.diag != nil:
+	case op.m.Diag == nil:
+		return fmt.Errorf("dsmat: the matrix's diagonal block is on a backend: bind it with BindDiagonal")
+	default:
+		if op.diag, err = op.newBlock(op.m.Diag, nil); err != nil {
+			return err
+		}
 	}
 	if a, rowMap := op.m.offDiagonal(); a != nil {
 		op.offd, err = op.newBlock(a, rowMap)
@@ -509,6 +531,11 @@ func (op *Operator) Backend() backend.Backend { return op.be }
 
 // Matrix returns the matrix the operator applies.
 func (op *Operator) Matrix() *Matrix { return op.m }
+
+// DiagonalBlock returns the diagonal block on the backend, which the
+// operator owns: for reading a block that the backend made back to the host
+// (Matrix.SetDiagonal).
+func (op *Operator) DiagonalBlock() backend.Matrix { return op.diag }
 
 // Free releases the device memory and host buffers of the operator.
 func (op *Operator) Free() {

@@ -8,7 +8,7 @@ import (
 )
 
 // Rows returns this rank's stripe of m in global numbering, the form New
-// splits: a copy, on all cores.
+// splits: a copy, on all cores. m must hold its diagonal block (Diag).
 func (m *Matrix) Rows() *Rows {
 	n := m.LocalRows()
 	r := &Rows{N: m.N(), First: m.First(), RowPtr: make([]int64, n+1)}

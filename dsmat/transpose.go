@@ -14,9 +14,14 @@ import (
 //
 // The diagonal block is transposed where it is, on all cores; only the
 // entries of the off-diagonal blocks travel, each to the owner of its
-// column, which makes its off-diagonal blocks of them.
+// column, which makes its off-diagonal blocks of them. A matrix whose
+// backend holds its diagonal block (NewLocalOffDiagonal) gives one without:
+// the backend transposes that block.
 func (m *Matrix) Transpose() (*Matrix, error) {
-	t := &Matrix{Comm: m.Comm, Part: m.Part, Diag: transposeBlock(m.Diag), nnz: m.nnz}
+	t := &Matrix{Comm: m.Comm, Part: m.Part, nnz: m.nnz}
+	if m.Diag != nil {
+		t.Diag = transposeBlock(m.Diag)
+	}
 	recv, err := routeTriplets(m.Comm, m.Part, m.transposedOff())
 	if err != nil {
 		return nil, fmt.Errorf("dsmat: transpose: %w", err)

@@ -16,6 +16,9 @@ import (
 // the pattern differs. Not collective.
 func (m *Matrix) SetValues(rows *Rows) error {
 	lo, hi := m.Part.Range(m.Comm.Rank())
+	if m.Diag == nil {
+		return fmt.Errorf("dsmat: set values: the diagonal block has no host copy (Matrix.SetDiagonal)")
+	}
 	if err := rows.Check(); err != nil {
 		return err
 	}
@@ -114,6 +117,9 @@ func (m *Matrix) placeRows(rows *Rows, write bool, lo, hi int) int {
 // block that Bind narrowed to float32 and whose new values float32 no
 // longer holds exactly is uploaded afresh in float64.
 func (op *Operator) Refresh() error {
+	if op.m.Diag == nil {
+		return fmt.Errorf("dsmat: refresh values: the diagonal block has no host copy (Matrix.SetDiagonal)")
+	}
 	var err error
 	if op.diag, err = op.refresh(op.diag, op.m.Diag, nil); err != nil {
 		return fmt.Errorf("dsmat: refresh values: %w", err)

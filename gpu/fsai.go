@@ -45,26 +45,28 @@ import (
 // than half the free device memory give an error wrapping
 // afsai.ErrDeviceUnsupported.
 func (b *Backend) AdaptiveSetup(a *csr.Matrix[float32], rows []int, p afsai.Params) (*csr.Matrix[float32], afsai.Stats, afsai.KernelTimes, error) {
-	return b.adaptiveSetup(a, rows, p, 0)
+	res, err := b.adaptiveSetup(a, rows, p, fsaiJob{})
+	return res.g, res.st, res.kt, err
 }
 
-// adaptiveSetup is AdaptiveSetup with at most maxBatch rows per batch (0: as
-// many as memory allows), so that tests can run several batches.
-func (b *Backend) adaptiveSetup(a *csr.Matrix[float32], rows []int, p afsai.Params, maxBatch int) (*csr.Matrix[float32], afsai.Stats, afsai.KernelTimes, error) {
+// adaptiveSetup runs the adaptive set-up of p for the rows of a as job
+// says: its keep, own and maxBatch (tests run several batches); the rest of
+// the job is filled in here.
+func (b *Backend) adaptiveSetup(a *csr.Matrix[float32], rows []int, p afsai.Params, job fsaiJob) (fsaiResult, error) {
 	diag, err := afsai.CheckAdaptive(a, rows, p)
 	if err != nil {
-		return nil, afsai.Stats{}, afsai.KernelTimes{}, err
+		return fsaiResult{}, err
 	}
 	pl, err := planFSAI(longestRow(a), p)
 	if err != nil {
-		return nil, afsai.Stats{}, afsai.KernelTimes{}, err
+		return fsaiResult{}, err
 	}
 	s := fsaiSetup{eps: p.Eps, stall: p.Stall}
 	if p.Scaled {
 		s.scaled = 1
 	}
-	return b.runFSAI(a, diag, rows, fsaiJob{name: "adaptive FSAI", pl: pl, setup: s,
-		maxBatch: maxBatch, grow: (*fsaiRun).adaptiveSteps})
+	job.name, job.pl, job.setup, job.grow = "adaptive FSAI", pl, s, (*fsaiRun).adaptiveSteps
+	return b.runFSAI(a, diag, rows, job)
 }
 
 // longestRow returns the most entries of a row of a.
@@ -94,26 +96,46 @@ type fsaiJob struct {
 	// the batch holds its own.
 	patBytes int
 	grow     func(r *fsaiRun, first, nb int) error
+	// keep leaves G's diagonal block on the device (AdaptiveFactor): the
+	// rows are the local rows own and after, and when one batch holds them
+	// all, it assembles them into fsaiResult.kept instead of bringing G to
+	// the host.
+	keep bool
+	own  int
+}
+
+// fsaiResult is what a set-up computed: G on the host, or, for a job that
+// keeps it, its diagonal block on the device and its other entries on the
+// host (kept); its statistics and the device seconds of its stages.
+type fsaiResult struct {
+	g    *csr.Matrix[float32]
+	kept *keptRows
+	st   afsai.Stats
+	kt   afsai.KernelTimes
 }
 
 // runFSAI computes the rows of G for rows of a, whose diagonal is diag, as
-// job says, and returns G, its statistics and the device time of each
-// stage.
-func (b *Backend) runFSAI(a *csr.Matrix[float32], diag []float32, rows []int, job fsaiJob) (*csr.Matrix[float32], afsai.Stats, afsai.KernelTimes, error) {
+// job says.
+func (b *Backend) runFSAI(a *csr.Matrix[float32], diag []float32, rows []int, job fsaiJob) (fsaiResult, error) {
 	if len(rows) == 0 {
-		return &csr.Matrix[float32]{Cols: a.Cols, RowPtr: make([]int32, 1)}, afsai.Stats{}, afsai.KernelTimes{}, nil
+		return fsaiResult{g: &csr.Matrix[float32]{Cols: a.Cols, RowPtr: make([]int32, 1)}}, nil
 	}
 	r, err := b.newFSAIRun(a, rows, job)
 	if err != nil {
-		return nil, afsai.Stats{}, afsai.KernelTimes{}, err
+		return fsaiResult{}, err
 	}
 	defer r.free()
 	g, st, err := r.compute(a.Val, diag)
+	res := fsaiResult{st: st, kt: r.kt, kept: r.kept}
 	if err != nil {
-		return nil, st, r.kt, err
+		res.kept.free()
+		return fsaiResult{st: st, kt: r.kt}, err
 	}
-	out := *g
-	return &out, st, r.kt, nil
+	if res.kept == nil {
+		out := *g
+		res.g = &out
+	}
+	return res, nil
 }
 
 // fsaiRun is a set-up on the device for one matrix structure and one list
@@ -146,6 +168,13 @@ type fsaiRun struct {
 	// adaptive set-up, which learns G's size batch by batch): a batch's
 	// rows then come back through the staging buffer (staging.go).
 	parts []gPart
+
+	// a job that keeps G on the device: per row, the number of its
+	// columns left of the diagonal block (on the device and here), and the
+	// row pointers of those entries; and the rows assembled
+	leftDev          uintptr
+	leftLen, leftPtr []int32
+	kept             *keptRows
 }
 
 // gPart is a batch's rows of G: their columns and values.
@@ -179,6 +208,9 @@ func (b *Backend) newFSAIRun(a *csr.Matrix[float32], rows []int, job fsaiJob) (*
 	if job.maxBatch > 0 {
 		nb = min(nb, job.maxBatch)
 	}
+	if nb < len(rows) {
+		job.keep = false // G comes to the host batch by batch
+	}
 	if nb < 1 {
 		return nil, fmt.Errorf("gpu: %s: %d bytes per row, %d for the patterns of all rows, %s: %w", job.name, pl.rowBytes(),
 			job.patBytes, b.drv.memInfo(), afsai.ErrDeviceUnsupported)
@@ -193,9 +225,13 @@ func (b *Backend) newFSAIRun(a *csr.Matrix[float32], rows []int, job fsaiJob) (*
 	s.diag = r.bufs.alloc(4*a.Rows, "A diagonal")
 	r.rowsDev = r.bufs.alloc(4*len(rows), "requested rows")
 	r.bufs.allocBatch(&s, pl, nb, job.patBytes == 0)
-	r.outCol = r.bufs.alloc(4*nb*(pl.mmax+1), "G columns")
-	r.outVal = r.bufs.alloc(4*nb*(pl.mmax+1), "G values")
-	r.outPtr = r.bufs.alloc(4*(nb+1), "G row pointers")
+	if job.keep { // G's arrays are allocated at their size once it is known
+		r.leftDev = r.bufs.alloc(4*nb, "left column counts")
+	} else {
+		r.outCol = r.bufs.alloc(4*nb*(pl.mmax+1), "G columns")
+		r.outVal = r.bufs.alloc(4*nb*(pl.mmax+1), "G values")
+		r.outPtr = r.bufs.alloc(4*(nb+1), "G row pointers")
+	}
 	if r.bufs.err != nil {
 		r.bufs.free()
 		return nil, r.bufs.err
@@ -212,9 +248,16 @@ func (b *Backend) newFSAIRun(a *csr.Matrix[float32], rows []int, job fsaiJob) (*
 	uploadSlice(b, r.rowsDev, rows32)
 	r.tm.mark(&r.kt.Upload)
 
-	r.host = b.newHostWords(2*job.outLen + 3*nb + 1)
+	keepWords := 0
+	if job.keep {
+		keepWords = 2*nb + 1
+	}
+	r.host = b.newHostWords(2*job.outLen + 3*nb + 1 + keepWords)
 	r.cols, r.vals = r.host.int32s(job.outLen), r.host.float32s(job.outLen)
 	r.lens, r.states, r.ptr = r.host.int32s(nb), r.host.int32s(nb), r.host.int32s(nb+1)
+	if job.keep {
+		r.leftLen, r.leftPtr = r.host.int32s(nb), r.host.int32s(nb+1)
+	}
 	r.g = csr.Matrix[float32]{Rows: len(rows), Cols: a.Cols, RowPtr: make([]int32, len(rows)+1)}
 	err = r.tm.collect()
 	runtime.KeepAlive(a)
@@ -335,9 +378,12 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 	for k := range nb {
 		g.RowPtr[first+k+1] = int32(base) + r.ptr[k+1]
 	}
+	if r.job.keep {
+		return r.assembleKept(nb)
+	}
 
 	b.upload(r.outPtr, unsafe.Pointer(&r.ptr[0]), 4*(nb+1))
-	l.rows(&fn.assemble, nb, uint64(r.outPtr), uint64(r.outCol), uint64(r.outVal))
+	l.rows(&fn.assemble, nb, 0, uint64(r.outPtr), uint64(r.outCol), uint64(r.outVal), 0, 0, 0)
 	tm.mark(&kt.Assemble)
 	if r.job.outLen > 0 { // into G's page-locked arrays, which hold all rows
 		g.ColIdx = slices.Grow(g.ColIdx, nnz)[:int(base)+nnz]

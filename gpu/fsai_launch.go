@@ -8,11 +8,12 @@ import (
 
 // fsaiKernelNames are the kernels of the adaptive FSAI set-up
 // (kernels/kapgrad.cu, sysgather.cu, cholesky.cu, fsai_assemble.cu).
-var fsaiKernelNames = [...]string{"fsai_init", "fsai_kapgrad", "fsai_sysgather", "fsai_border", "fsai_solve", "fsai_assemble"}
+var fsaiKernelNames = [...]string{"fsai_init", "fsai_kapgrad", "fsai_sysgather", "fsai_border", "fsai_solve", "fsai_assemble",
+	"fsai_count_left"}
 
 // fsaiKernels are those kernels in the loaded module.
 type fsaiKernels struct {
-	init, kapgrad, sysgather, border, solve, assemble kernel
+	init, kapgrad, sysgather, border, solve, assemble, countLeft kernel
 }
 
 // fsaiKernels looks the set-up kernels up in the backend's module. They are
@@ -21,7 +22,7 @@ type fsaiKernels struct {
 // costs microseconds.
 func (b *Backend) fsaiKernels() (*fsaiKernels, error) {
 	f := new(fsaiKernels)
-	for i, k := range []*kernel{&f.init, &f.kapgrad, &f.sysgather, &f.border, &f.solve, &f.assemble} {
+	for i, k := range []*kernel{&f.init, &f.kapgrad, &f.sysgather, &f.border, &f.solve, &f.assemble, &f.countLeft} {
 		k.name = fsaiKernelNames[i]
 		name := cString(k.name)
 		if err := b.drv.check(b.drv.call(b.drv.moduleGetFunction, uintptr(unsafe.Pointer(&k.h)),
@@ -33,7 +34,7 @@ func (b *Backend) fsaiKernels() (*fsaiKernels, error) {
 }
 
 // fsaiLauncher launches the set-up kernels: each takes the FsaiSetup struct
-// by value and up to three 8-byte arguments. Unlike Backend.launch it sets
+// by value and up to seven 8-byte arguments. Unlike Backend.launch it sets
 // the block size and the dynamic shared memory. Its parameter array is
 // pinned for the life of the set-up.
 type fsaiLauncher struct {
@@ -46,8 +47,8 @@ type fsaiLauncher struct {
 // ptrs[1+i] at vals[i].
 type fsaiParams struct {
 	setup fsaiSetup
-	vals  [3]uint64
-	ptrs  [4]uintptr
+	vals  [7]uint64
+	ptrs  [8]uintptr
 }
 
 func newFSAILauncher(b *Backend, setup fsaiSetup) *fsaiLauncher {

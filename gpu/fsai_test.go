@@ -178,10 +178,11 @@ func TestAdaptiveSetupMatchesCPU(t *testing.T) {
 				name := fmt.Sprintf("%s/steps%d-s%d-eps%g-stall%g-scaled%t/%s",
 					c.name, p.Steps, p.StepSize, p.Eps, p.Stall, p.Scaled, sub.name)
 				t.Run(name, func(t *testing.T) {
-					g, st, kt, err := b.adaptiveSetup(c.a32, sub.rows, p, sub.batch)
+					res, err := b.adaptiveSetup(c.a32, sub.rows, p, fsaiJob{maxBatch: sub.batch})
 					if err != nil {
 						t.Fatal(err)
 					}
+					g, st, kt := res.g, res.st, res.kt
 					want, wst, err := afsai.Adaptive(c.a32, sub.rows, p)
 					if err != nil {
 						t.Fatal(err)

@@ -30,6 +30,9 @@ type functions struct {
 	// Block kernels (block.go).
 	spmm                                                                 [2][len(spmmPerLane)]kernel // [Precision][columns per lane index]
 	axpbyCols, mulCols, dotCols, dotPairCols, updateRZCols, updateXPCols kernel
+	// Transpose kernels (transpose.go).
+	transposeCount, scanTiles, scanSums, scanAdd kernel
+	transposeScatter, transposeSort              [2]kernel // [Precision]
 }
 
 // table lists every kernel slot, with its name filled in.
@@ -40,6 +43,13 @@ func (f *functions) table() []*kernel {
 	f.updateRZCols.name, f.updateXPCols.name = "update_rz_cols", "update_xp_cols"
 	t := []*kernel{&f.gather, &f.fill, &f.axpby, &f.mul, &f.dot, &f.updateRZ, &f.updateXP,
 		&f.axpbyCols, &f.mulCols, &f.dotCols, &f.dotPairCols, &f.updateRZCols, &f.updateXPCols}
+	f.transposeCount.name, f.scanTiles.name, f.scanSums.name, f.scanAdd.name =
+		"transpose_count", "transpose_scan_tiles", "transpose_scan_sums", "transpose_scan_add"
+	t = append(t, &f.transposeCount, &f.scanTiles, &f.scanSums, &f.scanAdd)
+	for p, suffix := range []string{"_d", "_s"} {
+		f.transposeScatter[p].name, f.transposeSort[p].name = "transpose_scatter"+suffix, "transpose_sort"+suffix
+		t = append(t, &f.transposeScatter[p], &f.transposeSort[p])
+	}
 	for p, prefix := range []string{"spmm_d", "spmm_s"} {
 		for i, c := range spmmPerLane {
 			f.spmm[p][i].name = fmt.Sprintf("%s_c%d", prefix, c)

@@ -1,26 +1,60 @@
 // Assembly of the adaptive FSAI rows: each batch row k becomes
-// (g, 1) / sqrt(psi) in CSR at outptr[k], its pattern columns ascending and
-// the diagonal last, as afsai/factor.go's row writes it. The scale and the
-// products are evaluated in double and rounded to float, as on the CPU.
-// One thread per row; a column's place is the number of smaller columns in
-// the pattern (no scratch, patterns are short).
+// (g, 1) / sqrt(psi) in CSR, its pattern columns ascending and the diagonal
+// last, as afsai/factor.go's row writes it. The scale and the products are
+// evaluated in double and rounded to float, as on the CPU. One thread per
+// row; a column's place is the number of smaller columns in the pattern (no
+// scratch, patterns are short).
+//
+// A rank keeps G's diagonal block on the device (package gpu,
+// AdaptiveFactor): the columns from own on, renumbered from 0, go to the
+// block at outptr[k], and the few columns before own, which other ranks own,
+// to the left arrays at leftptr[k] (they come first: columns ascend). With
+// own == 0 every entry goes to the block, in the local numbering, and the
+// left arrays are not touched (NULL).
 
-extern "C" __global__ void fsai_assemble(const FsaiSetup S, const int *__restrict__ outptr,
-                                         int *__restrict__ outcol, float *__restrict__ outval)
+// fsai_left_count returns how many of row k's pattern columns lie before
+// own.
+__device__ __forceinline__ int fsai_left_count(const FsaiSetup &S, long long k, int own)
+{
+    const long long nb = S.nb;
+    int n = 0;
+    for (int p = 0; p < S.len[k]; p++)
+        n += S.pat[p * nb + k] < own;
+    return n;
+}
+
+// out[k] = the number of row k's pattern columns before own: the sizes of
+// the left arrays.
+extern "C" __global__ void fsai_count_left(const FsaiSetup S, int own, int *__restrict__ out)
+{
+    for (long long k = fsai_tid(); k < S.nb; k += fsai_stride())
+        out[k] = fsai_left_count(S, k, own);
+}
+
+extern "C" __global__ void fsai_assemble(const FsaiSetup S, int own, const int *__restrict__ outptr,
+                                         int *__restrict__ outcol, float *__restrict__ outval,
+                                         const int *__restrict__ leftptr, int *__restrict__ leftcol,
+                                         float *__restrict__ leftval)
 {
     const long long nb = S.nb;
     for (long long k = fsai_tid(); k < nb; k += fsai_stride()) {
-        const int m = S.len[k], base = outptr[k];
+        const int m = S.len[k], left = fsai_left_count(S, k, own), base = outptr[k] - left;
         const double scale = __ddiv_rn(1.0, __dsqrt_rn((double)S.psi[k]));
         for (int p = 0; p < m; p++) {
             const int c = S.pat[p * nb + k];
             int rank = 0;
             for (int q = 0; q < m; q++)
                 rank += S.pat[q * nb + k] < c;
-            outcol[base + rank] = c;
-            outval[base + rank] = __double2float_rn(__dmul_rn((double)S.g[p * nb + k], scale));
+            const float v = __double2float_rn(__dmul_rn((double)S.g[p * nb + k], scale));
+            if (c < own) {
+                leftcol[leftptr[k] + rank] = c;
+                leftval[leftptr[k] + rank] = v;
+            } else {
+                outcol[base + rank] = c - own;
+                outval[base + rank] = v;
+            }
         }
-        outcol[base + m] = S.rows[k];
+        outcol[base + m] = S.rows[k] - own;
         outval[base + m] = __double2float_rn(scale);
     }
 }

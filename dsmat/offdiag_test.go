@@ -1,0 +1,162 @@
+package dsmat_test
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/cpu"
+	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/mpitest"
+)
+
+// splitLocal splits a local stripe (localStripe) at the stripe's own
+// columns: the entries in other ranks' columns, in the local numbering, and
+// the diagonal block, its columns numbered from the stripe's first row.
+func splitLocal(a *csr.Matrix[float64], global []int64, first int64) (off, diag *csr.Matrix[float64]) {
+	own, _ := slices.BinarySearch(global, first)
+	n := a.Rows
+	off = &csr.Matrix[float64]{Rows: n, Cols: a.Cols, RowPtr: make([]int32, n+1)}
+	diag = &csr.Matrix[float64]{Rows: n, Cols: n, RowPtr: make([]int32, n+1)}
+	for i := range n {
+		cols, vals := a.Row(i)
+		for k, c := range cols {
+			if int(c) >= own && int(c) < own+n {
+				diag.ColIdx, diag.Val = append(diag.ColIdx, c-int32(own)), append(diag.Val, vals[k])
+			} else {
+				off.ColIdx, off.Val = append(off.ColIdx, c), append(off.Val, vals[k])
+			}
+		}
+		off.RowPtr[i+1], diag.RowPtr[i+1] = int32(len(off.ColIdx)), int32(len(diag.ColIdx))
+	}
+	return off, diag
+}
+
+// TestNewLocalOffDiagonal: a matrix whose diagonal block a backend holds
+// (FSAI's factor from a GPU set-up) is NewLocal's without its Diag, its
+// transpose likewise; bound with the backend's blocks they multiply as
+// NewLocal's matrices bound the usual way, and SetDiagonal completes them
+// into NewLocal's. Before that, what needs the host block refuses.
+func TestNewLocalOffDiagonal(t *testing.T) {
+	for np := 1; np <= 3; np++ {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			be := cpu.New(1)
+			full := scaled(generate(t, "poisson27:8"), true) // 512 rows, lower triangular
+			part := dsmat.NewPartition(full.N, np)
+			lo, hi := part.Range(c.Rank())
+			n := int(hi - lo)
+
+			a, global := localStripe(stripe(full, lo, hi))
+			want, err := dsmat.NewLocal(c, part, a, global)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantT, err := want.Transpose()
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, global = localStripe(stripe(full, lo, hi))
+			off, diag := splitLocal(a, global, lo)
+			got, err := dsmat.NewLocalOffDiagonal(c, part, off, global, diag.NNZ())
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotT, err := got.Transpose()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Diag != nil || gotT.Diag != nil || got.NNZ() != want.NNZ() || gotT.NNZ() != wantT.NNZ() ||
+				got.LocalRows() != n || len(got.Off) != len(want.Off) || len(gotT.Off) != len(wantT.Off) {
+				t.Fatalf("rank %d: Diag %v/%v, nnz %d/%d (want %d/%d), off blocks %d/%d (want %d/%d)", c.Rank(),
+					got.Diag != nil, gotT.Diag != nil, got.NNZ(), gotT.NNZ(), want.NNZ(), wantT.NNZ(),
+					len(got.Off), len(gotT.Off), len(want.Off), len(wantT.Off))
+			}
+			if _, err := got.Bind(be, backend.Double); err == nil {
+				t.Error("Bind of a matrix without its diagonal block succeeded")
+			}
+			for _, pair := range []struct {
+				name      string
+				got, want *dsmat.Matrix
+				diag      *csr.Matrix[float64]
+			}{{"G", got, want, diag}, {"G'", gotT, wantT, csr.Transpose(diag)}} {
+				block, err := be.NewMatrix(pair.diag, nil, backend.Double)
+				if err != nil {
+					t.Fatal(err)
+				}
+				op, err := pair.got.BindDiagonal(be, block, backend.Double)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer op.Free()
+				ref, err := pair.want.Bind(be, backend.Double)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer ref.Free()
+				if y, w := product(t, op, lo), product(t, ref, lo); !slices.Equal(y, w) {
+					t.Errorf("rank %d: %s bound with the backend's block multiplies differently", c.Rank(), pair.name)
+				}
+				if err := op.Refresh(); err == nil {
+					t.Errorf("%s: Refresh without the host block succeeded", pair.name)
+				}
+				if err := pair.got.SetDiagonal(csr.Transpose(csr.Transpose(pair.diag))); err != nil {
+					t.Fatal(err)
+				}
+				if !pair.got.Equal(pair.want) {
+					t.Errorf("rank %d: %s with SetDiagonal differs from NewLocal's", c.Rank(), pair.name)
+				}
+				if err := pair.got.SetDiagonal(pair.diag); err == nil {
+					t.Errorf("%s: a second SetDiagonal succeeded", pair.name)
+				}
+				if err := op.Refresh(); err != nil {
+					t.Errorf("%s: Refresh after SetDiagonal: %v", pair.name, err)
+				}
+			}
+		})
+	}
+}
+
+// TestNewLocalOffDiagonalRejects: entries of the diagonal block in the
+// stripe, on one rank, fail on every rank.
+func TestNewLocalOffDiagonalRejects(t *testing.T) {
+	mpitest.Run(t, 2, func(t *testing.T, c *comm.Comm) {
+		full := scaled(generate(t, "poisson7:4"), true)
+		part := dsmat.NewPartition(full.N, 2)
+		lo, hi := part.Range(c.Rank())
+		a, global := localStripe(stripe(full, lo, hi))
+		off, _ := splitLocal(a, global, lo)
+		if c.Rank() == 1 {
+			off = a // the whole stripe
+		}
+		if _, err := dsmat.NewLocalOffDiagonal(c, part, off, global, 10); err == nil {
+			t.Errorf("a stripe with diagonal-block entries on rank 1: no error on rank %d", c.Rank())
+		}
+	})
+}
+
+// product returns op times probe on this rank's rows, from row lo on.
+func product(t *testing.T, op *dsmat.Operator, lo int64) []float64 {
+	t.Helper()
+	be, n := op.Backend(), op.Matrix().LocalRows()
+	x, _ := be.NewVector(n)
+	y, _ := be.NewVector(n)
+	defer x.Free()
+	defer y.Free()
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = probe(lo + int64(i))
+	}
+	be.Upload(x, xs)
+	be.Fill(y, math.NaN())
+	if err := op.Apply(y, x); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float64, n)
+	if err := be.Download(out, y); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
