@@ -32,20 +32,7 @@ func (d *hostDevice) AdaptiveFactor(a *csr.Matrix[float32], own int, p Params) (
 	if err != nil {
 		return DeviceFactor{}, st, KernelTimes{}, err
 	}
-	n := g.Rows
-	left := &csr.Matrix[float32]{Rows: n, Cols: g.Cols, RowPtr: make([]int32, n+1)}
-	diag := &csr.Matrix[float64]{Rows: n, Cols: n, RowPtr: make([]int32, n+1)}
-	for i := range n {
-		cols, vals := g.Row(i)
-		for k, c := range cols {
-			if int(c) < own {
-				left.ColIdx, left.Val = append(left.ColIdx, c), append(left.Val, vals[k])
-			} else {
-				diag.ColIdx, diag.Val = append(diag.ColIdx, c-int32(own)), append(diag.Val, float64(vals[k]))
-			}
-		}
-		left.RowPtr[i+1], diag.RowPtr[i+1] = int32(len(left.ColIdx)), int32(len(diag.ColIdx))
-	}
+	left, diag := SplitRows(g, own)
 	f := DeviceFactor{Left: left}
 	for _, b := range []struct {
 		dst *backend.Matrix

@@ -9,7 +9,6 @@ import (
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
-	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // G kept on the device (afsai.Device's AdaptiveFactor). PCG applies G and
@@ -133,35 +132,11 @@ func (r *fsaiRun) assembleKept(nb int) error {
 	return tm.collect()
 }
 
-// splitRows splits G's rows of the local rows own and after, computed on the
-// host, into the entries left of the diagonal block, which stay, and the
-// block, uploaded: what assembleKept leaves, for a set-up of several
-// batches.
+// splitRows is afsai.SplitRows with the diagonal block uploaded: what
+// assembleKept leaves, for a set-up of several batches, which brings G to
+// the host.
 func (b *Backend) splitRows(g *csr.Matrix[float32], own int) (*keptRows, error) {
-	n := g.Rows
-	left := &csr.Matrix[float32]{Rows: n, Cols: g.Cols, RowPtr: make([]int32, n+1)}
-	diag := &csr.Matrix[float64]{Rows: n, Cols: n, RowPtr: make([]int32, n+1)}
-	for i := range n {
-		cols, _ := g.Row(i)
-		k, _ := slices.BinarySearch(cols, int32(own))
-		left.RowPtr[i+1] = left.RowPtr[i] + int32(k)
-		diag.RowPtr[i+1] = diag.RowPtr[i] + int32(len(cols)-k)
-	}
-	left.ColIdx, left.Val = make([]int32, left.NNZ()), make([]float32, left.NNZ())
-	diag.ColIdx, diag.Val = make([]int32, diag.NNZ()), make([]float64, diag.NNZ())
-	parallel.For(n, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			cols, vals := g.Row(i)
-			k := int(left.RowPtr[i+1] - left.RowPtr[i])
-			copy(left.ColIdx[left.RowPtr[i]:], cols[:k])
-			copy(left.Val[left.RowPtr[i]:], vals[:k])
-			at := diag.RowPtr[i]
-			for j := k; j < len(cols); j++ {
-				diag.ColIdx[at], diag.Val[at] = cols[j]-int32(own), float64(vals[j])
-				at++
-			}
-		}
-	})
+	left, diag := afsai.SplitRows(g, own)
 	d, err := b.NewMatrix(diag, nil, backend.Single)
 	if err != nil {
 		return nil, err
