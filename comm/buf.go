@@ -15,8 +15,9 @@ import (
 // freely, but do not reslice it beyond its length or replace it with Go
 // memory.
 type Buf[T Elem] struct {
-	Data []T
-	base unsafe.Pointer // the C allocation; nil in views and once freed
+	Data  []T
+	base  unsafe.Pointer // the C allocation; nil in views and once freed
+	bytes C.size_t       // its size
 }
 
 // NewBuf returns a buffer of n zero elements. It panics if n is negative or C
@@ -29,11 +30,12 @@ func NewBuf[T Elem](n int) *Buf[T] {
 		return &Buf[T]{}
 	}
 	var zero T
-	p := C.comm_alloc_pages(C.size_t(n) * C.size_t(unsafe.Sizeof(zero)))
+	bytes := C.size_t(n) * C.size_t(unsafe.Sizeof(zero))
+	p := C.comm_alloc_pages(bytes)
 	if p == nil {
 		panic(fmt.Sprintf("comm: NewBuf(%d): out of C memory", n))
 	}
-	return &Buf[T]{Data: unsafe.Slice((*T)(p), n), base: p}
+	return &Buf[T]{Data: unsafe.Slice((*T)(p), n), base: p, bytes: bytes}
 }
 
 // Free releases the memory of a buffer made by NewBuf; no request may be
@@ -43,7 +45,7 @@ func (b *Buf[T]) Free() {
 	if b.base == nil {
 		return
 	}
-	C.free(b.base)
+	C.comm_free_pages(b.base, b.bytes)
 	b.base, b.Data = nil, nil
 }
 
