@@ -41,23 +41,15 @@ func TestAdaptiveFactorMatchesSetup(t *testing.T) {
 					if st != wst {
 						t.Errorf("stats %+v, AdaptiveSetup's %+v", st, wst)
 					}
-					diag, _, err := b.ReadMatrix(f.Diag)
-					if err != nil {
-						t.Fatal(err)
-					}
-					diagT, _, err := b.ReadMatrix(f.DiagT)
-					if err != nil {
-						t.Fatal(err)
-					}
+					diag, _ := readBack(t, b, f.Diag)
+					diagT, _ := readBack(t, b, f.DiagT)
 					if k := joinedRowDiff(f.Left, diag, own, want); k >= 0 {
 						lc, lv := f.Left.Row(k)
 						dc, dv := diag.Row(k)
 						wc, wv := want.Row(k)
 						t.Fatalf("row %d: left %v %v, diagonal block %v %v; AdaptiveSetup's %v %v", k, lc, lv, dc, dv, wc, wv)
 					}
-					if !sameCSR(diagT, csr.Transpose(diag)) {
-						t.Error("the device's transpose of the diagonal block differs from the host's")
-					}
+					checkSameMatrix(t, "the device's transpose of the diagonal block", diagT, csr.Transpose(diag))
 					t.Logf("%d rows, %d in the left arrays; assemble %.3f ms, transpose %.3f ms",
 						len(rows), f.Left.NNZ(), 1e3*kt.Assemble, 1e3*kt.Transpose)
 				})
@@ -93,10 +85,4 @@ func joinedRowDiff(left *csr.Matrix[float32], diag *csr.Matrix[float64], own int
 		}
 	}
 	return -1
-}
-
-// sameCSR reports whether a and b hold the same entries, values bit for bit.
-func sameCSR(a, b *csr.Matrix[float64]) bool {
-	return a.Rows == b.Rows && a.Cols == b.Cols && slices.Equal(a.RowPtr, b.RowPtr) && slices.Equal(a.ColIdx, b.ColIdx) &&
-		slices.EqualFunc(a.Val, b.Val, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
 }
