@@ -2,11 +2,9 @@ package afsai
 
 import (
 	"errors"
-	"slices"
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
-	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // Device is a backend that runs the adaptive FSAI set-up itself (the CUDA
@@ -117,39 +115,6 @@ func CheckAdaptive[T csr.Real](a *csr.Matrix[T], rows []int, p Params) ([]T, err
 		return nil, err
 	}
 	return checkInput(a, rows)
-}
-
-// SplitRows splits rows of G, in a local system's numbering, at column
-// own: into the entries before own (other ranks' columns), and the diagonal
-// block, the entries from own on with own subtracted from their columns:
-// what AdaptiveFactor returns, for a Device that has G on the host.
-func SplitRows(g *csr.Matrix[float32], own int) (left *csr.Matrix[float32], diag *csr.Matrix[float64]) {
-	n := g.Rows
-	left = &csr.Matrix[float32]{Rows: n, Cols: g.Cols, RowPtr: make([]int32, n+1)}
-	diag = &csr.Matrix[float64]{Rows: n, Cols: n, RowPtr: make([]int32, n+1)}
-	for i := range n {
-		cols, _ := g.Row(i)
-		k, _ := slices.BinarySearch(cols, int32(own))
-		left.RowPtr[i+1] = left.RowPtr[i] + int32(k)
-		diag.RowPtr[i+1] = diag.RowPtr[i] + int32(len(cols)-k)
-	}
-	nl, nd := left.RowPtr[n], diag.RowPtr[n]
-	left.ColIdx, left.Val = make([]int32, nl), make([]float32, nl)
-	diag.ColIdx, diag.Val = make([]int32, nd), make([]float64, nd)
-	parallel.For(n, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			cols, vals := g.Row(i)
-			k := int(left.RowPtr[i+1] - left.RowPtr[i])
-			copy(left.ColIdx[left.RowPtr[i]:], cols[:k])
-			copy(left.Val[left.RowPtr[i]:], vals[:k])
-			at := diag.RowPtr[i]
-			for j := k; j < len(cols); j++ {
-				diag.ColIdx[at], diag.Val[at] = cols[j]-int32(own), float64(vals[j])
-				at++
-			}
-		}
-	})
-	return left, diag
 }
 
 // stripe is a rank's stripe of G as its set-up leaves it: rows holds G's

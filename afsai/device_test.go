@@ -11,6 +11,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // hostDevice is a Device that computes on the CPU: the CPU backend with
@@ -32,7 +33,7 @@ func (d *hostDevice) AdaptiveFactor(a *csr.Matrix[float32], own int, p Params) (
 	if err != nil {
 		return DeviceFactor{}, st, KernelTimes{}, err
 	}
-	left, diag := SplitRows(g, own)
+	left, diag := splitRows(g, own)
 	f := DeviceFactor{Left: left}
 	for _, b := range []struct {
 		dst *backend.Matrix
@@ -129,4 +130,37 @@ func sameApply(t *testing.T, c *comm.Comm, name string, want, got *Preconditione
 	if !slices.Equal(out[0], out[1]) {
 		t.Errorf("%s: rank %d: G'G r differs from the host path's", name, c.Rank())
 	}
+}
+
+// splitRows splits rows of G, in a local system's numbering, at column
+// own: into the entries before own (other ranks' columns), and the diagonal
+// block, the entries from own on with own subtracted from their columns:
+// what AdaptiveFactor returns.
+func splitRows(g *csr.Matrix[float32], own int) (left *csr.Matrix[float32], diag *csr.Matrix[float64]) {
+	n := g.Rows
+	left = &csr.Matrix[float32]{Rows: n, Cols: g.Cols, RowPtr: make([]int32, n+1)}
+	diag = &csr.Matrix[float64]{Rows: n, Cols: n, RowPtr: make([]int32, n+1)}
+	for i := range n {
+		cols, _ := g.Row(i)
+		k, _ := slices.BinarySearch(cols, int32(own))
+		left.RowPtr[i+1] = left.RowPtr[i] + int32(k)
+		diag.RowPtr[i+1] = diag.RowPtr[i] + int32(len(cols)-k)
+	}
+	nl, nd := left.RowPtr[n], diag.RowPtr[n]
+	left.ColIdx, left.Val = make([]int32, nl), make([]float32, nl)
+	diag.ColIdx, diag.Val = make([]int32, nd), make([]float64, nd)
+	parallel.For(n, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			cols, vals := g.Row(i)
+			k := int(left.RowPtr[i+1] - left.RowPtr[i])
+			copy(left.ColIdx[left.RowPtr[i]:], cols[:k])
+			copy(left.Val[left.RowPtr[i]:], vals[:k])
+			at := diag.RowPtr[i]
+			for j := k; j < len(cols); j++ {
+				diag.ColIdx[at], diag.Val[at] = cols[j]-int32(own), float64(vals[j])
+				at++
+			}
+		}
+	})
+	return left, diag
 }

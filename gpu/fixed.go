@@ -237,10 +237,7 @@ func (x *fixedGrow) grow(r *fsaiRun, first, nb int) error {
 	}
 	s := &l.params.setup
 	s.pat = x.pat + uintptr(4*m*first)
-	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.memcpyDtoDAsync, s.ncand, x.ncand+uintptr(4*first), uintptr(4*nb), b.stream),
-			"cuMemcpyDtoDAsync(pattern lengths)"))
-	}
+	b.copyDevice(s.ncand, x.ncand+uintptr(4*first), 4*nb) // the pattern lengths
 	l.launch(&fn.sysgather, b.elementBlocks(m*m*nb), blockSize, 0, uint64(m))
 	tm.mark(&kt.Gather)
 	l.rows(&fn.border, nb)

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/fsai-dist/fsai-dist/afsai"
+	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
@@ -97,9 +98,8 @@ type fsaiJob struct {
 	patBytes int
 	grow     func(r *fsaiRun, first, nb int) error
 	// keep leaves G's diagonal block on the device (AdaptiveFactor): the
-	// rows are the local rows own and after, and when one batch holds them
-	// all, it assembles them into fsaiResult.kept instead of bringing G to
-	// the host.
+	// rows are the local rows own and after, and the batches assemble them
+	// into fsaiResult.kept instead of bringing G to the host.
 	keep bool
 	own  int
 }
@@ -118,7 +118,15 @@ type fsaiResult struct {
 // job says.
 func (b *Backend) runFSAI(a *csr.Matrix[float32], diag []float32, rows []int, job fsaiJob) (fsaiResult, error) {
 	if len(rows) == 0 {
-		return fsaiResult{g: &csr.Matrix[float32]{Cols: a.Cols, RowPtr: make([]int32, 1)}}, nil
+		res := fsaiResult{g: &csr.Matrix[float32]{Cols: a.Cols, RowPtr: make([]int32, 1)}}
+		if job.keep {
+			d, err := b.NewMatrix(&csr.Matrix[float64]{RowPtr: make([]int32, 1)}, nil, backend.Single)
+			if err != nil {
+				return fsaiResult{}, err
+			}
+			res.kept = &keptRows{left: res.g, diag: d.(*Matrix)}
+		}
+		return res, nil
 	}
 	r, err := b.newFSAIRun(a, rows, job)
 	if err != nil {
@@ -169,12 +177,7 @@ type fsaiRun struct {
 	// rows then come back through the staging buffer (staging.go).
 	parts []gPart
 
-	// a job that keeps G on the device: per row, the number of its
-	// columns left of the diagonal block (on the device and here), and the
-	// row pointers of those entries; and the rows assembled
-	leftDev          uintptr
-	leftLen, leftPtr []int32
-	kept             *keptRows
+	keptRun // for a job that keeps G on the device (fsai_keep.go)
 }
 
 // gPart is a batch's rows of G: their columns and values.
@@ -208,9 +211,6 @@ func (b *Backend) newFSAIRun(a *csr.Matrix[float32], rows []int, job fsaiJob) (*
 	if job.maxBatch > 0 {
 		nb = min(nb, job.maxBatch)
 	}
-	if nb < len(rows) {
-		job.keep = false // G comes to the host batch by batch
-	}
 	if nb < 1 {
 		return nil, fmt.Errorf("gpu: %s: %d bytes per row, %d for the patterns of all rows, %s: %w", job.name, pl.rowBytes(),
 			job.patBytes, b.drv.memInfo(), afsai.ErrDeviceUnsupported)
@@ -225,12 +225,12 @@ func (b *Backend) newFSAIRun(a *csr.Matrix[float32], rows []int, job fsaiJob) (*
 	s.diag = r.bufs.alloc(4*a.Rows, "A diagonal")
 	r.rowsDev = r.bufs.alloc(4*len(rows), "requested rows")
 	r.bufs.allocBatch(&s, pl, nb, job.patBytes == 0)
+	r.outPtr = r.bufs.alloc(4*(nb+1), "G row pointers")
 	if job.keep { // G's arrays are allocated at their size once it is known
-		r.leftDev = r.bufs.alloc(4*nb, "left column counts")
+		r.startKept(len(rows), a.Cols, nb)
 	} else {
 		r.outCol = r.bufs.alloc(4*nb*(pl.mmax+1), "G columns")
 		r.outVal = r.bufs.alloc(4*nb*(pl.mmax+1), "G values")
-		r.outPtr = r.bufs.alloc(4*(nb+1), "G row pointers")
 	}
 	if r.bufs.err != nil {
 		r.bufs.free()
@@ -276,6 +276,7 @@ func (r *fsaiRun) free() {
 	r.l.close()
 	r.tm.free()
 	r.bufs.free()
+	r.freeChunks()
 	r.host.release()
 }
 
@@ -307,6 +308,11 @@ func (r *fsaiRun) compute(val, diag []float32) (*csr.Matrix[float32], afsai.Stat
 	if r.parts != nil {
 		g.ColIdx, g.Val = joinParts(r.parts, int(g.RowPtr[g.Rows]))
 		r.parts = nil
+	}
+	if r.job.keep {
+		if err := r.joinKept(); err != nil {
+			return nil, st, err
+		}
 	}
 	runtime.KeepAlive(val)
 	runtime.KeepAlive(diag)
@@ -379,7 +385,7 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 		g.RowPtr[first+k+1] = int32(base) + r.ptr[k+1]
 	}
 	if r.job.keep {
-		return r.assembleKept(nb)
+		return r.assembleKept(first, nb)
 	}
 
 	b.upload(r.outPtr, unsafe.Pointer(&r.ptr[0]), 4*(nb+1))

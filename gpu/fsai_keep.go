@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"fmt"
-	"slices"
 	"time"
 	"unsafe"
 
@@ -36,9 +35,9 @@ func (k *keptRows) free() {
 // AdaptiveFactor computes the adaptive FSAI rows of the local system a's
 // rows own and after, as AdaptiveSetup does, and leaves G's diagonal block
 // and its transpose on the device in float32 (afsai.Device). When the rows
-// need several batches (device memory), G comes to the host batch by batch
-// as in AdaptiveSetup and its diagonal block is uploaded. It refuses what
-// AdaptiveSetup refuses.
+// need several batches (device memory), each batch's part of the block
+// stays on the device until they are joined. It refuses what AdaptiveSetup
+// refuses.
 func (b *Backend) AdaptiveFactor(a *csr.Matrix[float32], own int, p afsai.Params) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
 	return b.adaptiveFactor(a, own, p, 0)
 }
@@ -59,11 +58,6 @@ func (b *Backend) adaptiveFactor(a *csr.Matrix[float32], own int, p afsai.Params
 		return afsai.DeviceFactor{}, res.st, res.kt, err
 	}
 	kept := res.kept
-	if kept == nil {
-		if kept, err = b.splitRows(res.g, own); err != nil {
-			return afsai.DeviceFactor{}, res.st, res.kt, err
-		}
-	}
 	t := time.Now()
 	diagT, err := b.Transpose(kept.diag)
 	if err == nil {
@@ -80,10 +74,44 @@ func (b *Backend) adaptiveFactor(a *csr.Matrix[float32], own int, p afsai.Params
 	return afsai.DeviceFactor{Left: kept.left, Diag: kept.diag, DiagT: diagT}, res.st, res.kt, nil
 }
 
-// assembleKept assembles the nb rows of G, all rows of the set-up, on the
-// device: the diagonal block into a Matrix of its exact size, the entries
-// left of it into arrays that come to the host.
-func (r *fsaiRun) assembleKept(nb int) error {
+// keptRun is an fsaiRun's state for a job that keeps G on the device.
+type keptRun struct {
+	leftDev, leftPtrDev uintptr // per batch row: its columns left of the block, their row pointers
+	leftLen, leftPtr    []int32 // the same on the host (page-locked)
+	chunks              []keptChunk
+	diagPtr             []int32              // the block's row pointers, all rows
+	left                *csr.Matrix[float32] // the entries left of the block, all rows
+	kept                *keptRows            // the result, once every batch is done
+}
+
+// keptChunk is one batch's entries of G's diagonal block on the device.
+type keptChunk struct {
+	col, val uintptr
+	nnz      int
+}
+
+// startKept allocates what a job that keeps G needs beside the batch state,
+// for n rows in batches of nb, in a local system of cols columns.
+func (r *fsaiRun) startKept(n, cols, nb int) {
+	r.leftDev = r.bufs.alloc(4*nb, "left column counts")
+	r.leftPtrDev = r.bufs.alloc(4*(nb+1), "left row pointers")
+	r.diagPtr = make([]int32, n+1)
+	r.left = &csr.Matrix[float32]{Rows: n, Cols: cols, RowPtr: make([]int32, n+1)}
+}
+
+// freeChunks frees the batches' entries not joined into a Matrix.
+func (r *fsaiRun) freeChunks() {
+	for _, c := range r.chunks {
+		r.b.free(c.col, "FSAI set-up")
+		r.b.free(c.val, "FSAI set-up")
+	}
+	r.chunks = nil
+}
+
+// assembleKept assembles the nb rows of the batch from row first on, on the
+// device: their entries of the diagonal block into a chunk of its exact
+// size, the entries left of it into arrays that come to the host.
+func (r *fsaiRun) assembleKept(first, nb int) error {
 	b, fn, l, tm, kt := r.b, r.fn, r.l, &r.tm, &r.kt
 	own := r.job.own
 	l.rows(&fn.countLeft, nb, uint64(own), uint64(r.leftDev))
@@ -96,50 +124,80 @@ func (r *fsaiRun) assembleKept(nb int) error {
 		r.leftPtr[k+1] = r.leftPtr[k] + n
 		r.ptr[k+1] = r.ptr[k] + r.lens[k] + 1 - n
 	}
-	nnz, nLeft := int(r.ptr[nb]), int(r.leftPtr[nb])
-	d := &Matrix{b: b, rows: nb, cols: nb, nnz: nnz, prec: backend.Single, width: spmvWidth(nb, nnz, backend.Single)}
+	c := keptChunk{nnz: int(r.ptr[nb])}
+	nLeft := int(r.leftPtr[nb])
 	var err error
-	if d.rowPtr, err = b.alloc(4*(nb+1), "G row pointers"); err == nil {
-		if d.col, err = b.alloc(4*nnz, "G columns"); err == nil {
-			d.val, err = b.alloc(4*nnz, "G values")
+	if c.col, err = b.alloc(4*c.nnz, "G columns"); err == nil {
+		if c.val, err = b.alloc(4*c.nnz, "G values"); err != nil {
+			b.free(c.col, "FSAI set-up")
 		}
 	}
-	leftPtr := r.bufs.alloc(4*(nb+1), "G's left row pointers")
-	leftCol := r.bufs.alloc(4*nLeft, "G's left columns")
-	leftVal := r.bufs.alloc(4*nLeft, "G's left values")
-	if err == nil {
-		err = r.bufs.err
-	}
 	if err != nil {
-		d.Free()
 		return err
 	}
-	b.upload(d.rowPtr, unsafe.Pointer(&r.ptr[0]), 4*(nb+1))
-	b.upload(leftPtr, unsafe.Pointer(&r.leftPtr[0]), 4*(nb+1))
-	l.rows(&fn.assemble, nb, uint64(own), uint64(d.rowPtr), uint64(d.col), uint64(d.val),
-		uint64(leftPtr), uint64(leftCol), uint64(leftVal))
+	r.chunks = append(r.chunks, c)
+	leftCol := r.bufs.alloc(4*nLeft, "G's left columns")
+	leftVal := r.bufs.alloc(4*nLeft, "G's left values")
+	if r.bufs.err != nil {
+		return r.bufs.err
+	}
+	b.upload(r.outPtr, unsafe.Pointer(&r.ptr[0]), 4*(nb+1))
+	b.upload(r.leftPtrDev, unsafe.Pointer(&r.leftPtr[0]), 4*(nb+1))
+	l.rows(&fn.assemble, nb, uint64(own), uint64(r.outPtr), uint64(c.col), uint64(c.val),
+		uint64(r.leftPtrDev), uint64(leftCol), uint64(leftVal))
 	tm.mark(&kt.Assemble)
-	left := &csr.Matrix[float32]{Rows: nb, Cols: r.g.Cols, RowPtr: slices.Clone(r.leftPtr[:nb+1]),
-		ColIdx: make([]int32, nLeft), Val: make([]float32, nLeft)}
-	downloadSlice(b, left.ColIdx, leftCol)
-	downloadSlice(b, left.Val, leftVal)
+	base, leftBase := r.diagPtr[first], r.left.RowPtr[first]
+	for k := range nb {
+		r.diagPtr[first+k+1] = base + r.ptr[k+1]
+		r.left.RowPtr[first+k+1] = leftBase + r.leftPtr[k+1]
+	}
+	cols, vals := make([]int32, nLeft), make([]float32, nLeft)
+	downloadSlice(b, cols, leftCol)
+	downloadSlice(b, vals, leftVal)
 	if b.syncLocked() != nil {
-		d.Free()
 		return b.err
 	}
+	r.left.ColIdx, r.left.Val = append(r.left.ColIdx, cols...), append(r.left.Val, vals...)
 	tm.mark(&kt.Download)
-	r.kept = &keptRows{left: left, diag: d}
 	return tm.collect()
 }
 
-// splitRows is afsai.SplitRows with the diagonal block uploaded: what
-// assembleKept leaves, for a set-up of several batches, which brings G to
-// the host.
-func (b *Backend) splitRows(g *csr.Matrix[float32], own int) (*keptRows, error) {
-	left, diag := afsai.SplitRows(g, own)
-	d, err := b.NewMatrix(diag, nil, backend.Single)
-	if err != nil {
-		return nil, err
+// joinKept makes G's diagonal block of the batches' chunks, once all are
+// assembled: one batch's arrays become the Matrix's, several are copied one
+// after the other into arrays of their joint size.
+func (r *fsaiRun) joinKept() error {
+	b := r.b
+	n := len(r.rows)
+	nnz := int(r.diagPtr[n])
+	d := &Matrix{b: b, rows: n, cols: n, nnz: nnz, prec: backend.Single, width: spmvWidth(n, nnz, backend.Single)}
+	var err error
+	if d.rowPtr, err = b.alloc(4*(n+1), "G row pointers"); err != nil {
+		return err
 	}
-	return &keptRows{left: left, diag: d.(*Matrix)}, nil
+	if len(r.chunks) == 1 {
+		d.col, d.val = r.chunks[0].col, r.chunks[0].val
+		r.chunks = nil
+	} else {
+		if d.col, err = b.alloc(4*nnz, "G columns"); err == nil {
+			d.val, err = b.alloc(4*nnz, "G values")
+		}
+		if err != nil {
+			d.Free()
+			return err
+		}
+		at := uintptr(0)
+		for _, c := range r.chunks {
+			b.copyDevice(d.col+at, c.col, 4*c.nnz)
+			b.copyDevice(d.val+at, c.val, 4*c.nnz)
+			at += uintptr(4 * c.nnz)
+		}
+	}
+	uploadSlice(b, d.rowPtr, r.diagPtr)
+	if err := b.syncLocked(); err != nil {
+		d.Free()
+		return err
+	}
+	r.freeChunks()
+	r.kept = &keptRows{left: r.left, diag: d}
+	return nil
 }

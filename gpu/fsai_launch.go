@@ -167,6 +167,14 @@ func (b *Backend) download(dst unsafe.Pointer, src uintptr, bytes int) {
 	}
 }
 
+// copyDevice queues a copy of bytes from device memory at src to dst.
+func (b *Backend) copyDevice(dst, src uintptr, bytes int) {
+	if b.err == nil && bytes > 0 {
+		b.fail(b.drv.check(b.drv.call(b.drv.memcpyDtoDAsync, dst, src, uintptr(bytes), b.stream),
+			fmt.Sprintf("cuMemcpyDtoDAsync(%d bytes)", bytes)))
+	}
+}
+
 // freeMemory returns the device memory free now; the context must be
 // current.
 func (b *Backend) freeMemory() (uint64, error) {

@@ -101,8 +101,7 @@ func (b *Backend) Copy(dst, src backend.Vector) {
 	if d == nil || s == nil || !b.sameLen("Copy", d.n, s.n) || d.n == 0 {
 		return
 	}
-	b.fail(b.drv.check(b.drv.call(b.drv.memcpyDtoDAsync, d.ptr, s.ptr, uintptr(8*d.n), b.stream),
-		fmt.Sprintf("cuMemcpyDtoDAsync(%d bytes)", 8*d.n)))
+	b.copyDevice(d.ptr, s.ptr, 8*d.n)
 }
 
 // Axpby computes y = a*x + b*y; with b == 0 the old y is not read.
