@@ -367,26 +367,23 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 		return b.err
 	}
 	tm.mark(&kt.Download)
-	base := int64(g.RowPtr[first])
-	for k, m := range r.lens[:nb] {
-		r.ptr[k+1] = r.ptr[k] + m + 1
-		st.MaxPattern = max(st.MaxPattern, int(m))
-		if r.states[k] == fsaiBroken {
-			st.FallbackRows++
-		}
-	}
-	nnz := int(r.ptr[nb])
-	st.NNZ += int64(nnz)
+	base := st.NNZ // G's entries before this batch
+	nnz := int(r.batchStats(nb, st))
 	if base+int64(nnz) > math.MaxInt32 {
 		return fmt.Errorf("gpu: %s: G has more than %d entries, more than a CSR block's int32 row pointers hold",
 			r.job.name, math.MaxInt32)
 	}
-	for k := range nb {
-		g.RowPtr[first+k+1] = int32(base) + r.ptr[k+1]
-	}
+	st.NNZ += int64(nnz)
 	if r.job.keep {
 		return r.assembleKept(first, nb)
 	}
+	r.ptr[0] = 0
+	parallel.Scan(r.ptr[:nb+1], func(k int) int32 { return r.lens[k] + 1 })
+	parallel.For(nb, func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			g.RowPtr[first+k+1] = int32(base) + r.ptr[k+1]
+		}
+	})
 
 	b.upload(r.outPtr, unsafe.Pointer(&r.ptr[0]), 4*(nb+1))
 	l.rows(&fn.assemble, nb, 0, uint64(r.outPtr), uint64(r.outCol), uint64(r.outVal), 0, 0, 0)
@@ -408,6 +405,34 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 	}
 	tm.mark(&kt.Download)
 	return tm.collect()
+}
+
+// batchStats adds the largest pattern and the breakdowns of the batch's nb
+// rows (their lengths and states are on the host) to st, on all cores, and
+// returns their entries of G.
+func (r *fsaiRun) batchStats(nb int, st *afsai.Stats) int64 {
+	type part struct {
+		maxPattern, broken int
+		nnz                int64
+	}
+	parts := make([]part, parallel.Chunks(nb))
+	parallel.For(nb, func(c, lo, hi int) {
+		p := &parts[c]
+		for k := lo; k < hi; k++ {
+			p.maxPattern = max(p.maxPattern, int(r.lens[k]))
+			p.nnz += int64(r.lens[k]) + 1
+			if r.states[k] == fsaiBroken {
+				p.broken++
+			}
+		}
+	})
+	var nnz int64
+	for _, p := range parts {
+		st.MaxPattern = max(st.MaxPattern, p.maxPattern)
+		st.FallbackRows += p.broken
+		nnz += p.nnz
+	}
+	return nnz
 }
 
 // adaptiveSteps is the grow of the adaptive set-up: the pattern-growing

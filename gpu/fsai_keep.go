@@ -8,6 +8,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // G kept on the device (afsai.Device's AdaptiveFactor). PCG applies G and
@@ -120,10 +121,8 @@ func (r *fsaiRun) assembleKept(first, nb int) error {
 		return b.err
 	}
 	r.ptr[0], r.leftPtr[0] = 0, 0
-	for k, n := range r.leftLen[:nb] {
-		r.leftPtr[k+1] = r.leftPtr[k] + n
-		r.ptr[k+1] = r.ptr[k] + r.lens[k] + 1 - n
-	}
+	parallel.Scan(r.leftPtr[:nb+1], func(k int) int32 { return r.leftLen[k] })
+	parallel.Scan(r.ptr[:nb+1], func(k int) int32 { return r.lens[k] + 1 - r.leftLen[k] })
 	c := keptChunk{nnz: int(r.ptr[nb])}
 	nLeft := int(r.leftPtr[nb])
 	var err error
@@ -147,10 +146,12 @@ func (r *fsaiRun) assembleKept(first, nb int) error {
 		uint64(r.leftPtrDev), uint64(leftCol), uint64(leftVal))
 	tm.mark(&kt.Assemble)
 	base, leftBase := r.diagPtr[first], r.left.RowPtr[first]
-	for k := range nb {
-		r.diagPtr[first+k+1] = base + r.ptr[k+1]
-		r.left.RowPtr[first+k+1] = leftBase + r.leftPtr[k+1]
-	}
+	parallel.For(nb, func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			r.diagPtr[first+k+1] = base + r.ptr[k+1]
+			r.left.RowPtr[first+k+1] = leftBase + r.leftPtr[k+1]
+		}
+	})
 	cols, vals := make([]int32, nLeft), make([]float32, nLeft)
 	downloadSlice(b, cols, leftCol)
 	downloadSlice(b, vals, leftVal)

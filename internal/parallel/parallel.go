@@ -47,3 +47,33 @@ func For(n int, f func(c, lo, hi int)) {
 	}
 	wg.Wait()
 }
+
+// Scan sets out[i+1] = out[i] + count(i) for i in [0, len(out)-1), from
+// the out[0] it is given: row pointers from row lengths. Every chunk sums
+// its counts, then writes its part from the sum of the chunks before it, so
+// count is called twice per index.
+func Scan[T int32 | int64](out []T, count func(i int) T) {
+	n := len(out) - 1
+	if n < 1 {
+		return
+	}
+	sums := make([]T, Chunks(n)+1)
+	For(n, func(c, lo, hi int) {
+		var s T
+		for i := lo; i < hi; i++ {
+			s += count(i)
+		}
+		sums[c+1] = s
+	})
+	sums[0] = out[0]
+	for c := 1; c < len(sums); c++ {
+		sums[c] += sums[c-1]
+	}
+	For(n, func(c, lo, hi int) {
+		at := sums[c]
+		for i := lo; i < hi; i++ {
+			at += count(i)
+			out[i+1] = at
+		}
+	})
+}

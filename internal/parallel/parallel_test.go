@@ -40,3 +40,25 @@ func TestFor(t *testing.T) {
 		}
 	}
 }
+
+// TestScan compares Scan with a serial prefix sum from a nonzero start,
+// for several GOMAXPROCS and lengths (one chunk and several).
+func TestScan(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 3, 8} {
+		runtime.GOMAXPROCS(procs)
+		for _, n := range []int{0, 1, 63, 1000, 12345} {
+			count := func(i int) int64 { return int64(i%7) + 1 }
+			out := make([]int64, n+1)
+			out[0] = 5
+			Scan(out, count)
+			want := int64(5)
+			for i := range n {
+				want += count(i)
+				if out[i+1] != want {
+					t.Fatalf("procs %d n %d: out[%d] = %d, want %d", procs, n, i+1, out[i+1], want)
+				}
+			}
+		}
+	}
+}
