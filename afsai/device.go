@@ -84,7 +84,8 @@ type KernelTimes struct {
 	Solve    float64 `json:"solve_s"`    // triangular solves for g
 	Assemble float64 `json:"assemble_s"` // scaling by 1/sqrt(psi) and assembly of G
 	Download float64 `json:"download_s"` // G (AdaptiveFactor: its off-rank entries) back to the host
-	// Transpose is G' from G's diagonal block on the device (AdaptiveFactor)
+	// Transpose is G' from G's diagonal block on the device
+	// (AdaptiveFactor): wall seconds of the call, allocation included
 	Transpose float64 `json:"transpose_s"`
 }
 

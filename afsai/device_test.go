@@ -41,7 +41,10 @@ func (d *hostDevice) AdaptiveFactor(a *csr.Matrix[float32], own int, p Params) (
 	}{{&f.Diag, diag}, {&f.DiagT, csr.Transpose(diag)}} {
 		m, err := d.NewMatrix(b.a, nil, backend.Single)
 		if err != nil {
-			return f, st, KernelTimes{}, err
+			if f.Diag != nil {
+				f.Diag.Free()
+			}
+			return DeviceFactor{}, st, KernelTimes{}, err
 		}
 		*b.dst = m
 		d.made[m] = b.a

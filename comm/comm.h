@@ -3,7 +3,6 @@
 // of global symbols, which cgo cannot evaluate; these functions return them.
 #include <mpi.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 
 // Element kinds, one per type in comm.Elem.

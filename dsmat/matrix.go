@@ -269,7 +269,7 @@ func (m *Matrix) SetDiagonal(d *csr.Matrix[float64]) error {
 	switch {
 	case m.Diag != nil:
 		return fmt.Errorf("dsmat: set the diagonal block of a matrix that has one")
-	case d.Rows != n || d.Cols != n || len(d.RowPtr) != n+1 || len(d.ColIdx) != d.NNZ() || len(d.Val) != d.NNZ():
+	case d.Rows != n || d.Cols != n || len(d.RowPtr) != n+1 || int(d.RowPtr[n]) != len(d.ColIdx) || len(d.Val) != len(d.ColIdx):
 		return fmt.Errorf("dsmat: diagonal block of %dx%d (%d row pointers, %d columns, %d values) for a stripe of %d rows",
 			d.Rows, d.Cols, len(d.RowPtr), len(d.ColIdx), len(d.Val), n)
 	}
@@ -280,7 +280,8 @@ func (m *Matrix) SetDiagonal(d *csr.Matrix[float64]) error {
 // First is the global index of this rank's first row.
 func (m *Matrix) First() int64 { return m.Part.Offsets[m.Comm.Rank()] }
 
-// Diagonal returns this rank's entries of the matrix diagonal.
+// Diagonal returns this rank's entries of the matrix diagonal. m must hold
+// its diagonal block (Diag).
 func (m *Matrix) Diagonal() []float64 {
 	d := make([]float64, m.Diag.Rows)
 	for i := range d {

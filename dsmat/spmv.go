@@ -73,13 +73,14 @@ func (m *Matrix) BindWide(be backend.Backend) (*Operator, error) {
 // BindDiagonal is Bind for a Matrix without Diag (NewLocalOffDiagonal):
 // diag is its diagonal block, made on be already, which the Operator takes
 // (and frees) whether or not the binding succeeds; the off-diagonal blocks
-// are uploaded as Bind uploads them.
+// are uploaded as Bind uploads them. Collective, as Bind.
 func (m *Matrix) BindDiagonal(be backend.Backend, diag backend.Matrix, p backend.Precision) (*Operator, error) {
 	n := m.LocalRows()
 	if m.Diag != nil || diag.Rows() != n || diag.Cols() != n {
 		diag.Free()
-		return nil, fmt.Errorf("dsmat: bind a diagonal block of %dx%d to a stripe of %d rows (host block: %t)",
+		err := fmt.Errorf("dsmat: bind a diagonal block of %dx%d to a stripe of %d rows (host block: %t)",
 			diag.Rows(), diag.Cols(), n, m.Diag != nil)
+		return nil, m.Comm.Agree(err) // as bind's ranks do before the halo buffers
 	}
 	return m.bind(be, p, true, diag)
 }
@@ -91,7 +92,8 @@ func (m *Matrix) bind(be backend.Backend, p backend.Precision, narrow bool, diag
 	if err == nil {
 		op.dot, err = be.NewSum()
 	}
-	if err == nil {
+	// the halo buffers are collective: every rank goes on to them or none
+	if err = m.Comm.Agree(err); err == nil {
 		_, err = op.buffers(1)
 	}
 	if err != nil {

@@ -134,11 +134,11 @@ func (b *Backend) runFSAI(a *csr.Matrix[float32], diag []float32, rows []int, jo
 	}
 	defer r.free()
 	g, st, err := r.compute(a.Val, diag)
-	res := fsaiResult{st: st, kt: r.kt, kept: r.kept}
 	if err != nil {
-		res.kept.free()
+		r.kept.free()
 		return fsaiResult{st: st, kt: r.kt}, err
 	}
+	res := fsaiResult{st: st, kt: r.kt, kept: r.kept}
 	if res.kept == nil {
 		out := *g
 		res.g = &out
@@ -282,7 +282,8 @@ func (r *fsaiRun) free() {
 
 // compute uploads A's values val and diagonal diag, computes the rows of G
 // batch by batch and returns G and its statistics, and adds the device time
-// of each stage to r.kt. With job.outLen set, G's arrays are r's
+// of each stage to r.kt. A job that keeps G leaves it in r.kept instead, and
+// the G returned then holds only its row count. With job.outLen set, G's arrays are r's
 // page-locked host memory, overwritten by the next compute; else they are
 // allocated for G, batch by batch at the size of its rows, and joined at
 // the end when there are several batches.

@@ -60,10 +60,7 @@ func (b *Backend) adaptiveFactor(a *csr.Matrix[float32], own int, p afsai.Params
 	}
 	kept := res.kept
 	t := time.Now()
-	diagT, err := b.Transpose(kept.diag)
-	if err == nil {
-		err = b.Sync()
-	}
+	diagT, err := b.Transpose(kept.diag) // it waits for its kernels
 	res.kt.Transpose = time.Since(t).Seconds()
 	if err != nil {
 		if diagT != nil {
@@ -135,10 +132,16 @@ func (r *fsaiRun) assembleKept(first, nb int) error {
 		return err
 	}
 	r.chunks = append(r.chunks, c)
-	leftCol := r.bufs.alloc(4*nLeft, "G's left columns")
-	leftVal := r.bufs.alloc(4*nLeft, "G's left values")
-	if r.bufs.err != nil {
-		return r.bufs.err
+	var leftCol, leftVal uintptr // freed once they are on the host
+	defer func() {
+		b.free(leftCol, "FSAI set-up")
+		b.free(leftVal, "FSAI set-up")
+	}()
+	if leftCol, err = b.alloc(4*nLeft, "G's left columns"); err == nil {
+		leftVal, err = b.alloc(4*nLeft, "G's left values")
+	}
+	if err != nil {
+		return err
 	}
 	b.upload(r.outPtr, unsafe.Pointer(&r.ptr[0]), 4*(nb+1))
 	b.upload(r.leftPtrDev, unsafe.Pointer(&r.leftPtr[0]), 4*(nb+1))
@@ -168,6 +171,7 @@ func (r *fsaiRun) assembleKept(first, nb int) error {
 // after the other into arrays of their joint size.
 func (r *fsaiRun) joinKept() error {
 	b := r.b
+	r.bufs.free() // the batch state is done with: G's block takes its place
 	n := len(r.rows)
 	nnz := int(r.diagPtr[n])
 	d := &Matrix{b: b, rows: n, cols: n, nnz: nnz, prec: backend.Single, width: spmvWidth(n, nnz, backend.Single)}

@@ -13,15 +13,15 @@ import (
 // TestAdaptiveFactorMatchesSetup: G kept on the device is AdaptiveSetup's G
 // split at own, bit for bit: the rows' entries left of own on the host, the
 // diagonal block (columns renumbered from own) on the device, and the
-// device's transpose of the block is the host's. With own 0 (one rank) and
-// own n/3 (a rank holding rows of its neighbours first), in one batch and,
-// through the host, in batches of 97 rows.
+// device's transpose of the block is the host's. With own 0 (one rank), own
+// n/3 (a rank holding rows of its neighbours first) and own n (no rows), in
+// one batch and in batches of 97 rows (joined on the device).
 func TestAdaptiveFactorMatchesSetup(t *testing.T) {
 	b := openGPU(t)
 	p := afsai.DefaultParams()
 	for _, c := range fsaiCases(t) {
 		n := c.a.Rows
-		for _, own := range []int{0, n / 3} {
+		for _, own := range []int{0, n / 3, n} {
 			for _, batch := range []int{0, 97} {
 				t.Run(fmt.Sprintf("%s/own%d/batch%d", c.name, own, batch), func(t *testing.T) {
 					rows := make([]int, n-own)

@@ -76,16 +76,12 @@ func (b *Backend) NewMatrix(m *csr.Matrix[float64], rowMap []int32, p backend.Pr
 	}
 	defer b.enter()()
 	g := &Matrix{b: b, rows: m.Rows, cols: m.Cols, nnz: m.NNZ(), prec: p, width: spmvWidth(m.Rows, m.NNZ(), p)}
-	valSize := 8
-	if p == backend.Single {
-		valSize = 4
-	}
 	var err error
 	if g.rowPtr, err = b.alloc(4*len(m.RowPtr), "matrix row pointers"); err != nil {
 		return nil, err
 	}
 	if g.col, err = b.alloc(4*g.nnz, "matrix column indices"); err == nil {
-		g.val, err = b.alloc(valSize*g.nnz, "matrix values")
+		g.val, err = b.alloc(valueBytes(p)*g.nnz, "matrix values")
 	}
 	if err == nil && len(rowMap) > 0 {
 		g.rowMap, err = b.alloc(4*len(rowMap), "matrix row map")

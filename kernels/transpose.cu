@@ -130,7 +130,7 @@ __device__ __forceinline__ void fsai_transpose_scatter(int rows, const int *__re
                                                        int *__restrict__ colT, T *__restrict__ valT)
 {
     for (long long i = fsai_tid(); i < rows; i += fsai_stride()) {
-        for (int k = rowptr[i], hi = rowptr[i + 1]; k < hi; k += FSAI_SCATTER_BATCH) {
+        for (long long k = rowptr[i], hi = rowptr[i + 1]; k < hi; k += FSAI_SCATTER_BATCH) {
             int p[FSAI_SCATTER_BATCH];
             T v[FSAI_SCATTER_BATCH];
 #pragma unroll
