@@ -34,6 +34,14 @@ type Config struct {
 	// Wide stores G and G' in float64 under Apply Double even when float32
 	// would hold them exactly: what the storage costs is measured so.
 	Wide bool
+	// Reach, when positive, limits the block collection to the neighbours'
+	// rows within Reach hops of the rank's rows, below what the set-up can
+	// look at (Steps+1 hops for the adaptive set-up, K for the static one:
+	// the default, which gives the G of whole stripes). The collection moves
+	// and assembles less, and it dominates the set-up on many GPUs; G
+	// changes only in rows near the stripe's start, whose set-up sees less
+	// of A past it (it stays an FSAI factor of a principal part of A).
+	Reach int
 }
 
 // DefaultConfig is the adaptive FSAI with DefaultParams, power 2, single
@@ -93,6 +101,9 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	power := cfg.power()
 	if power < 1 || power > 3 {
 		return nil, fmt.Errorf("afsai: graph power %d: need 1, 2 or 3", power)
+	}
+	if cfg.Reach < 0 {
+		return nil, fmt.Errorf("afsai: reach %d: need 0 (the set-up's own) or more", cfg.Reach)
 	}
 
 	t := time.Now()
@@ -190,10 +201,14 @@ func (cfg Config) power() int {
 // Steps steps it has looked at most Steps hops away, and one more is a
 // margin. The block collection sends only the rows within reach.
 func (cfg Config) reach() int {
+	exact := cfg.Params.Steps + 1
 	if cfg.Static {
-		return cfg.StaticParams.K
+		exact = cfg.StaticParams.K
 	}
-	return cfg.Params.Steps + 1
+	if cfg.Reach > 0 {
+		return min(cfg.Reach, exact)
+	}
+	return exact
 }
 
 // computeFactor runs the adaptive or static set-up on the local system in

@@ -32,6 +32,7 @@ func (f *fsaiFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&p.Stall, "afsai.stall", p.Stall, "aFSAI: stop a row after a step that lowers its Kaporin number by less than this fraction (0: off)")
 	fs.BoolVar(&p.Scaled, "afsai.scaled", p.Scaled, "aFSAI: rank candidate entries by |gradient_j|/sqrt(a_jj) instead of |gradient_j|")
 	fs.IntVar(&f.cfg.Power, "afsai.power", f.cfg.Power, "aFSAI and FSAI: G reaches ranks within this power of the block graph (1-3)")
+	fs.IntVar(&f.cfg.Reach, "afsai.reach", 0, "aFSAI and FSAI: gather the neighbours' rows within this many hops of the rank's rows (0: all the set-up can look at, steps+1 or fsai.k hops, which gives the G of whole stripes; fewer gathers less and changes G near the stripes' starts)")
 	fs.StringVar(&f.precision, "afsai.precision", "single", "precision of the FSAI set-up: single or double")
 	fs.StringVar(&f.apply, "afsai.apply", "double", "the precision G and G' keep for PCG: double (stored in float32 when their values are float32 numbers, as a single-precision set-up's are, unless -matrix.narrow=false), or single (float32 values with float64 vectors: half the traffic of G)")
 	fs.Float64Var(&s.Tau, "fsai.tau", s.Tau, "static FSAI: drop |a_ij| <= tau*sqrt(a_ii a_jj) before building the pattern")
@@ -49,6 +50,9 @@ func (f *fsaiFlags) check() error {
 	}
 	if f.cfg.Power < 1 || f.cfg.Power > 3 {
 		return fmt.Errorf("flag -afsai.power: %d is not 1, 2 or 3", f.cfg.Power)
+	}
+	if f.cfg.Reach < 0 {
+		return fmt.Errorf("flag -afsai.reach: %d is negative", f.cfg.Reach)
 	}
 	p, s := f.cfg.Params, f.cfg.StaticParams
 	switch {
