@@ -204,6 +204,7 @@ func TestFailures(t *testing.T) {
 	}{
 		// bad usage
 		{name: "bad flag value", args: []string{"-tol", "2"}, code: 2, want: "flag -tol: 2 is not in (0,1)"},
+		{name: "negative reach", args: []string{"-afsai.reach", "-1"}, code: 2, want: "flag -afsai.reach: -1 is negative"},
 		{name: "unknown flag", args: []string{"-nosuch"}, code: 2, want: "-nosuch"},
 		{name: "bad problem", args: []string{"-problem", "poisson9:4"}, code: 2, want: `unknown problem "poisson9"`},
 		{name: "output directory", args: []string{"-problem", "poisson7:4", "-out", filepath.Join(dir, "none", "x.mtx")}, code: 2,
