@@ -144,10 +144,13 @@ func (f *stripe) free() {
 // records in info where the set-up ran and, for a device, its stage times.
 func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (stripe, Stats, error) {
 	info.SetupDevice = "cpu"
-	dev, ok := be.(Device)
-	if !ok || cfg.Static || cfg.Setup != backend.Single {
+	onCPU := func() (stripe, Stats, error) {
 		g, st, err := computeFactor(ls, cfg)
 		return stripe{rows: g}, st, err
+	}
+	dev, ok := be.(Device)
+	if !ok || cfg.Static || cfg.Setup != backend.Single {
+		return onCPU()
 	}
 	var f stripe
 	var g *csr.Matrix[float32]
@@ -162,8 +165,7 @@ func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (s
 		g, f.diag, f.diagT = df.Left, df.Diag, df.DiagT
 	}
 	if errors.Is(err, ErrDeviceUnsupported) {
-		g, st, err := computeFactor(ls, cfg)
-		return stripe{rows: g}, st, err
+		return onCPU()
 	}
 	if err != nil {
 		return f, st, err
