@@ -68,6 +68,28 @@ type FixedPlan interface {
 	Free()
 }
 
+// PlacingPlan is a FixedPlan that can leave the rows on the device, in the
+// blocks that PCG applies (the CUDA backend's plans): the Updater of a
+// set-up that kept G's diagonal block and its transpose on the device then
+// moves only the entries in other ranks' columns through the host.
+type PlacingPlan interface {
+	FixedPlan
+	// Place prepares ComputeOnDevice and Store: value e of the kth block
+	// given to Store will be entry maps[k][e] of the rows (in Compute's
+	// CSR layout, rows of their full patterns), and the entries pick come
+	// to the host. It returns an error wrapping ErrDeviceUnsupported when
+	// the device has no room for the maps.
+	Place(maps [][]int32, pick []int32) error
+	// ComputeOnDevice computes the rows as Compute does, with the same
+	// Stats, but leaves them on the device for Store.
+	ComputeOnDevice(vals []float32) (Stats, error)
+	// Store writes the rows of the last ComputeOnDevice into blocks,
+	// float32 matrices of the backend with the lengths of Place's maps, and
+	// the picked entries into picked. It refuses when a row broke down
+	// (Stats.FallbackRows > 0), which leaves it shorter than its pattern.
+	Store(blocks []backend.Matrix, picked []float32) error
+}
+
 // ErrDeviceUnsupported is wrapped by a Device's or FixedDevice's errors for
 // input it cannot handle (for instance rows too long for its on-chip
 // scratch).

@@ -1,6 +1,7 @@
 package afsai
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -14,13 +15,19 @@ import (
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
-// hostDevice is a Device that computes on the CPU: the CPU backend with
-// the set-up of this package behind the Device methods, and the host copies
-// of the blocks it made, for ReadMatrix. It runs New's and the Updater's
-// path for a set-up that keeps G on the device without a GPU.
+// hostDevice is a Device and FixedDevice that computes on the CPU: the CPU
+// backend with the set-up of this package behind the Device methods, and
+// the host copies of the blocks it made, for ReadMatrix. It runs New's and
+// the Updater's path for a set-up that keeps G on the device without a GPU.
 type hostDevice struct {
 	*cpu.Backend
+	// made holds the blocks' values as the device set them (AdaptiveFactor,
+	// a plan's Store); the host path's uploads (Refresh) are not tracked,
+	// as the Updater reads blocks back only to overwrite their values.
 	made map[backend.Matrix]*csr.Matrix[float64]
+	// breakdowns is how many of the next ComputeOnDevice calls report a
+	// row that broke down, as a GPU's float32 factorization may.
+	breakdowns int
 }
 
 func (d *hostDevice) AdaptiveSetup(a *csr.Matrix[float32], rows []int, p Params) (*csr.Matrix[float32], Stats, KernelTimes, error) {
@@ -58,51 +65,132 @@ func (d *hostDevice) ReadMatrix(m backend.Matrix) (*csr.Matrix[float64], []int32
 	return &a, nil, nil
 }
 
+func (d *hostDevice) PrepareFixed(a *csr.Matrix[float32], rows []int, patterns [][]int32) (FixedPlan, error) {
+	if _, err := CheckFixed(a, rows, patterns); err != nil {
+		return nil, err
+	}
+	return &hostPlan{d: d, a: a, rows: rows, patterns: patterns}, nil
+}
+
+// hostPlan is hostDevice's PlacingPlan: FixedPattern on the CPU, its rows
+// stored into the blocks by SetValues.
+type hostPlan struct {
+	d          *hostDevice
+	a          *csr.Matrix[float32]
+	rows       []int
+	patterns   [][]int32
+	maps       [][]int32
+	pick       []int32
+	g          *csr.Matrix[float32] // of the last ComputeOnDevice
+	fullLength bool                 // and no row broke down
+}
+
+func (p *hostPlan) Compute(vals []float32) (*csr.Matrix[float32], Stats, error) {
+	a := *p.a
+	a.Val = vals
+	return FixedPattern(&a, p.rows, p.patterns)
+}
+
+func (p *hostPlan) Free() {}
+
+func (p *hostPlan) Place(maps [][]int32, pick []int32) error {
+	p.maps, p.pick = maps, pick
+	return nil
+}
+
+func (p *hostPlan) ComputeOnDevice(vals []float32) (Stats, error) {
+	g, st, err := p.Compute(vals)
+	if p.d.breakdowns > 0 {
+		p.d.breakdowns--
+		st.FallbackRows++
+	}
+	p.g, p.fullLength = g, err == nil && st.FallbackRows == 0
+	return st, err
+}
+
+func (p *hostPlan) Store(blocks []backend.Matrix, picked []float32) error {
+	if !p.fullLength {
+		return fmt.Errorf("Store without rows of the full patterns")
+	}
+	for k, m := range blocks {
+		vals := make([]float64, len(p.maps[k]))
+		for e, i := range p.maps[k] {
+			vals[e] = float64(p.g.Val[i])
+		}
+		if err := p.d.SetValues(m, vals); err != nil {
+			return err
+		}
+		copy(p.d.made[m].Val, vals)
+	}
+	for j, i := range p.pick {
+		picked[j] = p.g.Val[i]
+	}
+	return nil
+}
+
 // TestDeviceFactor: New with a Device that keeps G's diagonal block (and
-// the transpose's) where it made them builds the preconditioner that the host path
-// builds: the same G, applied bit for bit alike; and an Updater, which
-// reads the blocks back first, updates both alike.
+// the transpose's) where it made them builds the preconditioner that the
+// host path builds: the same G, applied bit for bit alike; and its Updater,
+// whose rows the device stores into those blocks, updates both alike, twice
+// with new values. In the second run the last rank's first update reports
+// a breakdown: that rank takes its rows through the host (reading its
+// blocks back) while the others keep theirs on the device.
 func TestDeviceFactor(t *testing.T) {
 	for _, np := range []int{1, 2, 3} {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
 			for _, dc := range distCases(t, c) {
-				cfg := DefaultConfig()
-				ref, err := New(dc.A, cpu.New(1), cfg)
-				if err != nil {
-					t.Fatal(err)
+				for _, breaks := range []bool{false, true} {
+					deviceFactorCase(t, c, dc, breaks && c.Rank() == c.Size()-1)
 				}
-				defer ref.Free()
-				dev := &hostDevice{Backend: cpu.New(1), made: map[backend.Matrix]*csr.Matrix[float64]{}}
-				got, err := New(dc.A, dev, cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer got.Free()
-				if got.G.Matrix().Diag != nil || got.Gt.Matrix().Diag != nil {
-					t.Fatalf("%s: G's diagonal block was not left on the device", dc.name)
-				}
-				if got.Info.NNZ != ref.Info.NNZ || got.Info.ApplyStorage != ref.Info.ApplyStorage {
-					t.Errorf("%s: nnz %d, storage %s; the host path's %d, %s", dc.name,
-						got.Info.NNZ, got.Info.ApplyStorage, ref.Info.NNZ, ref.Info.ApplyStorage)
-				}
-				sameApply(t, c, dc.name+" after New", ref, got)
-
-				lo, hi := dc.A.Part.Range(c.Rank())
-				full := scaled(dc.full, func(i int64) float64 { return 1.5 + 0.4*math.Sin(float64(i)) })
-				if err := dc.A.SetValues(cut(full, lo, hi)); err != nil {
-					t.Fatal(err)
-				}
-				for _, p := range []*Preconditioner{ref, got} {
-					if err := NewUpdater(p, dc.A, cfg).Update(); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if got.G.Matrix().Diag == nil || got.Gt.Matrix().Diag == nil {
-					t.Fatalf("%s: the Updater did not read G's diagonal blocks back", dc.name)
-				}
-				sameApply(t, c, dc.name+" after Update", ref, got)
 			}
 		})
+	}
+}
+
+func deviceFactorCase(t *testing.T, c *comm.Comm, dc distCase, breaks bool) {
+	cfg := DefaultConfig()
+	ref, err := New(dc.A, cpu.New(1), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Free()
+	dev := &hostDevice{Backend: cpu.New(1), made: map[backend.Matrix]*csr.Matrix[float64]{}}
+	got, err := New(dc.A, dev, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Free()
+	if got.G.Matrix().Diag != nil || got.Gt.Matrix().Diag != nil {
+		t.Fatalf("%s: G's diagonal block was not left on the device", dc.name)
+	}
+	if got.Info.NNZ != ref.Info.NNZ || got.Info.ApplyStorage != ref.Info.ApplyStorage {
+		t.Errorf("%s: nnz %d, storage %s; the host path's %d, %s", dc.name,
+			got.Info.NNZ, got.Info.ApplyStorage, ref.Info.NNZ, ref.Info.ApplyStorage)
+	}
+	sameApply(t, c, dc.name+" after New", ref, got)
+
+	if breaks {
+		dev.breakdowns = 1
+	}
+	updaters := []*Updater{NewUpdater(ref, dc.A, cfg), NewUpdater(got, dc.A, cfg)}
+	lo, hi := dc.A.Part.Range(c.Rank())
+	for step, f := range []func(int64) float64{
+		func(i int64) float64 { return 1.5 + 0.4*math.Sin(float64(i)) },
+		func(i int64) float64 { return 0.7 + 0.2*math.Cos(float64(3*i)) },
+	} {
+		if err := dc.A.SetValues(cut(scaled(dc.full, f), lo, hi)); err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range updaters {
+			if err := u.Update(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		name := fmt.Sprintf("%s, update %d, breakdown on this rank %t", dc.name, step+1, breaks && step == 0)
+		if onHost := got.G.Matrix().Diag != nil || got.Gt.Matrix().Diag != nil; onHost != (breaks && step == 0) {
+			t.Errorf("%s: host copies of the diagonal blocks: %t", name, onHost)
+		}
+		sameApply(t, c, name, ref, got)
 	}
 }
 

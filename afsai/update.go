@@ -16,15 +16,24 @@ import (
 // New chose, for a matrix whose values change while its pattern stays
 // (Newton steps, time steps). The first Update finds what does not change:
 // the structure of the local system and the plan that gathers its values
-// from the neighbours, G's patterns in the local numbering, the stripes of
-// G and G' and the plan that moves values from G to G' (both plans are
-// found by running the set-up's own gather and transpose on entry numbers
-// instead of values). Every Update then moves values only: it gathers the
-// local system's values, computes the exact FSAI rows on G's patterns with
-// FixedPattern (on the backend when it is a FixedDevice and the set-up is in
-// single precision, as New computes on a Device: with a plan that the
-// device prepares once and keeps until Free), moves them to G' and copies
-// both into the device blocks, which keep their memory and halo plans.
+// from the neighbours, G's patterns in the local numbering, where each
+// value of the diagonal blocks of G and G' comes from among the stripe's
+// entries (G' is a fixed permutation of them), and the plan that moves the
+// stripe's few entries in other ranks' columns on to those ranks' G' (both
+// plans are found by running the set-up's own gather and transpose on entry
+// numbers instead of values). Every Update then moves values only: it
+// gathers the local system's values, computes the exact FSAI rows on G's
+// patterns with FixedPattern, puts them into the blocks of G and G', which
+// keep their memory and halo plans, and sends the entries in other ranks'
+// columns to them.
+//
+// Where the set-up ran on the device and left the diagonal blocks there
+// (Device.AdaptiveFactor), the rows are computed on the device too, by a
+// plan that it prepares once and keeps until Free (FixedDevice), and stay
+// there when the plan can place them (PlacingPlan): only A's values go to
+// the device and only the entries in other ranks' columns come back. A rank
+// whose rows broke down, or whose device cannot place them, takes them to
+// the host and uploads both blocks; the ranks decide this each on its own.
 //
 // What it saves over New is the pattern search (the Kaporin gradients of
 // the adaptive set-up, the symbolic powers of the static one), the assembly
@@ -40,19 +49,25 @@ type Updater struct {
 	cfg Config
 
 	// found by the first Update
-	ls        *localSystem      // its values are rewritten by every Update
-	gather    *dsmat.ValuePlan  // A's block values (flat) to ls.A.Val
-	flat      []float64         // A's block values: Diag, then Off in order
-	patterns  [][]int32         // G's rows in the local system's numbering
-	g, gt     *dsmat.Rows       // the stripes of G and G'
-	transpose *dsmat.ValuePlan  // g.Val to gt.Val
-	gSlots    *dsmat.ValueSlots // g.Val into G's blocks
-	gtSlots   *dsmat.ValueSlots // gt.Val into G''s blocks
-
-	// for a single-precision set-up, found by the Update that first needs them
-	a32      *csr.Matrix[float32] // ls.A in single precision, its values rewritten by every Update
-	plan     FixedPlan            // the backend's, for ls.A's pattern and G's patterns
-	noDevice bool                 // the backend refused the plan: the rows are computed on the CPU
+	ls       *localSystem     // its values are rewritten by every Update
+	gather   *dsmat.ValuePlan // A's block values (flat) to ls.A.Val
+	flat     []float64        // A's block values: Diag, then Off in order
+	patterns [][]int32        // G's rows in the local system's numbering
+	g, gt    *dsmat.Rows      // the stripes of G and G'
+	// diagFrom holds, for each value of G's and of G''s diagonal block,
+	// the entry of g it is.
+	diagFrom         [2][]int32
+	left             []int32           // the entries of g in other ranks' columns
+	leftT            *dsmat.ValuePlan  // their values on to the entries of gt in other ranks' columns
+	gtLeft           []float64         // those entries' values
+	gtLeftAt         []int32           // and their places in gt
+	gSlots, gtSlots  *dsmat.ValueSlots // g.Val and gt.Val into the off-diagonal blocks
+	onDevice         bool              // the set-up left the diagonal blocks on the device only
+	a32              *csr.Matrix[float32]
+	plan             FixedPlan   // the backend's, for ls.A's pattern and G's patterns
+	placing          PlacingPlan // plan, when it places the rows in the device blocks
+	picked           []float32   // the rows' entries in other ranks' columns, from the device
+	noDevice, noPlan bool        // the backend refused the plan, or to place its rows
 
 	Times UpdateTimes // of the last Update
 }
@@ -76,29 +91,35 @@ func (u *Updater) Update() error {
 	u.flat = flatten(u.A, u.flat[:0])
 	err := u.gather.Move(u.ls.A.Val, u.flat)
 	u.Times.GatherS = time.Since(t).Seconds()
+	placed := false
 	if err == nil {
 		t = time.Now()
-		err = u.fixedRows()
+		placed, err = u.computeRows()
 		u.Times.ComputeS = time.Since(t).Seconds()
 	}
 	t = time.Now()
 	if err == nil {
-		u.gSlots.Set(u.g.Val)
+		err = u.setDiagonals(placed)
 	}
 	if err := c.Agree(err); err != nil {
 		return err
 	}
-	err = u.transpose.Move(u.gt.Val, u.g.Val)
+	u.gSlots.SetOffDiagonal(u.g.Val)
+	err = u.leftT.Move(u.gtLeft, u.g.Val)
 	if err == nil {
-		u.gtSlots.Set(u.gt.Val)
+		for j, k := range u.gtLeftAt {
+			u.gt.Val[k] = u.gtLeft[j]
+		}
+		u.gtSlots.SetOffDiagonal(u.gt.Val)
 	}
 	u.Times.TransposeS = time.Since(t).Seconds()
 	t = time.Now()
-	if err == nil {
-		err = u.p.G.Refresh()
-	}
-	if err == nil {
-		err = u.p.Gt.Refresh()
+	for _, op := range []*dsmat.Operator{u.p.G, u.p.Gt} {
+		if err == nil && placed {
+			err = op.RefreshOffDiagonal()
+		} else if err == nil {
+			err = op.Refresh()
+		}
 	}
 	err = c.Agree(err)
 	u.Times.UploadS = time.Since(t).Seconds()
@@ -108,15 +129,16 @@ func (u *Updater) Update() error {
 // UpdateTimes are this rank's seconds in the stages of the last Update.
 type UpdateTimes struct {
 	GatherS    float64 // A's values into the local system, from the neighbours
-	ComputeS   float64 // the FSAI rows on G's patterns (CPU or device), into G's stripe
-	TransposeS float64 // G's values into its blocks, and on to G''s
-	UploadS    float64 // both into their blocks on the backend
+	ComputeS   float64 // the FSAI rows on G's patterns (CPU or device)
+	TransposeS float64 // G's values into its blocks and G''s (on the device: the ones in other ranks' columns)
+	UploadS    float64 // the blocks' values that the host set, to the backend
 }
 
 // prepare finds the structures and plans that every Update reuses.
 // Collective.
 func (u *Updater) prepare() error {
 	c := u.A.Comm
+	onDevice := u.p.G.Matrix().Diag == nil
 	if err := c.Agree(u.p.hostDiagonals()); err != nil {
 		return err
 	}
@@ -147,20 +169,61 @@ func (u *Updater) prepare() error {
 	if err != nil {
 		return err
 	}
-	transpose, err := dsmat.NewValuePlan(c, len(g.Val), entryNumbers(gt.Val))
 	var gSlots, gtSlots *dsmat.ValueSlots
-	if err == nil {
-		gSlots, err = u.p.G.Matrix().NewValueSlots(g)
-	}
+	gSlots, err = u.p.G.Matrix().NewValueSlots(g)
 	if err == nil {
 		gtSlots, err = u.p.Gt.Matrix().NewValueSlots(gt)
+	}
+	var diagT []int32
+	if err == nil {
+		diagT, err = localEntries(gt.Val, gtSlots.DiagonalSlots(), first, len(g.Val))
+	}
+	lo, hi := u.A.Part.Range(c.Rank())
+	left := outside(g.Col, lo, hi)
+	gtLeftAt := outside(gt.Col, lo, hi)
+	want := make([]int64, len(gtLeftAt))
+	for j, k := range gtLeftAt {
+		want[j] = int64(gt.Val[k])
 	}
 	if err := c.Agree(err); err != nil {
 		return err
 	}
-	u.ls, u.gather, u.patterns, u.g, u.gt, u.transpose = ls, gather, patterns, g, gt, transpose
-	u.gSlots, u.gtSlots = gSlots, gtSlots
+	leftT, err := dsmat.NewValuePlan(c, len(g.Val), want)
+	if err := c.Agree(err); err != nil {
+		return err
+	}
+	u.ls, u.gather, u.patterns, u.g, u.gt = ls, gather, patterns, g, gt
+	u.diagFrom = [2][]int32{gSlots.DiagonalSlots(), diagT}
+	u.left, u.leftT, u.gtLeft, u.gtLeftAt = left, leftT, make([]float64, len(want)), gtLeftAt
+	u.gSlots, u.gtSlots, u.onDevice = gSlots, gtSlots, onDevice
 	return nil
+}
+
+// localEntries returns, for each slot, the entry of this rank's stripe
+// that the value at slot numbers: values hold global entry numbers, those
+// of this rank's n entries from first on.
+func localEntries(values []float64, slots []int32, first int64, n int) ([]int32, error) {
+	out := make([]int32, len(slots))
+	for e, k := range slots {
+		i := int64(values[k]) - first
+		if i < 0 || i >= int64(n) {
+			return nil, fmt.Errorf("afsai: update: G''s diagonal block has entry %d of another rank's G", i+first)
+		}
+		out[e] = int32(i)
+	}
+	return out, nil
+}
+
+// outside returns the positions of the columns outside [lo, hi): other
+// ranks' columns.
+func outside(cols []int64, lo, hi int64) []int32 {
+	var at []int32
+	for k, c := range cols {
+		if c < lo || c >= hi {
+			at = append(at, int32(k))
+		}
+	}
+	return at
 }
 
 // flatten appends the values of A's blocks to dst: the diagonal block, then
@@ -264,20 +327,29 @@ func localPatterns(G *dsmat.Matrix, ls *localSystem) ([][]int32, *dsmat.Rows, er
 	return patterns, rows, nil
 }
 
-// fixedRows computes the FSAI rows of the rank's own rows on their
-// patterns from the local system's values, in the set-up precision, and
-// writes them into G's stripe: in single precision with the backend's plan
-// when it is a FixedDevice (on the CPU for input the device does not
-// support).
-func (u *Updater) fixedRows() error {
+// computeRows computes the FSAI rows of the rank's own rows on their
+// patterns from the local system's values, in the set-up precision: in
+// single precision with the backend's plan when it is a FixedDevice (on the
+// CPU for input the device does not support). It reports whether the rows
+// stay on the device for setDiagonals (a PlacingPlan, and no row broke
+// down); else they are in g's values.
+func (u *Updater) computeRows() (placed bool, err error) {
 	if u.cfg.Setup != backend.Single {
 		g, _, err := FixedPattern(u.ls.A, u.ls.own, u.patterns)
 		if err == nil {
 			onPattern(g, u.patterns, u.g.RowPtr, u.g.Val)
 		}
-		return err
+		return false, err
 	}
 	a := u.single()
+	if pl, err := u.placingPlan(a); err != nil {
+		return false, err
+	} else if pl != nil {
+		st, err := pl.ComputeOnDevice(a.Val)
+		if err != nil || st.FallbackRows == 0 {
+			return err == nil, err
+		}
+	}
 	g, err := u.deviceRows(a)
 	if errors.Is(err, ErrDeviceUnsupported) {
 		g, _, err = FixedPattern(a, u.ls.own, u.patterns)
@@ -285,7 +357,34 @@ func (u *Updater) fixedRows() error {
 	if err == nil {
 		onPattern(g, u.patterns, u.g.RowPtr, u.g.Val)
 	}
-	return err
+	return false, err
+}
+
+// setDiagonals puts the rows that computeRows computed into the diagonal
+// blocks of G and G', and the rows' entries in other ranks' columns into
+// g's values: on the device when they are there (placed), which leaves the
+// matrices without host copies of those blocks; else into the host copies,
+// read back first where the set-up left the blocks on the device only.
+func (u *Updater) setDiagonals(placed bool) error {
+	G, Gt := u.p.G, u.p.Gt
+	if !placed {
+		if err := u.p.hostDiagonals(); err != nil {
+			return err
+		}
+		for k, m := range []*dsmat.Matrix{G.Matrix(), Gt.Matrix()} {
+			parallel.Gather(m.Diag.Val, u.g.Val, u.diagFrom[k])
+		}
+		return nil
+	}
+	G.Matrix().DropDiagonal()
+	Gt.Matrix().DropDiagonal()
+	if err := u.placing.Store([]backend.Matrix{G.DiagonalBlock(), Gt.DiagonalBlock()}, u.picked); err != nil {
+		return err
+	}
+	for j, k := range u.left {
+		u.g.Val[k] = float64(u.picked[j])
+	}
+	return nil
 }
 
 // single returns the local system in single precision: its values
@@ -306,10 +405,11 @@ func (u *Updater) single() *csr.Matrix[float32] {
 	return u.a32
 }
 
-// deviceRows computes the rows with the backend's plan, which the first
-// call prepares. It returns an error wrapping ErrDeviceUnsupported when
-// the backend is not a FixedDevice or refused the plan.
-func (u *Updater) deviceRows(a *csr.Matrix[float32]) (*csr.Matrix[float32], error) {
+// devicePlan returns the backend's plan for a's pattern and G's patterns,
+// which the first call prepares. It returns an error wrapping
+// ErrDeviceUnsupported when the backend is not a FixedDevice or refused
+// the plan.
+func (u *Updater) devicePlan(a *csr.Matrix[float32]) (FixedPlan, error) {
 	if u.plan == nil {
 		dev, ok := u.p.G.Backend().(FixedDevice)
 		if !ok || u.noDevice {
@@ -322,8 +422,44 @@ func (u *Updater) deviceRows(a *csr.Matrix[float32]) (*csr.Matrix[float32], erro
 		}
 		u.plan = plan
 	}
-	g, _, err := u.plan.Compute(a.Val)
+	return u.plan, nil
+}
+
+// deviceRows computes the rows with the backend's plan, on the host.
+func (u *Updater) deviceRows(a *csr.Matrix[float32]) (*csr.Matrix[float32], error) {
+	plan, err := u.devicePlan(a)
+	if err != nil {
+		return nil, err
+	}
+	g, _, err := plan.Compute(a.Val)
 	return g, err
+}
+
+// placingPlan returns the backend's plan when it places the rows in the
+// diagonal blocks of G and G' on the device, which the first call asks it to;
+// nil when the set-up left no blocks there, or the device cannot.
+func (u *Updater) placingPlan(a *csr.Matrix[float32]) (PlacingPlan, error) {
+	if u.placing != nil || !u.onDevice || u.noPlan {
+		return u.placing, nil
+	}
+	u.noPlan = true // unless it works out
+	plan, err := u.devicePlan(a)
+	if errors.Is(err, ErrDeviceUnsupported) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	pl, ok := plan.(PlacingPlan)
+	if !ok || u.p.G.DiagonalBlock().Precision() != backend.Single || u.p.Gt.DiagonalBlock().Precision() != backend.Single {
+		return nil, nil
+	}
+	if err := pl.Place(u.diagFrom[:], u.left); errors.Is(err, ErrDeviceUnsupported) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	u.placing, u.picked, u.noPlan = pl, make([]float32, len(u.left)), false
+	return pl, nil
 }
 
 // Free releases the device's plan, if there is one. The Updater stays
@@ -331,7 +467,7 @@ func (u *Updater) deviceRows(a *csr.Matrix[float32]) (*csr.Matrix[float32], erro
 func (u *Updater) Free() {
 	if u.plan != nil {
 		u.plan.Free()
-		u.plan = nil
+		u.plan, u.placing, u.noPlan = nil, nil, false
 	}
 }
 

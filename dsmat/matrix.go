@@ -277,6 +277,11 @@ func (m *Matrix) SetDiagonal(d *csr.Matrix[float64]) error {
 	return nil
 }
 
+// DropDiagonal forgets the host copy of the diagonal block, for a matrix
+// whose block lives on a backend and changes there (an FSAI factor updated
+// on the device): a host copy would go stale. SetDiagonal gives one back.
+func (m *Matrix) DropDiagonal() { m.Diag = nil }
+
 // First is the global index of this rank's first row.
 func (m *Matrix) First() int64 { return m.Part.Offsets[m.Comm.Rank()] }
 

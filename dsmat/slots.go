@@ -47,18 +47,21 @@ func (m *Matrix) NewValueSlots(rows *Rows) (*ValueSlots, error) {
 	return s, nil
 }
 
+// DiagonalSlots returns the stripe entry of each value of the diagonal
+// block, in the block's order; the caller must not change it.
+func (s *ValueSlots) DiagonalSlots() []int32 { return s.diag }
+
+// SetOffDiagonal is Set for the off-diagonal blocks alone, for a matrix
+// whose diagonal block gets its values elsewhere (on the backend).
+func (s *ValueSlots) SetOffDiagonal(vals []float64) {
+	for b, idx := range s.off {
+		parallel.Gather(s.m.Off[b].A.Val, vals, idx)
+	}
+}
+
 // Set stores vals, a stripe's values in the order of the rows given to
 // NewValueSlots, into the matrix's blocks.
 func (s *ValueSlots) Set(vals []float64) {
-	gather := func(dst []float64, idx []int32) {
-		parallel.For(len(dst), func(_, lo, hi int) {
-			for k := lo; k < hi; k++ {
-				dst[k] = vals[idx[k]]
-			}
-		})
-	}
-	gather(s.m.Diag.Val, s.diag)
-	for b, idx := range s.off {
-		gather(s.m.Off[b].A.Val, idx)
-	}
+	parallel.Gather(s.m.Diag.Val, vals, s.diag)
+	s.SetOffDiagonal(vals)
 }

@@ -124,6 +124,14 @@ func (op *Operator) Refresh() error {
 	if op.diag, err = op.refresh(op.diag, op.m.Diag, nil); err != nil {
 		return fmt.Errorf("dsmat: refresh values: %w", err)
 	}
+	return op.RefreshOffDiagonal()
+}
+
+// RefreshOffDiagonal is Refresh for the off-diagonal blocks alone, for a
+// matrix whose diagonal block gets its values on the backend (an FSAI
+// factor updated on the device).
+func (op *Operator) RefreshOffDiagonal() error {
+	var err error
 	if a, rowMap := op.m.offDiagonal(); a != nil {
 		if op.offd, err = op.refresh(op.offd, a, rowMap); err != nil {
 			return fmt.Errorf("dsmat: refresh values: %w", err)

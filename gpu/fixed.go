@@ -42,6 +42,7 @@ type fixedPlan struct {
 	val     []float32 // A's values, page-locked
 	diag    []float32 // and its diagonal (without rows: the check's scratch)
 	empty   *csr.Matrix[float32]
+	place   *placement // where ComputeOnDevice's rows go (fixed_place.go)
 	freed   bool
 }
 
@@ -170,6 +171,7 @@ func (p *fixedPlan) stage(vals []float32) error {
 
 // Free releases the plan's device memory and unlocks its host memory.
 func (p *fixedPlan) Free() {
+	p.unplace()
 	if p.run != nil {
 		p.run.free()
 		p.run = nil

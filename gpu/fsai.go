@@ -165,6 +165,10 @@ type fsaiRun struct {
 
 	rowsDev                uintptr // the requested rows, int32
 	outCol, outVal, outPtr uintptr // a batch's rows of G
+	// valsDev, when set, receives G's values, all rows in G's CSR order,
+	// instead of the host: the values-only update places them on the
+	// device (fixed_place.go). G's columns are not kept.
+	valsDev uintptr
 
 	host              *hostWords
 	cols              []int32   // G's columns (host)
@@ -387,15 +391,22 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 	})
 
 	b.upload(r.outPtr, unsafe.Pointer(&r.ptr[0]), 4*(nb+1))
-	l.rows(&fn.assemble, nb, 0, uint64(r.outPtr), uint64(r.outCol), uint64(r.outVal), 0, 0, 0)
+	outVal := r.outVal
+	if r.valsDev != 0 {
+		outVal = r.valsDev + uintptr(4*base)
+	}
+	l.rows(&fn.assemble, nb, 0, uint64(r.outPtr), uint64(r.outCol), uint64(outVal), 0, 0, 0)
 	tm.mark(&kt.Assemble)
-	if r.job.outLen > 0 { // into G's page-locked arrays, which hold all rows
+	switch {
+	case r.valsDev != 0: // the values stay where they are
+		return tm.collect()
+	case r.job.outLen > 0: // into G's page-locked arrays, which hold all rows
 		g.ColIdx = slices.Grow(g.ColIdx, nnz)[:int(base)+nnz]
 		g.Val = slices.Grow(g.Val, nnz)[:int(base)+nnz]
 		b.download(unsafe.Pointer(&g.ColIdx[base]), r.outCol, 4*nnz)
 		b.download(unsafe.Pointer(&g.Val[base]), r.outVal, 4*nnz)
 		b.syncLocked()
-	} else { // through the staging buffer into arrays of the batch's size
+	default: // through the staging buffer into arrays of the batch's size
 		p := gPart{cols: make([]int32, nnz), vals: make([]float32, nnz)}
 		downloadSlice(b, p.cols, r.outCol)
 		downloadSlice(b, p.vals, r.outVal)

@@ -77,3 +77,12 @@ func Scan[T int32 | int64](out []T, count func(i int) T) {
 		}
 	})
 }
+
+// Gather sets dst[k] = src[idx[k]] on all cores.
+func Gather[T any](dst, src []T, idx []int32) {
+	For(len(dst), func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			dst[k] = src[idx[k]]
+		}
+	})
+}

@@ -62,3 +62,26 @@ func TestScan(t *testing.T) {
 		}
 	}
 }
+
+// TestGather compares Gather with a serial loop, on indices that repeat and
+// run backwards, for several GOMAXPROCS.
+func TestGather(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	src := []float64{10, 11, 12, 13, 14, 15, 16}
+	for _, procs := range []int{1, 3, 8} {
+		runtime.GOMAXPROCS(procs)
+		for _, n := range []int{0, 1, 5000} {
+			idx := make([]int32, n)
+			for k := range idx {
+				idx[k] = int32((n - k) * 3 % len(src))
+			}
+			dst := make([]float64, n)
+			Gather(dst, src, idx)
+			for k, i := range idx {
+				if dst[k] != src[i] {
+					t.Fatalf("procs %d n %d: dst[%d] = %g, want %g", procs, n, k, dst[k], src[i])
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,170 @@
+package gpu
+
+import (
+	"fmt"
+
+	"github.com/fsai-dist/fsai-dist/afsai"
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
+)
+
+// A plan's rows left on the device (afsai.PlacingPlan). An update of a
+// preconditioner whose set-up kept G's diagonal block and its transpose on
+// the device needs its new rows there, in those blocks: ComputeOnDevice
+// leaves the rows' values in one device array in G's CSR order, and Store
+// moves them into the blocks by index maps found once by the Updater (the
+// transpose is a fixed permutation of G's entries) and brings only the
+// entries in other ranks' columns to the host. An update of poisson7:100
+// on one H200 moved G to the host, transposed and uploaded it: 0.018 of
+// its 0.046 s.
+
+// placement is where a plan's rows go: Place's maps on the device.
+type placement struct {
+	bufs   fsaiBuffers
+	out    uintptr   // the rows' values, all rows in the plan's CSR order
+	maps   []uintptr // per block: the entry of out of each of its values
+	lens   []int     // the maps' lengths
+	pick   uintptr   // the entries of out that come to the host
+	picked uintptr   // and their values
+	npick  int
+	ready  bool // out holds rows of the patterns' lengths (no breakdown)
+}
+
+// Place prepares ComputeOnDevice and Store: value e of the kth block given
+// to Store will be entry maps[k][e] of the rows (in Compute's CSR layout),
+// and the entries pick come to the host. A later Place replaces it.
+func (p *fixedPlan) Place(maps [][]int32, pick []int32) error {
+	if p.freed {
+		return fmt.Errorf("gpu: fixed-pattern FSAI: Place after Free")
+	}
+	n := 0
+	if p.run != nil {
+		n = p.run.job.outLen
+	}
+	for k, m := range maps {
+		if i := outOfRange(m, n); i >= 0 {
+			return fmt.Errorf("gpu: fixed-pattern FSAI: place: index %d of block %d's map is %d, the rows have %d entries", i, k, m[i], n)
+		}
+	}
+	if i := outOfRange(pick, n); i >= 0 {
+		return fmt.Errorf("gpu: fixed-pattern FSAI: place: picked entry %d is %d, the rows have %d entries", i, pick[i], n)
+	}
+	p.unplace()
+	if p.run == nil { // no rows: the maps are empty
+		p.place = &placement{}
+		return nil
+	}
+	b := p.run.b
+	pl := &placement{bufs: fsaiBuffers{b: b}, npick: len(pick)}
+	pl.out = pl.bufs.alloc(4*n, "the rows' values")
+	for _, m := range maps {
+		pl.maps = append(pl.maps, pl.bufs.alloc(4*len(m), "a block's map"))
+		pl.lens = append(pl.lens, len(m))
+	}
+	pl.pick = pl.bufs.alloc(4*len(pick), "the picked entries")
+	pl.picked = pl.bufs.alloc(4*len(pick), "the picked values")
+	if pl.bufs.err != nil {
+		pl.bufs.free()
+		return fmt.Errorf("gpu: fixed-pattern FSAI: place: %w: %w", pl.bufs.err, afsai.ErrDeviceUnsupported)
+	}
+	defer b.enter()()
+	for k, m := range maps {
+		uploadSlice(b, pl.maps[k], m)
+	}
+	uploadSlice(b, pl.pick, pick)
+	if err := b.syncLocked(); err != nil {
+		pl.bufs.free()
+		return err
+	}
+	p.place = pl
+	return nil
+}
+
+// outOfRange returns the position of the first index of m outside [0, n),
+// or -1.
+func outOfRange(m []int32, n int) int {
+	first := make([]int, parallel.Chunks(len(m)))
+	parallel.For(len(m), func(c, lo, hi int) {
+		first[c] = -1
+		for k := lo; k < hi; k++ {
+			if m[k] < 0 || int(m[k]) >= n {
+				first[c] = k
+				return
+			}
+		}
+	})
+	for _, k := range first {
+		if k >= 0 {
+			return k
+		}
+	}
+	return -1
+}
+
+// unplace frees the placement's device memory.
+func (p *fixedPlan) unplace() {
+	if p.place != nil {
+		p.place.bufs.free()
+		p.place = nil
+	}
+}
+
+// ComputeOnDevice computes the rows as Compute does and leaves their values
+// on the device for Store.
+func (p *fixedPlan) ComputeOnDevice(vals []float32) (afsai.Stats, error) {
+	st, _, err := p.computeOnDevice(vals)
+	return st, err
+}
+
+// computeOnDevice is ComputeOnDevice, which also returns the device seconds
+// of each stage.
+func (p *fixedPlan) computeOnDevice(vals []float32) (afsai.Stats, afsai.KernelTimes, error) {
+	pl := p.place
+	if pl == nil {
+		return afsai.Stats{}, afsai.KernelTimes{}, fmt.Errorf("gpu: fixed-pattern FSAI: ComputeOnDevice before Place")
+	}
+	pl.ready = false
+	if p.run != nil {
+		p.run.valsDev = pl.out
+		defer func() { p.run.valsDev = 0 }()
+	}
+	_, st, kt, err := p.compute(vals)
+	pl.ready = err == nil && st.FallbackRows == 0
+	return st, kt, err
+}
+
+// Store writes the rows of the last ComputeOnDevice into blocks, float32
+// matrices of this backend with the lengths of Place's maps, and the picked
+// entries into picked. It refuses after a breakdown, which shortens rows.
+func (p *fixedPlan) Store(blocks []backend.Matrix, picked []float32) error {
+	pl := p.place
+	switch {
+	case pl == nil || !pl.ready:
+		return fmt.Errorf("gpu: fixed-pattern FSAI: Store without rows of the full patterns (no ComputeOnDevice, or a row broke down)")
+	case len(blocks) != len(pl.maps) || len(picked) != pl.npick:
+		return fmt.Errorf("gpu: fixed-pattern FSAI: Store into %d blocks and %d values, placed for %d and %d",
+			len(blocks), len(picked), len(pl.maps), pl.npick)
+	}
+	if p.run == nil {
+		return nil
+	}
+	b := p.run.b
+	defer b.enter()()
+	dst := make([]*Matrix, len(blocks))
+	for k, a := range blocks {
+		m, ok := a.(*Matrix)
+		if !ok || m == nil || m.b != b || m.prec != backend.Single || m.nnz != pl.lens[k] {
+			return fmt.Errorf("gpu: fixed-pattern FSAI: Store: block %d (%T) is not a float32 matrix of this backend with %d entries",
+				k, a, pl.lens[k])
+		}
+		dst[k] = m
+	}
+	for k, m := range dst {
+		b.launch(&b.fn.gatherF32, b.elementBlocks(m.nnz), uint64(m.nnz), uint64(pl.maps[k]), uint64(pl.out), uint64(m.val))
+	}
+	b.launch(&b.fn.gatherF32, b.elementBlocks(pl.npick), uint64(pl.npick), uint64(pl.pick), uint64(pl.out), uint64(pl.picked))
+	if pl.npick > 0 {
+		downloadSlice(b, picked, pl.picked)
+	}
+	return b.syncLocked()
+}
