@@ -75,18 +75,19 @@ type FixedPlan interface {
 type PlacingPlan interface {
 	FixedPlan
 	// Place prepares ComputeOnDevice and Store: value e of the kth block
-	// given to Store will be entry maps[k][e] of the rows (in Compute's
-	// CSR layout, rows of their full patterns), and the entries pick come
-	// to the host. It returns an error wrapping ErrDeviceUnsupported when
-	// the device has no room for the maps.
+	// given to Store will be entry maps[k][e] of the rows laid out on their
+	// whole patterns (row after row, a row's columns ascending and the
+	// diagonal last, zero where a breakdown left a column out: onPattern's
+	// layout), and the entries pick come to the host. It returns an error
+	// wrapping ErrDeviceUnsupported when the device has no room for the
+	// maps.
 	Place(maps [][]int32, pick []int32) error
 	// ComputeOnDevice computes the rows as Compute does, with the same
 	// Stats, but leaves them on the device for Store.
 	ComputeOnDevice(vals []float32) (Stats, error)
 	// Store writes the rows of the last ComputeOnDevice into blocks,
 	// float32 matrices of the backend with the lengths of Place's maps, and
-	// the picked entries into picked. It refuses when a row broke down
-	// (Stats.FallbackRows > 0), which leaves it shorter than its pattern.
+	// the picked entries into picked.
 	Store(blocks []backend.Matrix, picked []float32) error
 }
 

@@ -25,9 +25,9 @@ type hostDevice struct {
 	// a plan's Store); the host path's uploads (Refresh) are not tracked,
 	// as the Updater reads blocks back only to overwrite their values.
 	made map[backend.Matrix]*csr.Matrix[float64]
-	// breakdowns is how many of the next ComputeOnDevice calls report a
-	// row that broke down, as a GPU's float32 factorization may.
-	breakdowns int
+	// noPlace makes its plans refuse to place their rows, as a device
+	// without room for the maps does.
+	noPlace bool
 }
 
 func (d *hostDevice) AdaptiveSetup(a *csr.Matrix[float32], rows []int, p Params) (*csr.Matrix[float32], Stats, KernelTimes, error) {
@@ -73,16 +73,16 @@ func (d *hostDevice) PrepareFixed(a *csr.Matrix[float32], rows []int, patterns [
 }
 
 // hostPlan is hostDevice's PlacingPlan: FixedPattern on the CPU, its rows
-// stored into the blocks by SetValues.
+// laid out on their patterns by onPattern and stored into the blocks by
+// SetValues.
 type hostPlan struct {
-	d          *hostDevice
-	a          *csr.Matrix[float32]
-	rows       []int
-	patterns   [][]int32
-	maps       [][]int32
-	pick       []int32
-	g          *csr.Matrix[float32] // of the last ComputeOnDevice
-	fullLength bool                 // and no row broke down
+	d        *hostDevice
+	a        *csr.Matrix[float32]
+	rows     []int
+	patterns [][]int32
+	maps     [][]int32
+	pick     []int32
+	placed   []float64 // the rows of the last ComputeOnDevice, on their patterns
 }
 
 func (p *hostPlan) Compute(vals []float32) (*csr.Matrix[float32], Stats, error) {
@@ -94,28 +94,32 @@ func (p *hostPlan) Compute(vals []float32) (*csr.Matrix[float32], Stats, error) 
 func (p *hostPlan) Free() {}
 
 func (p *hostPlan) Place(maps [][]int32, pick []int32) error {
+	if p.d.noPlace {
+		return fmt.Errorf("no room for the maps: %w", ErrDeviceUnsupported)
+	}
 	p.maps, p.pick = maps, pick
 	return nil
 }
 
 func (p *hostPlan) ComputeOnDevice(vals []float32) (Stats, error) {
 	g, st, err := p.Compute(vals)
-	if p.d.breakdowns > 0 {
-		p.d.breakdowns--
-		st.FallbackRows++
+	if err != nil {
+		return st, err
 	}
-	p.g, p.fullLength = g, err == nil && st.FallbackRows == 0
-	return st, err
+	rowPtr := make([]int64, len(p.rows)+1)
+	for k, pat := range p.patterns {
+		rowPtr[k+1] = rowPtr[k] + int64(len(pat))
+	}
+	p.placed = make([]float64, rowPtr[len(p.rows)])
+	onPattern(g, p.patterns, rowPtr, p.placed)
+	return st, nil
 }
 
 func (p *hostPlan) Store(blocks []backend.Matrix, picked []float32) error {
-	if !p.fullLength {
-		return fmt.Errorf("Store without rows of the full patterns")
-	}
 	for k, m := range blocks {
 		vals := make([]float64, len(p.maps[k]))
 		for e, i := range p.maps[k] {
-			vals[e] = float64(p.g.Val[i])
+			vals[e] = p.placed[i]
 		}
 		if err := p.d.SetValues(m, vals); err != nil {
 			return err
@@ -123,7 +127,7 @@ func (p *hostPlan) Store(blocks []backend.Matrix, picked []float32) error {
 		copy(p.d.made[m].Val, vals)
 	}
 	for j, i := range p.pick {
-		picked[j] = p.g.Val[i]
+		picked[j] = float32(p.placed[i])
 	}
 	return nil
 }
@@ -132,29 +136,29 @@ func (p *hostPlan) Store(blocks []backend.Matrix, picked []float32) error {
 // the transpose's) where it made them builds the preconditioner that the
 // host path builds: the same G, applied bit for bit alike; and its Updater,
 // whose rows the device stores into those blocks, updates both alike, twice
-// with new values. In the second run the last rank's first update reports
-// a breakdown: that rank takes its rows through the host (reading its
-// blocks back) while the others keep theirs on the device.
+// with new values. In the second run the last rank's device cannot place
+// the rows: that rank takes them through the host (reading its blocks
+// back) while the others keep theirs on the device.
 func TestDeviceFactor(t *testing.T) {
 	for _, np := range []int{1, 2, 3} {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
 			for _, dc := range distCases(t, c) {
-				for _, breaks := range []bool{false, true} {
-					deviceFactorCase(t, c, dc, breaks && c.Rank() == c.Size()-1)
+				for _, noPlace := range []bool{false, true} {
+					deviceFactorCase(t, c, dc, noPlace && c.Rank() == c.Size()-1)
 				}
 			}
 		})
 	}
 }
 
-func deviceFactorCase(t *testing.T, c *comm.Comm, dc distCase, breaks bool) {
+func deviceFactorCase(t *testing.T, c *comm.Comm, dc distCase, noPlace bool) {
 	cfg := DefaultConfig()
 	ref, err := New(dc.A, cpu.New(1), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ref.Free()
-	dev := &hostDevice{Backend: cpu.New(1), made: map[backend.Matrix]*csr.Matrix[float64]{}}
+	dev := &hostDevice{Backend: cpu.New(1), made: map[backend.Matrix]*csr.Matrix[float64]{}, noPlace: noPlace}
 	got, err := New(dc.A, dev, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -169,9 +173,6 @@ func deviceFactorCase(t *testing.T, c *comm.Comm, dc distCase, breaks bool) {
 	}
 	sameApply(t, c, dc.name+" after New", ref, got)
 
-	if breaks {
-		dev.breakdowns = 1
-	}
 	updaters := []*Updater{NewUpdater(ref, dc.A, cfg), NewUpdater(got, dc.A, cfg)}
 	lo, hi := dc.A.Part.Range(c.Rank())
 	for step, f := range []func(int64) float64{
@@ -186,9 +187,10 @@ func deviceFactorCase(t *testing.T, c *comm.Comm, dc distCase, breaks bool) {
 				t.Fatal(err)
 			}
 		}
-		name := fmt.Sprintf("%s, update %d, breakdown on this rank %t", dc.name, step+1, breaks && step == 0)
-		if onHost := got.G.Matrix().Diag != nil || got.Gt.Matrix().Diag != nil; onHost != (breaks && step == 0) {
-			t.Errorf("%s: host copies of the diagonal blocks: %t", name, onHost)
+		name := fmt.Sprintf("%s, update %d, no placing on this rank %t", dc.name, step+1, noPlace)
+		onHost := got.G.Matrix().Diag != nil || got.Gt.Matrix().Diag != nil
+		if onHost != noPlace || updaters[1].Times.OnDevice == noPlace {
+			t.Errorf("%s: host copies of the diagonal blocks %t, rows on the device %t", name, onHost, updaters[1].Times.OnDevice)
 		}
 		sameApply(t, c, name, ref, got)
 	}

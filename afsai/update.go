@@ -32,8 +32,8 @@ import (
 // plan that it prepares once and keeps until Free (FixedDevice), and stay
 // there when the plan can place them (PlacingPlan): only A's values go to
 // the device and only the entries in other ranks' columns come back. A rank
-// whose rows broke down, or whose device cannot place them, takes them to
-// the host and uploads both blocks; the ranks decide this each on its own.
+// whose device cannot place them takes them to the host and uploads both
+// blocks; the ranks decide this each on its own.
 //
 // What it saves over New is the pattern search (the Kaporin gradients of
 // the adaptive set-up, the symbolic powers of the static one), the assembly
@@ -88,14 +88,16 @@ func (u *Updater) Update() error {
 		}
 	}
 	t := time.Now()
-	u.flat = flatten(u.A, u.flat[:0])
+	u.flat = flatten(u.A, u.flat)
 	err := u.gather.Move(u.ls.A.Val, u.flat)
 	u.Times.GatherS = time.Since(t).Seconds()
 	placed := false
 	if err == nil {
 		t = time.Now()
-		placed, err = u.computeRows()
+		var st Stats
+		placed, st, err = u.computeRows()
 		u.Times.ComputeS = time.Since(t).Seconds()
+		u.Times.OnDevice, u.Times.FallbackRows = placed, st.FallbackRows
 	}
 	t = time.Now()
 	if err == nil {
@@ -126,12 +128,18 @@ func (u *Updater) Update() error {
 	return err
 }
 
-// UpdateTimes are this rank's seconds in the stages of the last Update.
+// UpdateTimes describe this rank's last Update: the seconds of its stages,
+// and where its rows went.
 type UpdateTimes struct {
 	GatherS    float64 // A's values into the local system, from the neighbours
 	ComputeS   float64 // the FSAI rows on G's patterns (CPU or device)
 	TransposeS float64 // G's values into its blocks and G''s (on the device: the ones in other ranks' columns)
 	UploadS    float64 // the blocks' values that the host set, to the backend
+	// OnDevice: the rows stayed on the device (PlacingPlan); else they
+	// went through the host.
+	OnDevice bool
+	// FallbackRows counts the rows whose factorization broke down (Stats).
+	FallbackRows int
 }
 
 // prepare finds the structures and plans that every Update reuses.
@@ -226,12 +234,23 @@ func outside(cols []int64, lo, hi int64) []int32 {
 	return at
 }
 
-// flatten appends the values of A's blocks to dst: the diagonal block, then
-// the off-diagonal blocks in order.
+// flatten returns the values of A's blocks, the diagonal block and then
+// the off-diagonal blocks in order, in dst's memory when it is large
+// enough; it copies on all cores.
 func flatten(A *dsmat.Matrix, dst []float64) []float64 {
-	dst = append(dst, A.Diag.Val...)
+	parts := [][]float64{A.Diag.Val}
+	n := len(A.Diag.Val)
 	for _, b := range A.Off {
-		dst = append(dst, b.A.Val...)
+		parts = append(parts, b.A.Val)
+		n += len(b.A.Val)
+	}
+	dst = slices.Grow(dst[:0], n)[:n]
+	at := 0
+	for _, p := range parts {
+		parallel.For(len(p), func(_, lo, hi int) {
+			copy(dst[at+lo:at+hi], p[lo:hi])
+		})
+		at += len(p)
 	}
 	return dst
 }
@@ -331,33 +350,33 @@ func localPatterns(G *dsmat.Matrix, ls *localSystem) ([][]int32, *dsmat.Rows, er
 // patterns from the local system's values, in the set-up precision: in
 // single precision with the backend's plan when it is a FixedDevice (on the
 // CPU for input the device does not support). It reports whether the rows
-// stay on the device for setDiagonals (a PlacingPlan, and no row broke
-// down); else they are in g's values.
-func (u *Updater) computeRows() (placed bool, err error) {
+// stay on the device for setDiagonals (a PlacingPlan); else they are in g's
+// values.
+func (u *Updater) computeRows() (placed bool, st Stats, err error) {
 	if u.cfg.Setup != backend.Single {
-		g, _, err := FixedPattern(u.ls.A, u.ls.own, u.patterns)
+		g, st, err := FixedPattern(u.ls.A, u.ls.own, u.patterns)
 		if err == nil {
 			onPattern(g, u.patterns, u.g.RowPtr, u.g.Val)
 		}
-		return false, err
+		return false, st, err
 	}
 	a := u.single()
-	if pl, err := u.placingPlan(a); err != nil {
-		return false, err
-	} else if pl != nil {
-		st, err := pl.ComputeOnDevice(a.Val)
-		if err != nil || st.FallbackRows == 0 {
-			return err == nil, err
-		}
+	pl, err := u.placingPlan(a)
+	if err != nil {
+		return false, st, err
 	}
-	g, err := u.deviceRows(a)
+	if pl != nil {
+		st, err = pl.ComputeOnDevice(a.Val)
+		return err == nil, st, err
+	}
+	g, st, err := u.deviceRows(a)
 	if errors.Is(err, ErrDeviceUnsupported) {
-		g, _, err = FixedPattern(a, u.ls.own, u.patterns)
+		g, st, err = FixedPattern(a, u.ls.own, u.patterns)
 	}
 	if err == nil {
 		onPattern(g, u.patterns, u.g.RowPtr, u.g.Val)
 	}
-	return false, err
+	return false, st, err
 }
 
 // setDiagonals puts the rows that computeRows computed into the diagonal
@@ -426,13 +445,12 @@ func (u *Updater) devicePlan(a *csr.Matrix[float32]) (FixedPlan, error) {
 }
 
 // deviceRows computes the rows with the backend's plan, on the host.
-func (u *Updater) deviceRows(a *csr.Matrix[float32]) (*csr.Matrix[float32], error) {
+func (u *Updater) deviceRows(a *csr.Matrix[float32]) (*csr.Matrix[float32], Stats, error) {
 	plan, err := u.devicePlan(a)
 	if err != nil {
-		return nil, err
+		return nil, Stats{}, err
 	}
-	g, _, err := plan.Compute(a.Val)
-	return g, err
+	return plan.Compute(a.Val)
 }
 
 // placingPlan returns the backend's plan when it places the rows in the

@@ -187,6 +187,9 @@ func (p *fixedPlan) Free() {
 // rows of a batch.
 type fixedGrow struct {
 	pat, ncand uintptr // on the device: the patterns of all rows and their lengths
+	// rowPtr are the offsets of the rows laid out on their whole
+	// patterns, the diagonal included (the layout of fixed_place.go).
+	rowPtr []int32
 }
 
 // upload lays the off-diagonal columns of the patterns of rows out as the
@@ -217,6 +220,8 @@ func (x *fixedGrow) upload(r *fsaiRun, rows []int, patterns [][]int32) error {
 			ncand[k] = int32(t)
 		}
 	})
+	x.rowPtr = make([]int32, n+1)
+	parallel.Scan(x.rowPtr, func(k int) int32 { return ncand[k] + 1 })
 	if m > 0 {
 		b.upload(x.pat, unsafe.Pointer(&pat[0]), 4*m*n)
 	}

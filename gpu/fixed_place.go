@@ -11,23 +11,32 @@ import (
 // A plan's rows left on the device (afsai.PlacingPlan). An update of a
 // preconditioner whose set-up kept G's diagonal block and its transpose on
 // the device needs its new rows there, in those blocks: ComputeOnDevice
-// leaves the rows' values in one device array in G's CSR order, and Store
-// moves them into the blocks by index maps found once by the Updater (the
-// transpose is a fixed permutation of G's entries) and brings only the
-// entries in other ranks' columns to the host. An update of poisson7:100
-// on one H200 moved G to the host, transposed and uploaded it: 0.018 of
-// its 0.046 s.
+// lays the rows out on their whole patterns in one device array
+// (fsai_assemble_padded: zeros where a breakdown left columns out, so that
+// the layout never changes), and Store moves them into the blocks by index
+// maps found once by the Updater (the transpose is a fixed permutation of
+// G's entries) and brings only the entries in other ranks' columns to the
+// host. Before, an update of poisson7:100 on one H200 moved G to the host,
+// transposed it there and uploaded both: 0.018 of its 0.046 s.
 
 // placement is where a plan's rows go: Place's maps on the device.
 type placement struct {
 	bufs   fsaiBuffers
-	out    uintptr   // the rows' values, all rows in the plan's CSR order
-	maps   []uintptr // per block: the entry of out of each of its values
+	rows   placedRows
+	maps   []uintptr // per block: the entry of rows.out of each of its values
 	lens   []int     // the maps' lengths
-	pick   uintptr   // the entries of out that come to the host
+	pick   uintptr   // the entries of rows.out that come to the host
 	picked uintptr   // and their values
 	npick  int
-	ready  bool // out holds rows of the patterns' lengths (no breakdown)
+	ready  bool // ComputeOnDevice has filled rows.out
+}
+
+// placedRows are a plan's rows on the device, laid out on their whole
+// patterns: what fsai_assemble_padded writes.
+type placedRows struct {
+	out    uintptr // the values, all rows
+	rowPtr uintptr // where each row starts in out
+	lens   uintptr // each row's pattern length, the diagonal not counted
 }
 
 // Place prepares ComputeOnDevice and Store: value e of the kth block given
@@ -55,19 +64,25 @@ func (p *fixedPlan) Place(maps [][]int32, pick []int32) error {
 		return nil
 	}
 	b := p.run.b
+	defer b.enter()()
 	pl := &placement{bufs: fsaiBuffers{b: b}, npick: len(pick)}
-	pl.out = pl.bufs.alloc(4*n, "the rows' values")
+	pl.rows.out = pl.bufs.alloc(4*n, "the rows' values")
+	pl.rows.rowPtr = pl.bufs.alloc(4*len(p.grow.rowPtr), "the rows' offsets")
+	pl.rows.lens = p.grow.ncand
 	for _, m := range maps {
 		pl.maps = append(pl.maps, pl.bufs.alloc(4*len(m), "a block's map"))
 		pl.lens = append(pl.lens, len(m))
 	}
 	pl.pick = pl.bufs.alloc(4*len(pick), "the picked entries")
 	pl.picked = pl.bufs.alloc(4*len(pick), "the picked values")
-	if pl.bufs.err != nil {
+	if err := pl.bufs.err; err != nil {
 		pl.bufs.free()
-		return fmt.Errorf("gpu: fixed-pattern FSAI: place: %w: %w", pl.bufs.err, afsai.ErrDeviceUnsupported)
+		if e, ok := err.(*Error); ok && e.Code == cuOutOfMemory {
+			err = fmt.Errorf("%w: %w", err, afsai.ErrDeviceUnsupported)
+		}
+		return fmt.Errorf("gpu: fixed-pattern FSAI: place: %w", err)
 	}
-	defer b.enter()()
+	uploadSlice(b, pl.rows.rowPtr, p.grow.rowPtr)
 	for k, m := range maps {
 		uploadSlice(b, pl.maps[k], m)
 	}
@@ -109,8 +124,8 @@ func (p *fixedPlan) unplace() {
 	}
 }
 
-// ComputeOnDevice computes the rows as Compute does and leaves their values
-// on the device for Store.
+// ComputeOnDevice computes the rows as Compute does and leaves them on the
+// device, laid out on their whole patterns, for Store.
 func (p *fixedPlan) ComputeOnDevice(vals []float32) (afsai.Stats, error) {
 	st, _, err := p.computeOnDevice(vals)
 	return st, err
@@ -125,22 +140,31 @@ func (p *fixedPlan) computeOnDevice(vals []float32) (afsai.Stats, afsai.KernelTi
 	}
 	pl.ready = false
 	if p.run != nil {
-		p.run.valsDev = pl.out
-		defer func() { p.run.valsDev = 0 }()
+		p.run.placed = &pl.rows
+		defer func() { p.run.placed = nil }()
 	}
 	_, st, kt, err := p.compute(vals)
-	pl.ready = err == nil && st.FallbackRows == 0
+	pl.ready = err == nil
 	return st, kt, err
+}
+
+// placeRows lays the nb rows of the batch from row first on out on their
+// whole patterns, where they stay.
+func (r *fsaiRun) placeRows(first, nb int) error {
+	pr := r.placed
+	r.l.rows(&r.fn.assemblePadded, nb, uint64(pr.lens+uintptr(4*first)), uint64(pr.rowPtr+uintptr(4*first)), uint64(pr.out))
+	r.tm.mark(&r.kt.Assemble)
+	return r.tm.collect()
 }
 
 // Store writes the rows of the last ComputeOnDevice into blocks, float32
 // matrices of this backend with the lengths of Place's maps, and the picked
-// entries into picked. It refuses after a breakdown, which shortens rows.
+// entries into picked.
 func (p *fixedPlan) Store(blocks []backend.Matrix, picked []float32) error {
 	pl := p.place
 	switch {
 	case pl == nil || !pl.ready:
-		return fmt.Errorf("gpu: fixed-pattern FSAI: Store without rows of the full patterns (no ComputeOnDevice, or a row broke down)")
+		return fmt.Errorf("gpu: fixed-pattern FSAI: Store without rows (ComputeOnDevice failed or did not run)")
 	case len(blocks) != len(pl.maps) || len(picked) != pl.npick:
 		return fmt.Errorf("gpu: fixed-pattern FSAI: Store into %d blocks and %d values, placed for %d and %d",
 			len(blocks), len(picked), len(pl.maps), pl.npick)
@@ -160,9 +184,9 @@ func (p *fixedPlan) Store(blocks []backend.Matrix, picked []float32) error {
 		dst[k] = m
 	}
 	for k, m := range dst {
-		b.launch(&b.fn.gatherF32, b.elementBlocks(m.nnz), uint64(m.nnz), uint64(pl.maps[k]), uint64(pl.out), uint64(m.val))
+		b.launch(&b.fn.gatherF32, b.elementBlocks(m.nnz), uint64(m.nnz), uint64(pl.maps[k]), uint64(pl.rows.out), uint64(m.val))
 	}
-	b.launch(&b.fn.gatherF32, b.elementBlocks(pl.npick), uint64(pl.npick), uint64(pl.pick), uint64(pl.out), uint64(pl.picked))
+	b.launch(&b.fn.gatherF32, b.elementBlocks(pl.npick), uint64(pl.npick), uint64(pl.pick), uint64(pl.rows.out), uint64(pl.picked))
 	if pl.npick > 0 {
 		downloadSlice(b, picked, pl.picked)
 	}

@@ -165,10 +165,9 @@ type fsaiRun struct {
 
 	rowsDev                uintptr // the requested rows, int32
 	outCol, outVal, outPtr uintptr // a batch's rows of G
-	// valsDev, when set, receives G's values, all rows in G's CSR order,
-	// instead of the host: the values-only update places them on the
-	// device (fixed_place.go). G's columns are not kept.
-	valsDev uintptr
+	// placed, when set, receives the rows on the device instead of the
+	// host (the values-only update, fixed_place.go).
+	placed *placedRows
 
 	host              *hostWords
 	cols              []int32   // G's columns (host)
@@ -379,8 +378,11 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 			r.job.name, math.MaxInt32)
 	}
 	st.NNZ += int64(nnz)
-	if r.job.keep {
+	switch {
+	case r.job.keep:
 		return r.assembleKept(first, nb)
+	case r.placed != nil:
+		return r.placeRows(first, nb)
 	}
 	r.ptr[0] = 0
 	parallel.Scan(r.ptr[:nb+1], func(k int) int32 { return r.lens[k] + 1 })
@@ -391,22 +393,15 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 	})
 
 	b.upload(r.outPtr, unsafe.Pointer(&r.ptr[0]), 4*(nb+1))
-	outVal := r.outVal
-	if r.valsDev != 0 {
-		outVal = r.valsDev + uintptr(4*base)
-	}
-	l.rows(&fn.assemble, nb, 0, uint64(r.outPtr), uint64(r.outCol), uint64(outVal), 0, 0, 0)
+	l.rows(&fn.assemble, nb, 0, uint64(r.outPtr), uint64(r.outCol), uint64(r.outVal), 0, 0, 0)
 	tm.mark(&kt.Assemble)
-	switch {
-	case r.valsDev != 0: // the values stay where they are
-		return tm.collect()
-	case r.job.outLen > 0: // into G's page-locked arrays, which hold all rows
+	if r.job.outLen > 0 { // into G's page-locked arrays, which hold all rows
 		g.ColIdx = slices.Grow(g.ColIdx, nnz)[:int(base)+nnz]
 		g.Val = slices.Grow(g.Val, nnz)[:int(base)+nnz]
 		b.download(unsafe.Pointer(&g.ColIdx[base]), r.outCol, 4*nnz)
 		b.download(unsafe.Pointer(&g.Val[base]), r.outVal, 4*nnz)
 		b.syncLocked()
-	default: // through the staging buffer into arrays of the batch's size
+	} else { // through the staging buffer into arrays of the batch's size
 		p := gPart{cols: make([]int32, nnz), vals: make([]float32, nnz)}
 		downloadSlice(b, p.cols, r.outCol)
 		downloadSlice(b, p.vals, r.outVal)

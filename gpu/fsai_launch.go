@@ -9,11 +9,11 @@ import (
 // fsaiKernelNames are the kernels of the adaptive FSAI set-up
 // (kernels/kapgrad.cu, sysgather.cu, cholesky.cu, fsai_assemble.cu).
 var fsaiKernelNames = [...]string{"fsai_init", "fsai_kapgrad", "fsai_sysgather", "fsai_border", "fsai_solve", "fsai_assemble",
-	"fsai_count_left"}
+	"fsai_count_left", "fsai_assemble_padded"}
 
 // fsaiKernels are those kernels in the loaded module.
 type fsaiKernels struct {
-	init, kapgrad, sysgather, border, solve, assemble, countLeft kernel
+	init, kapgrad, sysgather, border, solve, assemble, countLeft, assemblePadded kernel
 }
 
 // fsaiKernels looks the set-up kernels up in the backend's module. They are
@@ -22,7 +22,7 @@ type fsaiKernels struct {
 // costs microseconds.
 func (b *Backend) fsaiKernels() (*fsaiKernels, error) {
 	f := new(fsaiKernels)
-	for i, k := range []*kernel{&f.init, &f.kapgrad, &f.sysgather, &f.border, &f.solve, &f.assemble, &f.countLeft} {
+	for i, k := range []*kernel{&f.init, &f.kapgrad, &f.sysgather, &f.border, &f.solve, &f.assemble, &f.countLeft, &f.assemblePadded} {
 		k.name = fsaiKernelNames[i]
 		name := cString(k.name)
 		if err := b.drv.check(b.drv.call(b.drv.moduleGetFunction, uintptr(unsafe.Pointer(&k.h)),

@@ -58,3 +58,28 @@ extern "C" __global__ void fsai_assemble(const FsaiSetup S, int own, const int *
         outval[base + m] = __double2float_rn(scale);
     }
 }
+
+// fsai_assemble_padded lays row k out on its whole pattern instead, for the
+// values-only update, which keeps the rows on the device (package gpu,
+// fixed_place.go): the values of the pattern's columns ascending, zero for
+// those a breakdown left out (the pattern's columns from S.len[k] on, in
+// the order given), and the diagonal last, from outptr[k] on; full[k] is
+// the pattern's length without the diagonal. afsai's onPattern lays the
+// CPU's rows out alike.
+extern "C" __global__ void fsai_assemble_padded(const FsaiSetup S, const int *__restrict__ full,
+                                                const int *__restrict__ outptr, float *__restrict__ outval)
+{
+    const long long nb = S.nb;
+    for (long long k = fsai_tid(); k < nb; k += fsai_stride()) {
+        const int m = S.len[k], f = full[k], base = outptr[k];
+        const double scale = __ddiv_rn(1.0, __dsqrt_rn((double)S.psi[k]));
+        for (int p = 0; p < f; p++) {
+            const int c = S.pat[p * nb + k];
+            int rank = 0;
+            for (int q = 0; q < f; q++)
+                rank += S.pat[q * nb + k] < c;
+            outval[base + rank] = p < m ? __double2float_rn(__dmul_rn((double)S.g[p * nb + k], scale)) : 0.0f;
+        }
+        outval[base + f] = __double2float_rn(scale);
+    }
+}

@@ -51,8 +51,8 @@ func BenchmarkUpdate(b *testing.B) {
 	}
 	run("UpdateValues", func() error { return s.UpdateValues(vals) })
 	if t, ok := s.UpdateTimes(); ok && c.Rank() == 0 {
-		fmt.Printf("last UpdateValues on %s: gather %.3f s, compute %.3f s, transpose %.3f s, upload %.3f s\n",
-			s.Backend().Name(), t.GatherS, t.ComputeS, t.TransposeS, t.UploadS)
+		fmt.Printf("last UpdateValues on %s: gather %.3f s, compute %.3f s, transpose %.3f s, upload %.3f s; rows on the device %t, fallback rows %d\n",
+			s.Backend().Name(), t.GatherS, t.ComputeS, t.TransposeS, t.UploadS, t.OnDevice, t.FallbackRows)
 	}
 	run("SetValues+Rebuild", func() error {
 		if err := s.SetValues(vals); err != nil {
