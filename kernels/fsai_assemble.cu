@@ -25,6 +25,29 @@ __device__ __forceinline__ int fsai_left_count(const FsaiSetup &S, long long k, 
 
 // out[k] = the number of row k's pattern columns before own: the sizes of
 // the left arrays.
+// fsai_place returns how many of row k's first m pattern columns are
+// smaller than c: c's place among them.
+__device__ __forceinline__ int fsai_place(const FsaiSetup &S, long long k, int m, int c)
+{
+    int rank = 0;
+    for (int q = 0; q < m; q++)
+        rank += S.pat[q * S.nb + k] < c;
+    return rank;
+}
+
+// fsai_entry returns row k's value of its pattern's column p, g_p /
+// sqrt(psi), rounded as on the CPU (scale = 1/sqrt(psi) in double).
+__device__ __forceinline__ float fsai_entry(const FsaiSetup &S, long long k, int p, double scale)
+{
+    return __double2float_rn(__dmul_rn((double)S.g[p * S.nb + k], scale));
+}
+
+// fsai_scale returns 1/sqrt(psi) of row k, in double.
+__device__ __forceinline__ double fsai_scale(const FsaiSetup &S, long long k)
+{
+    return __ddiv_rn(1.0, __dsqrt_rn((double)S.psi[k]));
+}
+
 extern "C" __global__ void fsai_count_left(const FsaiSetup S, int own, int *__restrict__ out)
 {
     for (long long k = fsai_tid(); k < S.nb; k += fsai_stride())
@@ -39,13 +62,10 @@ extern "C" __global__ void fsai_assemble(const FsaiSetup S, int own, const int *
     const long long nb = S.nb;
     for (long long k = fsai_tid(); k < nb; k += fsai_stride()) {
         const int m = S.len[k], left = fsai_left_count(S, k, own), base = outptr[k] - left;
-        const double scale = __ddiv_rn(1.0, __dsqrt_rn((double)S.psi[k]));
+        const double scale = fsai_scale(S, k);
         for (int p = 0; p < m; p++) {
-            const int c = S.pat[p * nb + k];
-            int rank = 0;
-            for (int q = 0; q < m; q++)
-                rank += S.pat[q * nb + k] < c;
-            const float v = __double2float_rn(__dmul_rn((double)S.g[p * nb + k], scale));
+            const int c = S.pat[p * nb + k], rank = fsai_place(S, k, m, c);
+            const float v = fsai_entry(S, k, p, scale);
             if (c < own) {
                 leftcol[leftptr[k] + rank] = c;
                 leftval[leftptr[k] + rank] = v;
@@ -72,14 +92,9 @@ extern "C" __global__ void fsai_assemble_padded(const FsaiSetup S, const int *__
     const long long nb = S.nb;
     for (long long k = fsai_tid(); k < nb; k += fsai_stride()) {
         const int m = S.len[k], f = full[k], base = outptr[k];
-        const double scale = __ddiv_rn(1.0, __dsqrt_rn((double)S.psi[k]));
-        for (int p = 0; p < f; p++) {
-            const int c = S.pat[p * nb + k];
-            int rank = 0;
-            for (int q = 0; q < f; q++)
-                rank += S.pat[q * nb + k] < c;
-            outval[base + rank] = p < m ? __double2float_rn(__dmul_rn((double)S.g[p * nb + k], scale)) : 0.0f;
-        }
+        const double scale = fsai_scale(S, k);
+        for (int p = 0; p < f; p++)
+            outval[base + fsai_place(S, k, f, S.pat[p * nb + k])] = p < m ? fsai_entry(S, k, p, scale) : 0.0f;
         outval[base + f] = __double2float_rn(scale);
     }
 }
