@@ -2,15 +2,13 @@ package solver
 
 import (
 	"fmt"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/cpu"
 	"github.com/fsai-dist/fsai-dist/gpu"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // backends lists the names OpenBackend accepts.
@@ -39,12 +37,15 @@ type BackendOptions struct {
 // OpenBackend opens the backend o names for the calling rank; CUDA runs on
 // the GPU of the rank's node-local rank. For "auto" on a rank without a
 // usable GPU, why says what was missing. Collective over c (it finds the
-// node-local ranks); the caller closes the backend.
+// node-local ranks); the caller closes the backend. Ranks that share a node
+// without being bound to cores of their own get an equal share of its cores
+// for the host's parallel passes (parallel.Share sets GOMAXPROCS).
 func OpenBackend(c *comm.Comm, o BackendOptions) (be backend.Backend, why string, err error) {
 	nodeRank, nodeSize, err := c.NodeRank()
 	if err != nil {
 		return nil, "", err
 	}
+	parallel.Share(nodeSize)
 	name := o.Name
 	if name == "auto" {
 		name = "cuda"
@@ -56,7 +57,7 @@ func OpenBackend(c *comm.Comm, o BackendOptions) (be backend.Backend, why string
 	}
 	switch name {
 	case "cpu":
-		return cpu.New(cpuThreads(o.Threads, nodeSize)), why, nil
+		return cpu.New(cpuThreads(o.Threads)), why, nil
 	case "cuda":
 		dev, err := gpu.DeviceFor(nodeRank, o.ShareGPU)
 		if err != nil {
@@ -72,37 +73,11 @@ func OpenBackend(c *comm.Comm, o BackendOptions) (be backend.Backend, why string
 	return nil, "", fmt.Errorf("backend %q is not one of %v", o.Name, backends)
 }
 
-// cpuThreads resolves BackendOptions.Threads.
-func cpuThreads(threads, nodeSize int) int {
+// cpuThreads resolves BackendOptions.Threads: 0 takes GOMAXPROCS, which
+// parallel.Share has made the rank's share of the node.
+func cpuThreads(threads int) int {
 	if threads > 0 {
 		return threads
 	}
-	threads = runtime.NumCPU() // the CPUs of this process's affinity mask
-	if threads >= onlineCPUs() {
-		threads = max(1, threads/max(1, nodeSize))
-	}
-	return threads
-}
-
-// onlineCPUs counts the node's online CPUs (/sys/devices/system/cpu/online,
-// e.g. "0-31,64-95"); 0 when it cannot tell, which counts as unbound.
-func onlineCPUs() int {
-	data, err := os.ReadFile("/sys/devices/system/cpu/online")
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, part := range strings.Split(strings.TrimSpace(string(data)), ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err1 := strconv.Atoi(lo)
-		b, err2 := a, error(nil)
-		if isRange {
-			b, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil {
-			return 0
-		}
-		n += b - a + 1
-	}
-	return n
+	return runtime.GOMAXPROCS(0)
 }

@@ -85,3 +85,32 @@ func TestGather(t *testing.T) {
 		}
 	}
 }
+
+// TestShare: Linux CPU lists are counted, and the cores are divided only
+// among unbound ranks (those that see every online CPU) when GOMAXPROCS is
+// not set in the environment.
+func TestShare(t *testing.T) {
+	for list, want := range map[string]int{"0-127": 128, "0": 1, "0-63,128-191": 128, "0,2,4-5": 4, "": -1, "3-1": -1, "a-b": -1} {
+		if got := countCPUs(list); got != want {
+			t.Errorf("countCPUs(%q) = %d, want %d", list, got, want)
+		}
+	}
+	keep := runtime.GOMAXPROCS(0)
+	for _, c := range []struct {
+		visible, online, ranks int
+		set                    bool
+		want                   int
+	}{
+		{128, 128, 8, false, 16},
+		{32, 32, 2, false, 16},
+		{2, 2, 3, false, 1},
+		{128, 128, 1, false, keep}, // one rank: all cores
+		{16, 128, 8, false, keep},  // bound to 16 cores of its own
+		{128, 128, 8, true, keep},  // GOMAXPROCS set by the user
+		{128, -1, 8, false, keep},  // online CPUs unknown
+	} {
+		if got := shareOf(c.visible, c.online, c.ranks, c.set); got != c.want {
+			t.Errorf("shareOf(%d, %d, %d, %t) = %d, want %d", c.visible, c.online, c.ranks, c.set, got, c.want)
+		}
+	}
+}
