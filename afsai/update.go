@@ -53,15 +53,17 @@ type Updater struct {
 	gather   *dsmat.ValuePlan // A's block values (flat) to ls.A.Val
 	flat     []float64        // A's block values: Diag, then Off in order
 	patterns [][]int32        // G's rows in the local system's numbering
-	g, gt    *dsmat.Rows      // the stripes of G and G'
+	gPtr     []int64          // where each row of G's stripe starts among its entries
+	gVal     []float64        // the values of G's stripe, row by row
+	gtVal    []float64        // the same of G''s stripe
 	// diagFrom holds, for each value of G's and of G''s diagonal block,
-	// the entry of g it is.
+	// the entry of gVal it is.
 	diagFrom         [2][]int32
-	left             []int32           // the entries of g in other ranks' columns
-	leftT            *dsmat.ValuePlan  // their values on to the entries of gt in other ranks' columns
+	left             []int32           // the entries of gVal in other ranks' columns
+	leftT            *dsmat.ValuePlan  // their values on to the entries of gtVal in other ranks' columns
 	gtLeft           []float64         // those entries' values
-	gtLeftAt         []int32           // and their places in gt
-	gSlots, gtSlots  *dsmat.ValueSlots // g.Val and gt.Val into the off-diagonal blocks
+	gtLeftAt         []int32           // and their places in gtVal
+	gSlots, gtSlots  *dsmat.ValueSlots // gVal and gtVal into the off-diagonal blocks
 	onDevice         bool              // the set-up left the diagonal blocks on the device only
 	a32              *csr.Matrix[float32]
 	plan             FixedPlan   // the backend's, for ls.A's pattern and G's patterns
@@ -106,13 +108,13 @@ func (u *Updater) Update() error {
 	if err := c.Agree(err); err != nil {
 		return err
 	}
-	u.gSlots.SetOffDiagonal(u.g.Val)
-	err = u.leftT.Move(u.gtLeft, u.g.Val)
+	u.gSlots.SetOffDiagonal(u.gVal)
+	err = u.leftT.Move(u.gtLeft, u.gVal)
 	if err == nil {
 		for j, k := range u.gtLeftAt {
-			u.gt.Val[k] = u.gtLeft[j]
+			u.gtVal[k] = u.gtLeft[j]
 		}
-		u.gtSlots.SetOffDiagonal(u.gt.Val)
+		u.gtSlots.SetOffDiagonal(u.gtVal)
 	}
 	u.Times.TransposeS = time.Since(t).Seconds()
 	t = time.Now()
@@ -150,7 +152,7 @@ func (u *Updater) prepare() error {
 	if err := c.Agree(u.p.hostDiagonals()); err != nil {
 		return err
 	}
-	n := len(flatten(u.A, nil))
+	n := valueCount(u.A)
 	first, err := dsmat.FirstEntry(c, n)
 	if err != nil {
 		return err
@@ -200,7 +202,8 @@ func (u *Updater) prepare() error {
 	if err := c.Agree(err); err != nil {
 		return err
 	}
-	u.ls, u.gather, u.patterns, u.g, u.gt = ls, gather, patterns, g, gt
+	u.ls, u.gather, u.patterns = ls, gather, patterns
+	u.gPtr, u.gVal, u.gtVal = g.RowPtr, g.Val, gt.Val // the columns are not needed again
 	u.diagFrom = [2][]int32{gSlots.DiagonalSlots(), diagT}
 	u.left, u.leftT, u.gtLeft, u.gtLeftAt = left, leftT, make([]float64, len(want)), gtLeftAt
 	u.gSlots, u.gtSlots, u.onDevice = gSlots, gtSlots, onDevice
@@ -238,21 +241,34 @@ func outside(cols []int64, lo, hi int64) []int32 {
 // the off-diagonal blocks in order, in dst's memory when it is large
 // enough; it copies on all cores.
 func flatten(A *dsmat.Matrix, dst []float64) []float64 {
-	parts := [][]float64{A.Diag.Val}
-	n := len(A.Diag.Val)
-	for _, b := range A.Off {
-		parts = append(parts, b.A.Val)
-		n += len(b.A.Val)
-	}
+	n := valueCount(A)
 	dst = slices.Grow(dst[:0], n)[:n]
 	at := 0
-	for _, p := range parts {
+	for _, p := range blockValues(A) {
 		parallel.For(len(p), func(_, lo, hi int) {
 			copy(dst[at+lo:at+hi], p[lo:hi])
 		})
 		at += len(p)
 	}
 	return dst
+}
+
+// blockValues lists the values of A's blocks in flatten's order.
+func blockValues(A *dsmat.Matrix) [][]float64 {
+	parts := [][]float64{A.Diag.Val}
+	for _, b := range A.Off {
+		parts = append(parts, b.A.Val)
+	}
+	return parts
+}
+
+// valueCount is the number of values flatten returns.
+func valueCount(A *dsmat.Matrix) int {
+	n := 0
+	for _, p := range blockValues(A) {
+		n += len(p)
+	}
+	return n
 }
 
 // numbered returns a copy of A whose values are the global numbers of its
@@ -350,13 +366,13 @@ func localPatterns(G *dsmat.Matrix, ls *localSystem) ([][]int32, *dsmat.Rows, er
 // patterns from the local system's values, in the set-up precision: in
 // single precision with the backend's plan when it is a FixedDevice (on the
 // CPU for input the device does not support). It reports whether the rows
-// stay on the device for setDiagonals (a PlacingPlan); else they are in g's
-// values.
+// stay on the device for setDiagonals (a PlacingPlan); else they are in
+// gVal.
 func (u *Updater) computeRows() (placed bool, st Stats, err error) {
 	if u.cfg.Setup != backend.Single {
 		g, st, err := FixedPattern(u.ls.A, u.ls.own, u.patterns)
 		if err == nil {
-			onPattern(g, u.patterns, u.g.RowPtr, u.g.Val)
+			onPattern(g, u.patterns, u.gPtr, u.gVal)
 		}
 		return false, st, err
 	}
@@ -374,14 +390,14 @@ func (u *Updater) computeRows() (placed bool, st Stats, err error) {
 		g, st, err = FixedPattern(a, u.ls.own, u.patterns)
 	}
 	if err == nil {
-		onPattern(g, u.patterns, u.g.RowPtr, u.g.Val)
+		onPattern(g, u.patterns, u.gPtr, u.gVal)
 	}
 	return false, st, err
 }
 
 // setDiagonals puts the rows that computeRows computed into the diagonal
 // blocks of G and G', and the rows' entries in other ranks' columns into
-// g's values: on the device when they are there (placed), which leaves the
+// gVal: on the device when they are there (placed), which leaves the
 // matrices without host copies of those blocks; else into the host copies,
 // read back first where the set-up left the blocks on the device only.
 func (u *Updater) setDiagonals(placed bool) error {
@@ -391,7 +407,7 @@ func (u *Updater) setDiagonals(placed bool) error {
 			return err
 		}
 		for k, m := range []*dsmat.Matrix{G.Matrix(), Gt.Matrix()} {
-			parallel.Gather(m.Diag.Val, u.g.Val, u.diagFrom[k])
+			parallel.Gather(m.Diag.Val, u.gVal, u.diagFrom[k])
 		}
 		return nil
 	}
@@ -401,7 +417,7 @@ func (u *Updater) setDiagonals(placed bool) error {
 		return err
 	}
 	for j, k := range u.left {
-		u.g.Val[k] = float64(u.picked[j])
+		u.gVal[k] = float64(u.picked[j])
 	}
 	return nil
 }

@@ -40,8 +40,9 @@ type placedRows struct {
 }
 
 // Place prepares ComputeOnDevice and Store: value e of the kth block given
-// to Store will be entry maps[k][e] of the rows (in Compute's CSR layout),
-// and the entries pick come to the host. A later Place replaces it.
+// to Store will be entry maps[k][e] of the rows laid out on their whole
+// patterns (afsai.PlacingPlan), and the entries pick come to the host. A
+// later Place replaces it.
 func (p *fixedPlan) Place(maps [][]int32, pick []int32) error {
 	if p.freed {
 		return fmt.Errorf("gpu: fixed-pattern FSAI: Place after Free")
@@ -127,25 +128,18 @@ func (p *fixedPlan) unplace() {
 // ComputeOnDevice computes the rows as Compute does and leaves them on the
 // device, laid out on their whole patterns, for Store.
 func (p *fixedPlan) ComputeOnDevice(vals []float32) (afsai.Stats, error) {
-	st, _, err := p.computeOnDevice(vals)
-	return st, err
-}
-
-// computeOnDevice is ComputeOnDevice, which also returns the device seconds
-// of each stage.
-func (p *fixedPlan) computeOnDevice(vals []float32) (afsai.Stats, afsai.KernelTimes, error) {
 	pl := p.place
 	if pl == nil {
-		return afsai.Stats{}, afsai.KernelTimes{}, fmt.Errorf("gpu: fixed-pattern FSAI: ComputeOnDevice before Place")
+		return afsai.Stats{}, fmt.Errorf("gpu: fixed-pattern FSAI: ComputeOnDevice before Place")
 	}
 	pl.ready = false
 	if p.run != nil {
 		p.run.placed = &pl.rows
 		defer func() { p.run.placed = nil }()
 	}
-	_, st, kt, err := p.compute(vals)
+	_, st, _, err := p.compute(vals)
 	pl.ready = err == nil
-	return st, kt, err
+	return st, err
 }
 
 // placeRows lays the nb rows of the batch from row first on out on their
