@@ -14,8 +14,12 @@ import (
 // system's columns, then this rank's rows, their entries in the held
 // columns (from the left blocks) followed by the diagonal block. Without
 // held rows it is A's diagonal block itself, shared: the local system is
-// read only.
-func (x *collection) assemble() *localSystem {
+// read only. A rank that asked for nothing (ask false) assembles nothing
+// and gets nil.
+func (x *collection) assemble(ask bool) *localSystem {
+	if !ask {
+		return nil
+	}
 	A, ls := x.A, x.ls
 	nOwn, nRecv := A.LocalRows(), len(x.held)
 	m := nRecv + nOwn
@@ -95,7 +99,8 @@ func number(idx []int32, lo int64, base int, order []int32, global []int64) int 
 // row. Every chunk of rows counts,
 // then copies, its entries on its own core; the held rows' columns are
 // turned into local indices (-1 outside the local system) in place as they
-// are counted.
+// are counted. It marks in ls.incomplete the received rows that lose
+// entries in columns of the set's ranks.
 func assembleMatrix[T csr.Real](x *collection, order []int32) *csr.Matrix[T] {
 	A, ls := x.A, x.ls
 	nOwn, nRecv := A.LocalRows(), len(order)
@@ -113,20 +118,30 @@ func assembleMatrix[T csr.Real](x *collection, order []int32) *csr.Matrix[T] {
 		}
 	}
 	out := &csr.Matrix[T]{Rows: m, Cols: m, RowPtr: make([]int32, m+1)}
+	incomplete := make([]bool, nRecv)
 	parallel.For(nRecv, func(_, lo, hi int) {
 		for j := lo; j < hi; j++ {
 			cols, _ := x.row(order[j])
 			n := int32(0)
 			for e, gi := range cols {
-				l := ls.local(gi)
+				k, i := ls.find(gi)
+				l := int32(-1)
+				if k >= 0 {
+					l = ls.index[k][i]
+				}
 				if l >= 0 {
 					n++
+				} else if k >= 0 {
+					incomplete[j] = true
 				}
 				cols[e] = int64(l)
 			}
 			out.RowPtr[j+1] = n
 		}
 	})
+	if slices.Contains(incomplete, true) {
+		ls.incomplete = incomplete
+	}
 	parallel.For(nOwn, func(_, lo, hi int) {
 		cur := newCursors(left, lo)
 		for i := lo; i < hi; i++ {

@@ -126,6 +126,15 @@ func (k *KernelTimes) values() []float64 {
 	return []float64{k.Upload, k.Gradient, k.Gather, k.Cholesky, k.Solve, k.Assemble, k.Download, k.Transpose}
 }
 
+// add adds the stage times of o.
+func (k *KernelTimes) add(o KernelTimes) {
+	v, w := k.values(), o.values()
+	for i := range v {
+		v[i] += w[i]
+	}
+	k.setValues(v)
+}
+
 // setValues is the inverse of values.
 func (k *KernelTimes) setValues(v []float64) {
 	k.Upload, k.Gradient, k.Gather, k.Cholesky, k.Solve, k.Assemble, k.Download, k.Transpose = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
@@ -194,7 +203,10 @@ func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (s
 		return f, st, err
 	}
 	info.SetupDevice = dev.Name()
-	info.SetupKernels = &times
+	if info.SetupKernels == nil {
+		info.SetupKernels = &KernelTimes{}
+	}
+	info.SetupKernels.add(times)
 	f.rows = csr.Convert[float64](g)
 	return f, st, nil
 }

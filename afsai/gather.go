@@ -8,6 +8,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // localSystem is a rank's assembled matrix (A_Ip in the blueprint, section
@@ -33,6 +34,9 @@ type localSystem struct {
 	// rows and the assembled matrix; its ratio to the assembled matrix alone
 	// is what the blueprint quotes as about 1.6.
 	peakBytes, assembledBytes int64
+	// incomplete marks the received rows that lost entries in the columns of
+	// the set's ranks (rows at the edge of the reach); nil when none did
+	incomplete []bool
 }
 
 // find returns the position in set of the rank that owns global row gi and
@@ -70,6 +74,31 @@ func (ls *localSystem) local(gi int64) int32 {
 		return -1
 	}
 	return ls.index[k][i]
+}
+
+// complete reports whether every row of g, this rank's stripe of G in the
+// local numbering (at least its entries in the received rows' columns),
+// draws only on received rows that kept all their entries in the set's
+// ranks: then g is the G of whole stripes. A row's pattern only grows, and
+// the set-up reads A's rows at the pattern's columns and at the row itself
+// (an own row, always whole): the Kaporin gradient over their entries, the
+// dense system between them. Where those rows are whole, every candidate
+// the set-up could rank is in the local system with its true gradient, so
+// the set-up takes the steps it takes on whole stripes.
+func (ls *localSystem) complete(g *csr.Matrix[float64]) bool {
+	if ls.incomplete == nil {
+		return true
+	}
+	bad := make([]bool, parallel.Chunks(len(g.ColIdx)))
+	parallel.For(len(g.ColIdx), func(c, lo, hi int) {
+		for _, col := range g.ColIdx[lo:hi] {
+			if int(col) < len(ls.incomplete) && ls.incomplete[col] {
+				bad[c] = true
+				return
+			}
+		}
+	})
+	return !slices.Contains(bad, true)
 }
 
 // blockGraph returns Â, the np x np block graph of A (row-major, 1 where
@@ -134,8 +163,9 @@ func lowerSets(g []uint8, np, power int) [][]int {
 // one collective reduction and sparse point-to-point messages; a last
 // reduction finds nothing more to ask. reach <= 0 collects whole stripes,
 // in one exchange. The system is assembled in precision p (A or A32).
-// Collective.
-func gatherLocal(A *dsmat.Matrix, power, reach int, p backend.Precision) (*localSystem, error) {
+// With ask false the rank only serves the others: it asks for no rows and
+// gets no system (nil). Collective.
+func gatherLocal(A *dsmat.Matrix, power, reach int, p backend.Precision, ask bool) (*localSystem, error) {
 	c := A.Comm
 	np, me := c.Size(), c.Rank()
 	g, err := blockGraph(A)
@@ -164,10 +194,13 @@ func gatherLocal(A *dsmat.Matrix, power, reach int, p backend.Precision) (*local
 		if err := x.exchangeRows(out); err != nil {
 			return nil, err
 		}
-		return x.assemble(), nil
+		return x.assemble(ask), nil
 	}
 	for {
-		asks := x.asks(reach)
+		asks := make([][]int64, len(x.sources))
+		if ask {
+			asks = x.asks(reach)
+		}
 		// stop together: when nobody asks for rows, or when a rank failed
 		// in the last round
 		state := []int64{0, 0}
@@ -186,7 +219,7 @@ func gatherLocal(A *dsmat.Matrix, power, reach int, p backend.Precision) (*local
 		case state[1] != 0:
 			return nil, comm.ErrPeer
 		case state[0] == 0:
-			return x.assemble(), nil
+			return x.assemble(ask), nil
 		}
 		// after a failure, send nothing and fail at the next reduction
 		var got [][]int64

@@ -198,7 +198,7 @@ func TestGatherExactRows(t *testing.T) {
 			for _, dc := range collectionCases(t, c) {
 				for power := 1; power <= 3; power++ {
 					for _, reach := range []int{0, 1, 2, 3, 5, 11} {
-						ls, err := gatherLocal(dc.A, power, reach, backend.Double)
+						ls, err := gatherLocal(dc.A, power, reach, backend.Double, true)
 						if err != nil {
 							t.Fatal(err)
 						}

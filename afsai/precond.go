@@ -60,11 +60,17 @@ type Info struct {
 	MaxPattern   int     `json:"max_pattern"`   // largest dense system solved
 	// PeakRatio is the largest, over ranks, ratio of the memory the block
 	// collection held at once to the assembled local matrix.
-	PeakRatio  float64 `json:"peak_memory_ratio"`
-	GatherS    float64 `json:"gather_s"` // slowest rank's seconds per stage
-	ComputeS   float64 `json:"compute_s"`
-	TransposeS float64 `json:"transpose_s"`
-	UploadS    float64 `json:"upload_s"`
+	PeakRatio float64 `json:"peak_memory_ratio"`
+	// Reach is how many hops from its rows a rank collected A's rows
+	// (the last collection's), Collections how many collections it took:
+	// an exact adaptive set-up starts near and goes further only where a
+	// row needs it (collectFactor).
+	Reach       int     `json:"reach"`
+	Collections int     `json:"collections"`
+	GatherS     float64 `json:"gather_s"` // slowest rank's seconds per stage, summed over collections
+	ComputeS    float64 `json:"compute_s"`
+	TransposeS  float64 `json:"transpose_s"`
+	UploadS     float64 `json:"upload_s"`
 	// this rank's (rank 0's in the report) local system
 	LocalRows int `json:"local_rows"`
 	LocalNNZ  int `json:"local_nnz"`
@@ -106,23 +112,13 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 		return nil, fmt.Errorf("afsai: reach %d: need 0 (the set-up's own) or more", cfg.Reach)
 	}
 
-	t := time.Now()
-	ls, err := gatherLocal(A, power, cfg.reach(), cfg.Setup)
-	if err := c.Agree(err); err != nil {
+	ls, f, stats, err := collectFactor(A, be, cfg, &info)
+	if err != nil {
 		return nil, err
 	}
-	info.GatherS = time.Since(t).Seconds()
 	info.LocalRows, info.LocalNNZ = ls.size()
 
-	t = time.Now()
-	f, stats, err := setupFactor(ls, cfg, be, &info)
-	if err := c.Agree(err); err != nil {
-		f.free()
-		return nil, err
-	}
-	info.ComputeS = time.Since(t).Seconds()
-
-	t = time.Now()
+	t := time.Now()
 	Gm, Gtm, err := factorMatrices(A, f, ls.global)
 	if err != nil {
 		f.free()
@@ -162,6 +158,72 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	info.ApplyStorage = stored.String()
 	p.Info = info
 	return p, nil
+}
+
+// firstReach is the reach of the first collection of an exact adaptive
+// set-up: a row's pattern of up to 40 entries (the default) on a 3D grid
+// of 7-point stencils lies within 4 hops, so the rows of A it reads have
+// their entries within 5.
+const firstReach = 5
+
+// collectFactor collects this rank's local system and computes its stripe of
+// G. Collective.
+//
+// An exact adaptive set-up (Reach 0) does not collect all it could look at
+// (Steps+1 hops, 21 by default, where most rows look 2 to 4 hops away):
+// it collects within firstReach hops, computes, and checks that every row
+// drew only on whole rows of A (localSystem.complete). Ranks with a row
+// that did not collect and compute again with twice the reach, the others
+// keep their stripe and only serve; the rounds end when every stripe is
+// exact, within Steps+1 hops at most. info records the reach, the
+// collections and their summed stage times.
+func collectFactor(A *dsmat.Matrix, be backend.Backend, cfg Config, info *Info) (*localSystem, stripe, Stats, error) {
+	c, power, full := A.Comm, cfg.power(), cfg.reach()
+	reach, final := full, true
+	if cfg.Reach == 0 && !cfg.Static && full > firstReach {
+		reach, final = firstReach, false
+	}
+	var (
+		ls    *localSystem
+		f     stripe
+		stats Stats
+		done  bool
+	)
+	for {
+		info.Reach, info.Collections = reach, info.Collections+1
+		t := time.Now()
+		got, err := gatherLocal(A, power, reach, cfg.Setup, !done)
+		if err := c.Agree(err); err != nil {
+			f.free()
+			return nil, f, stats, err
+		}
+		info.GatherS += time.Since(t).Seconds()
+		if !done {
+			t = time.Now()
+			f.free()
+			ls = got
+			f, stats, err = setupFactor(ls, cfg, be, info)
+			done = err == nil && (final || ls.complete(f.rows))
+			info.ComputeS += time.Since(t).Seconds()
+		}
+		if err := c.Agree(err); err != nil {
+			f.free()
+			return nil, f, stats, err
+		}
+		var more int32 // 1 on a rank that computes again
+		if !done {
+			more = 1
+		}
+		if more, err = comm.AllreduceScalar(c, comm.Max, more); err != nil {
+			f.free()
+			return nil, f, stats, fmt.Errorf("afsai: collect rows: %w", err)
+		}
+		if more == 0 {
+			return ls, f, stats, nil
+		}
+		reach = min(full, 2*reach)
+		final = reach == full
+	}
 }
 
 // factorMatrices makes the distributed matrices of G and G' from this rank's

@@ -157,7 +157,7 @@ func (u *Updater) prepare() error {
 	if err != nil {
 		return err
 	}
-	ls, err := gatherLocal(numbered(u.A, first), u.cfg.power(), u.cfg.reach(), backend.Double) // entry numbers: exact in float64
+	ls, err := gatherLocal(numbered(u.A, first), u.cfg.power(), u.p.Info.Reach, backend.Double, true) // entry numbers: exact in float64
 	if err := c.Agree(err); err != nil {
 		return err
 	}
