@@ -22,6 +22,7 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"time"
 
@@ -53,6 +54,7 @@ type options struct {
 	shareGPU        bool
 	hostHalos       bool
 	cpuProfile      string
+	trace           string
 	fsai            fsaiFlags
 	progressEvery   int
 	benchSpMV       int
@@ -82,6 +84,7 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.StringVar(&o.report, "report", "", "write a JSON report here (atomically)")
 	fs.BoolVar(&o.shareGPU, "gpu.share", false, "allow more ranks than GPUs on a node (ranks share GPUs round-robin)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write each rank's CPU profile (Go pprof) to PATH.rankN, for finding where the host's time goes")
+	fs.StringVar(&o.trace, "trace", "", "write each rank's execution trace (Go runtime/trace) to PATH.rankN: where the host waits, in MPI and CUDA calls (go tool trace -pprof=syscall) and for its worker goroutines (-pprof=sync)")
 	fs.BoolVar(&o.hostHalos, "gpu.host-halos", false, "send halos through the host also between GPUs of one node (default: device to device, CUDA IPC)")
 	fs.StringVar(&o.writeMatrix, "write-matrix", "", "also write the matrix as PETSc binary here (faster to read than Matrix Market; for peers and later runs)")
 	fs.BoolVar(&o.narrow, "matrix.narrow", true, "store A's values, and FSAI's G and G' under -afsai.apply double, in float32 where they are all float32 numbers (the same values exactly, half the bytes); false keeps float64")
@@ -161,8 +164,18 @@ func run(args []string) int {
 	}
 	log := newLogger(c, o.verbose)
 	defer log.Sync()
-	if o.cpuProfile != "" {
-		stopProfile, err := startProfile(fmt.Sprintf("%s.rank%d", o.cpuProfile, c.Rank()))
+	for _, p := range []struct {
+		flag, path string
+		start      func(io.Writer) error
+		stop       func()
+	}{
+		{"cpuprofile", o.cpuProfile, pprof.StartCPUProfile, pprof.StopCPUProfile},
+		{"trace", o.trace, trace.Start, trace.Stop},
+	} {
+		if p.path == "" {
+			continue
+		}
+		stopProfile, err := startProfile(p.flag, fmt.Sprintf("%s.rank%d", p.path, c.Rank()), p.start, p.stop)
 		if err := c.Agree(err); err != nil {
 			return finish(c, exitBadInput, badInput(err))
 		}
@@ -173,19 +186,19 @@ func run(args []string) int {
 	return finish(c, code, err)
 }
 
-// startProfile starts the CPU profile into path; the returned function
-// stops it and closes the file.
-func startProfile(path string) (stop func(), err error) {
+// startProfile starts a profile (of flag -flag) into path; the returned
+// function stops it and closes the file.
+func startProfile(flag, path string, start func(io.Writer) error, stop func()) (func(), error) {
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("flag -cpuprofile: %w", err)
+		return nil, fmt.Errorf("flag -%s: %w", flag, err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
+	if err := start(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("flag -cpuprofile: %w", err)
+		return nil, fmt.Errorf("flag -%s: %w", flag, err)
 	}
 	return func() {
-		pprof.StopCPUProfile()
+		stop()
 		f.Close()
 	}, nil
 }

@@ -228,3 +228,26 @@ func haveGPU() bool {
 	_, err := os.Stat("/dev/nvidia0")
 	return err == nil
 }
+
+// TestProfiles: -cpuprofile and -trace write every rank's profile, which
+// the Go tools read; a path that cannot be written is bad input.
+func TestProfiles(t *testing.T) {
+	dir := t.TempDir()
+	prof, tr := filepath.Join(dir, "cpu"), filepath.Join(dir, "trace")
+	res := mpirun(t, 2, "-problem", "poisson7:10", "-progress", "0", "-cpuprofile", prof, "-trace", tr)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	for _, rank := range []string{".rank0", ".rank1"} {
+		for _, tool := range [][]string{{"pprof", "-top", prof + rank}, {"trace", "-pprof=sync", tr + rank}} {
+			out, err := exec.Command("go", append([]string{"tool"}, tool...)...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("go tool %v: %v\n%s", tool, err, out)
+			}
+		}
+	}
+	res = mpirun(t, 2, "-problem", "poisson7:10", "-progress", "0", "-trace", filepath.Join(dir, "none", "trace"))
+	if res.code != 2 || !strings.Contains(res.stderr, "flag -trace:") {
+		t.Fatalf("exit %d for a trace path that cannot be written\n%s", res.code, res.stderr)
+	}
+}
