@@ -47,11 +47,11 @@ func newLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], global []int
 		return nil, err
 	}
 	m, nnz := &Matrix{Comm: c, Part: part}, int64(a.NNZ())
-	if off := m.cutLocal(a, global, own, counts); off != nil {
+	if off := m.cutLocal(a, global, own, counts, diagNNZ < 0); off != nil {
 		m.Off = m.offBlocks(off, nil)
 	}
 	if diagNNZ >= 0 {
-		m.Diag, nnz = nil, nnz+int64(diagNNZ)
+		nnz += int64(diagNNZ)
 	}
 	if err := m.finish(nnz); err != nil {
 		return nil, err
@@ -146,7 +146,8 @@ func countLocal(a *csr.Matrix[float64], own int) (localCounts, error) {
 	return n, nil
 }
 
-// cutLocal makes the diagonal block of m out of a's arrays in place and
+// cutLocal makes the diagonal block of m out of a's arrays in place, when
+// diag is set (a holds no entries of it otherwise, and m gets none), and
 // returns the other entries of a as a stripe in global numbering, nil when
 // there are none.
 //
@@ -155,14 +156,17 @@ func countLocal(a *csr.Matrix[float64], own int) (localCounts, error) {
 // overwrites entries it has read) and copies out its off-rank entries, on
 // all cores; then the chunks' diagonal entries, in chunk order, slide left
 // to where they belong, each onto entries already moved.
-func (m *Matrix) cutLocal(a *csr.Matrix[float64], global []int64, own int, n localCounts) *Rows {
+func (m *Matrix) cutLocal(a *csr.Matrix[float64], global []int64, own int, n localCounts, diag bool) *Rows {
 	rows := a.Rows
 	first := int32(own)
-	m.Diag = &csr.Matrix[float64]{Rows: rows, Cols: rows, RowPtr: a.RowPtr, ColIdx: a.ColIdx, Val: a.Val}
 	nOff := 0
 	for _, k := range n.off {
 		nOff += k
 	}
+	if !diag {
+		return offRows(a, global, m.N(), m.First(), nOff)
+	}
+	m.Diag = &csr.Matrix[float64]{Rows: rows, Cols: rows, RowPtr: a.RowPtr, ColIdx: a.ColIdx, Val: a.Val}
 	if nOff == 0 {
 		if first != 0 { // positions stay; only the columns shift
 			parallel.For(len(a.ColIdx), func(_, lo, hi int) {
@@ -206,5 +210,24 @@ func (m *Matrix) cutLocal(a *csr.Matrix[float64], global []int64, own int, n loc
 		copy(a.Val[diagAt[c]:diagAt[c+1]], a.Val[start[c]:start[c]+n.diag[c]])
 	}
 	m.Diag.RowPtr, m.Diag.ColIdx, m.Diag.Val = ptr, a.ColIdx[:diagAt[chunks]], a.Val[:diagAt[chunks]]
+	return off
+}
+
+// offRows returns the nOff entries of a, which holds none of the diagonal
+// block, as a stripe in global columns whose first row is global row first
+// of n; nil when there are none.
+func offRows(a *csr.Matrix[float64], global []int64, n, first int64, nOff int) *Rows {
+	if nOff == 0 {
+		return nil
+	}
+	off := &Rows{N: n, First: first, RowPtr: make([]int64, a.Rows+1), Col: make([]int64, nOff), Val: a.Val}
+	parallel.For(a.Rows, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			off.RowPtr[i+1] = int64(a.RowPtr[i+1])
+			for k := a.RowPtr[i]; k < a.RowPtr[i+1]; k++ {
+				off.Col[k] = global[a.ColIdx[k]]
+			}
+		}
+	})
 	return off
 }

@@ -170,7 +170,7 @@ func (m *Matrix) offBlocks(rows *Rows, diag *csr.Matrix[float64]) []Block {
 	parallel.For(nrows, func(c, a, b int) {
 		blocks := make([]*builder, len(owners))
 		for k := range blocks {
-			blocks[k] = newBuilder(b - a)
+			blocks[k] = newBuilder()
 		}
 		for i := a; i < b; i++ {
 			var w int32
@@ -195,11 +195,12 @@ func (m *Matrix) offBlocks(rows *Rows, diag *csr.Matrix[float64]) []Block {
 		chunks[c] = blocks
 	})
 	off := make([]Block, len(owners))
+	pieces := make([]*builder, len(chunks))
 	for k, q := range owners {
-		b := newBuilder(nrows)
-		for _, blocks := range chunks {
-			b.join(blocks[k])
+		for c, blocks := range chunks {
+			pieces[c] = blocks[k]
 		}
+		b := joinBuilders(pieces)
 		off[k] = Block{Rank: q, A: b.matrix(len(needed[q])), Rows: b.rows, Cols: needed[q]}
 	}
 	return off
@@ -304,8 +305,25 @@ type builder struct {
 	rows []int32
 }
 
-func newBuilder(rows int) *builder {
-	return &builder{m: &csr.Matrix[float64]{RowPtr: make([]int32, 1, rows+1)}}
+// newBuilder starts an empty block. It reserves nothing per row: a block
+// that couples two stripes stores few of the rows it walks.
+func newBuilder() *builder {
+	return &builder{m: &csr.Matrix[float64]{RowPtr: []int32{0}}}
+}
+
+// joinBuilders joins parts, whose rows follow each other, into one
+// builder sized for all of them.
+func joinBuilders(parts []*builder) *builder {
+	rows, nnz := 0, 0
+	for _, p := range parts {
+		rows, nnz = rows+p.m.Rows, nnz+len(p.m.ColIdx)
+	}
+	b := &builder{m: &csr.Matrix[float64]{RowPtr: make([]int32, 1, rows+1), ColIdx: make([]int32, 0, nnz),
+		Val: make([]float64, 0, nnz)}, rows: make([]int32, 0, rows)}
+	for _, p := range parts {
+		b.join(p)
+	}
+	return b
 }
 
 func (b *builder) add(col int32, val float64) {

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // Triplet is one matrix entry with 0-based global row and column: the form
@@ -44,15 +45,39 @@ func AssembleRows(n, first int64, count int, ts []Triplet) (r *Rows, dups int, e
 
 // sortRows sorts the columns of every row of r and sums entries with equal
 // columns, compacting r in place. It returns the number of entries merged.
+// The rows are sorted on all cores; the compaction, needed only where
+// columns repeat, runs on one.
 func sortRows(r *Rows) int {
-	s := new(colVals)
-	w, lo := int64(0), int64(0)
-	for i := 0; i < r.Count(); i++ {
-		hi := r.RowPtr[i+1]
-		s.col, s.val = r.Col[lo:hi], r.Val[lo:hi]
-		if !sort.IsSorted(s) {
-			sort.Sort(s)
+	n := r.Count()
+	repeats := make([]int, parallel.Chunks(n))
+	parallel.For(n, func(c, lo, hi int) {
+		s := new(colVals)
+		for i := lo; i < hi; i++ {
+			a, b := r.RowPtr[i], r.RowPtr[i+1]
+			if b-a < 2 {
+				continue
+			}
+			s.col, s.val = r.Col[a:b], r.Val[a:b]
+			if !sort.IsSorted(s) {
+				sort.Sort(s)
+			}
+			for k := a + 1; k < b; k++ {
+				if r.Col[k] == r.Col[k-1] {
+					repeats[c]++
+				}
+			}
 		}
+	})
+	dups := 0
+	for _, d := range repeats {
+		dups += d
+	}
+	if dups == 0 {
+		return 0
+	}
+	w, lo := int64(0), int64(0)
+	for i := 0; i < n; i++ {
+		hi := r.RowPtr[i+1]
 		start := w
 		for k := lo; k < hi; k++ {
 			if w > start && r.Col[w-1] == r.Col[k] {
@@ -65,7 +90,6 @@ func sortRows(r *Rows) int {
 		r.RowPtr[i+1] = w
 		lo = hi
 	}
-	dups := len(r.Col) - int(w)
 	r.Col, r.Val = r.Col[:w], r.Val[:w]
 	return dups
 }
