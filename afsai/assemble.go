@@ -124,14 +124,10 @@ func assembleMatrix[T csr.Real](x *collection, order []int32) *csr.Matrix[T] {
 			cols, _ := x.row(order[j])
 			n := int32(0)
 			for e, gi := range cols {
-				k, i := ls.find(gi)
-				l := int32(-1)
-				if k >= 0 {
-					l = ls.index[k][i]
-				}
+				l, inSet := ls.lookup(gi)
 				if l >= 0 {
 					n++
-				} else if k >= 0 {
+				} else if inSet {
 					incomplete[j] = true
 				}
 				cols[e] = int64(l)

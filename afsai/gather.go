@@ -69,11 +69,18 @@ func (ls *localSystem) size() (rows, nnz int) {
 // local returns the local index of global row gi, -1 when the local
 // system does not hold it.
 func (ls *localSystem) local(gi int64) int32 {
+	l, _ := ls.lookup(gi)
+	return l
+}
+
+// lookup is local that also reports whether a rank of the set owns gi: a
+// row of the set that the local system does not hold lies past the reach.
+func (ls *localSystem) lookup(gi int64) (l int32, inSet bool) {
 	k, i := ls.find(gi)
 	if k < 0 {
-		return -1
+		return -1, false
 	}
-	return ls.index[k][i]
+	return ls.index[k][i], true
 }
 
 // complete reports whether every row of g, this rank's stripe of G in the
