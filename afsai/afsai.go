@@ -106,7 +106,7 @@ func checkInput[T csr.Real](a *csr.Matrix[T], rows []int) ([]T, error) {
 	})
 	for _, i := range bad {
 		if i >= 0 {
-			return nil, fmt.Errorf("afsai: row %d: diagonal entry %g is not positive and finite, A is not SPD", i, a.At(i, i))
+			return nil, DiagonalError(i, float64(a.At(i, i)))
 		}
 	}
 	return diag, nil

@@ -2,7 +2,6 @@ package afsai
 
 import (
 	"slices"
-	"unsafe"
 
 	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/dsmat"
@@ -12,10 +11,12 @@ import (
 // assemble numbers the held rows in global order, before this rank's rows,
 // and builds the local system's matrix: each held row's entries in the local
 // system's columns, then this rank's rows, their entries in the held
-// columns (from the left blocks) followed by the diagonal block. Without
-// held rows it is A's diagonal block itself, shared: the local system is
-// read only. A rank that asked for nothing (ask false) assembles nothing
-// and gets nil.
+// columns (from the left blocks) followed by the diagonal block. In single
+// precision it stays in those two parts (Split), which a Device joins where
+// it computes and the CPU joins when it needs the whole (matrix32); in
+// double precision it is joined, or, without held rows, A's diagonal block
+// itself, shared: the local system is read only. A rank that asked for
+// nothing (ask false) assembles nothing and gets nil.
 func (x *collection) assemble(ask bool) *localSystem {
 	if !ask {
 		return nil
@@ -43,20 +44,19 @@ func (x *collection) assemble(ask bool) *localSystem {
 		received += msg.bytes()
 	}
 	switch {
-	case x.single && nRecv == 0:
-		ls.A32 = csr.Convert[float32](A.Diag)
 	case x.single:
-		ls.A32 = assembleMatrix[float32](x, order)
+		ls.split = &Split{Border: assembleBorder[float32](x, order), Diag: A.Diag, Own: nRecv}
 	case nRecv == 0:
 		ls.A = A.Diag
 	default:
-		ls.A = assembleMatrix[float64](x, order)
+		ls.A = join(assembleBorder[float64](x, order), A.Diag, nRecv)
 	}
+	rows, nnz := ls.size()
+	valueBytes := int64(8)
 	if x.single {
-		ls.assembledBytes = csrBytes(ls.A32)
-	} else {
-		ls.assembledBytes = csrBytes(ls.A)
+		valueBytes = 4
 	}
+	ls.assembledBytes = 4*int64(rows+1) + int64(nnz)*(4+valueBytes) // CSR in int32 and T
 	ls.peakBytes = received + ls.assembledBytes
 	return ls
 }
@@ -94,14 +94,14 @@ func number(idx []int32, lo int64, base int, order []int32, global []int64) int 
 	return start[k]
 }
 
-// assembleMatrix builds the local system's matrix, its values rounded to
-// T, once the rows are numbered; order is the held slot of each received
-// row. Every chunk of rows counts,
-// then copies, its entries on its own core; the held rows' columns are
-// turned into local indices (-1 outside the local system) in place as they
-// are counted. It marks in ls.incomplete the received rows that lose
-// entries in columns of the set's ranks.
-func assembleMatrix[T csr.Real](x *collection, order []int32) *csr.Matrix[T] {
+// assembleBorder builds the border of the local system (Split), its values
+// rounded to T, once the rows are numbered; order is the held slot of each
+// received row. Every chunk of rows counts, then copies, its entries on its
+// own core; the held rows' columns are turned into local indices (-1
+// outside the local system) in place as they are counted. It marks in
+// ls.incomplete the received rows that lose entries in columns of the set's
+// ranks.
+func assembleBorder[T csr.Real](x *collection, order []int32) *csr.Matrix[T] {
 	A, ls := x.A, x.ls
 	nOwn, nRecv := A.LocalRows(), len(order)
 	m := nRecv + nOwn
@@ -118,6 +118,9 @@ func assembleMatrix[T csr.Real](x *collection, order []int32) *csr.Matrix[T] {
 		}
 	}
 	out := &csr.Matrix[T]{Rows: m, Cols: m, RowPtr: make([]int32, m+1)}
+	if nRecv == 0 {
+		return out // no held columns: the own rows have no entries in them
+	}
 	incomplete := make([]bool, nRecv)
 	parallel.For(nRecv, func(_, lo, hi int) {
 		for j := lo; j < hi; j++ {
@@ -138,21 +141,18 @@ func assembleMatrix[T csr.Real](x *collection, order []int32) *csr.Matrix[T] {
 	if slices.Contains(incomplete, true) {
 		ls.incomplete = incomplete
 	}
-	parallel.For(nOwn, func(_, lo, hi int) {
-		cur := newCursors(left, lo)
-		for i := lo; i < hi; i++ {
-			n := A.Diag.RowPtr[i+1] - A.Diag.RowPtr[i]
-			for k := range left {
-				cols, _ := cur.row(k, i)
-				for _, c := range cols {
-					if leftCols[k][c] >= 0 {
-						n++
-					}
+	// own rows hold entries in the held columns only where a left block
+	// stores the row
+	for k, b := range left {
+		for r, i := range b.Rows {
+			cols, _ := b.A.Row(r)
+			for _, c := range cols {
+				if leftCols[k][c] >= 0 {
+					out.RowPtr[nRecv+int(i)+1]++
 				}
 			}
-			out.RowPtr[nRecv+i+1] = n
 		}
-	})
+	}
 	for i := range m {
 		out.RowPtr[i+1] += out.RowPtr[i]
 	}
@@ -169,31 +169,18 @@ func assembleMatrix[T csr.Real](x *collection, order []int32) *csr.Matrix[T] {
 			}
 		}
 	})
-	parallel.For(nOwn, func(_, lo, hi int) {
-		cur := newCursors(left, lo)
-		for i := lo; i < hi; i++ {
-			at := out.RowPtr[nRecv+i]
-			for k := range left {
-				cols, vals := cur.row(k, i)
-				for j, c := range cols {
-					if l := leftCols[k][c]; l >= 0 {
-						out.ColIdx[at], out.Val[at] = l, T(vals[j])
-						at++
-					}
+	next := slices.Clone(out.RowPtr[nRecv:m]) // each own row's next free entry
+	for k, b := range left {
+		for r, i := range b.Rows {
+			cols, vals := b.A.Row(r)
+			for j, c := range cols {
+				if l := leftCols[k][c]; l >= 0 {
+					at := next[i]
+					out.ColIdx[at], out.Val[at] = l, T(vals[j])
+					next[i]++
 				}
 			}
-			cols, vals := A.Diag.Row(i)
-			for j, c := range cols {
-				out.ColIdx[at], out.Val[at] = c+int32(nRecv), T(vals[j])
-				at++
-			}
 		}
-	})
+	}
 	return out
-}
-
-// csrBytes is the memory of a CSR block.
-func csrBytes[T csr.Real](a *csr.Matrix[T]) int64 {
-	var v T
-	return 4*int64(len(a.RowPtr)) + (4+int64(unsafe.Sizeof(v)))*int64(a.NNZ())
 }

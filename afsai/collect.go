@@ -32,7 +32,7 @@ type collection struct {
 	msgs []rowMsg // the received rows; held rows lie in them
 	sent [][]bool // per target, the rows of this stripe sent to it
 	dist []int32  // per row of this stripe, its distance in serve's search; -1 outside
-	// single assembles the local system in single precision (A32)
+	// single assembles the local system in single precision (a Split)
 	single bool
 }
 

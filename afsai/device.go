@@ -20,13 +20,15 @@ type Device interface {
 	// error wrapping ErrDeviceUnsupported when the device cannot handle the
 	// input, which New then computes on the CPU.
 	AdaptiveSetup(a *csr.Matrix[float32], rows []int, p Params) (*csr.Matrix[float32], Stats, KernelTimes, error)
-	// AdaptiveFactor is AdaptiveSetup for the rows own..a.Rows-1 (a rank's
-	// own rows, which its local system holds last) that leaves G where PCG
-	// uses it: G's diagonal block (its columns own and after, numbered from
-	// 0) and the block's transpose, built there too, stay on the device in
-	// float32, which holds the set-up's values exactly; only the rows'
-	// entries in the columns before own (other ranks') come to the host.
-	AdaptiveFactor(a *csr.Matrix[float32], own int, p Params) (DeviceFactor, Stats, KernelTimes, error)
+	// AdaptiveFactor is AdaptiveSetup for the rows a.Own and after of the
+	// local system a (a rank's own rows, which its local system holds
+	// last), which it joins where it computes, and it leaves G where PCG
+	// uses it: G's diagonal block (its columns a.Own and after, numbered
+	// from 0) and the block's transpose, built there too, stay on the
+	// device in float32, which holds the set-up's values exactly; only the
+	// rows' entries in the columns before a.Own (other ranks') come to the
+	// host. It refuses what AdaptiveSetup refuses for the joined system.
+	AdaptiveFactor(a Split, p Params) (DeviceFactor, Stats, KernelTimes, error)
 	// ReadMatrix copies a matrix of the backend to the host, and its row
 	// map (nil without one): the Updater moves new values through host
 	// copies of the blocks that AdaptiveFactor left on the device.
@@ -190,10 +192,10 @@ func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (s
 	var times KernelTimes
 	var err error
 	if cfg.Apply == backend.Double && cfg.Wide {
-		g, st, times, err = dev.AdaptiveSetup(ls.A32, ls.own, cfg.Params)
+		g, st, times, err = dev.AdaptiveSetup(ls.matrix32(), ls.own, cfg.Params)
 	} else {
 		var df DeviceFactor
-		df, st, times, err = dev.AdaptiveFactor(ls.A32, ls.A32.Rows-len(ls.own), cfg.Params)
+		df, st, times, err = dev.AdaptiveFactor(*ls.split, cfg.Params)
 		g, f.diag, f.diagT = df.Left, df.Diag, df.DiagT
 	}
 	if errors.Is(err, ErrDeviceUnsupported) {

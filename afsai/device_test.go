@@ -35,7 +35,8 @@ func (d *hostDevice) AdaptiveSetup(a *csr.Matrix[float32], rows []int, p Params)
 	return g, st, KernelTimes{}, err
 }
 
-func (d *hostDevice) AdaptiveFactor(a *csr.Matrix[float32], own int, p Params) (DeviceFactor, Stats, KernelTimes, error) {
+func (d *hostDevice) AdaptiveFactor(s Split, p Params) (DeviceFactor, Stats, KernelTimes, error) {
+	a, own := s.Join(), s.Own
 	g, st, err := Adaptive(a, allRows(a.Rows)[own:], p)
 	if err != nil {
 		return DeviceFactor{}, st, KernelTimes{}, err

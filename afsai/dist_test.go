@@ -130,9 +130,14 @@ func TestGatherLocal(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if want := csr.Convert[float32](ls.A); !slices.Equal(ls32.A32.RowPtr, want.RowPtr) ||
-						!slices.Equal(ls32.A32.ColIdx, want.ColIdx) || !slices.Equal(ls32.A32.Val, want.Val) || ls32.A != nil {
+					// in two parts, which join into it
+					a32 := ls32.matrix32()
+					if want := csr.Convert[float32](ls.A); !slices.Equal(a32.RowPtr, want.RowPtr) ||
+						!slices.Equal(a32.ColIdx, want.ColIdx) || !slices.Equal(a32.Val, want.Val) || ls32.A != nil {
 						t.Fatalf("%s power %d: the single-precision local system is not the double one rounded", dc.name, power)
+					}
+					if got, want := ls32.split.LongestRow(), longestRow(ls.A); got != want {
+						t.Errorf("%s power %d: longest row %d, the joined system's %d", dc.name, power, got, want)
 					}
 					if ls.A.Check() != nil {
 						t.Fatal(ls.A.Check())

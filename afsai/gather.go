@@ -19,9 +19,11 @@ import (
 // is global order.
 type localSystem struct {
 	// the matrix, both triangles: A in double precision, or, for a
-	// single-precision set-up, A32 instead, assembled in single precision
-	// (a pass over the system and its memory fewer than converting A)
+	// single-precision set-up, split in single precision (its border, and
+	// A's diagonal block as it is), joined into A32 only where the CPU
+	// computes (matrix32)
 	A      *csr.Matrix[float64]
+	split  *Split
 	A32    *csr.Matrix[float32]
 	global []int64 // global index of each local row and column
 	own    []int   // local indices of the rank's own rows
@@ -60,10 +62,19 @@ func (ls *localSystem) find(gi int64) (k int, i int64) {
 
 // size returns the rows and entries of the local system.
 func (ls *localSystem) size() (rows, nnz int) {
-	if ls.A32 != nil {
-		return ls.A32.Rows, ls.A32.NNZ()
+	if ls.split != nil {
+		return ls.split.Size()
 	}
 	return ls.A.Rows, ls.A.NNZ()
+}
+
+// matrix32 returns the single-precision system joined, joining it on first
+// use.
+func (ls *localSystem) matrix32() *csr.Matrix[float32] {
+	if ls.A32 == nil {
+		ls.A32 = ls.split.Join()
+	}
+	return ls.A32
 }
 
 // local returns the local index of global row gi, -1 when the local

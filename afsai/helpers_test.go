@@ -238,3 +238,12 @@ func sameMatrix[T csr.Real](a, b *csr.Matrix[T]) bool {
 	}
 	return true
 }
+
+// longestRow returns the most entries of a row of a.
+func longestRow[T csr.Real](a *csr.Matrix[T]) int {
+	n := 0
+	for i := range a.Rows {
+		n = max(n, int(a.RowPtr[i+1]-a.RowPtr[i]))
+	}
+	return n
+}

@@ -277,7 +277,7 @@ func (cfg Config) reach() int {
 // the configured precision and returns the own rows of G in float64.
 func computeFactor(ls *localSystem, cfg Config) (*csr.Matrix[float64], Stats, error) {
 	if cfg.Setup == backend.Single {
-		g, st, err := factorRows(ls.A32, ls.own, cfg)
+		g, st, err := factorRows(ls.matrix32(), ls.own, cfg)
 		if err != nil {
 			return nil, st, err
 		}

@@ -48,7 +48,7 @@ func newLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], global []int
 	}
 	m, nnz := &Matrix{Comm: c, Part: part}, int64(a.NNZ())
 	if off := m.cutLocal(a, global, own, counts, diagNNZ < 0); off != nil {
-		m.Off = m.offBlocks(off, nil)
+		m.Off = m.offBlocks(off)
 	}
 	if diagNNZ >= 0 {
 		nnz += int64(diagNNZ)
@@ -96,9 +96,10 @@ func checkLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], global []i
 }
 
 // localCounts are, per chunk of the stripe's rows (parallel.For over them),
-// the entries of the diagonal block and the others.
+// the entries of the diagonal block and the rows and entries of the others.
 type localCounts struct {
-	diag, off []int
+	diag []int
+	off  offChunks
 }
 
 // diagonal is the number of entries of the diagonal block.
@@ -115,15 +116,20 @@ func (n localCounts) diagonal() int {
 // are in range, sorted and unique.
 func countLocal(a *csr.Matrix[float64], own int) (localCounts, error) {
 	chunks := parallel.Chunks(a.Rows)
-	n := localCounts{diag: make([]int, chunks), off: make([]int, chunks)}
+	n := localCounts{diag: make([]int, chunks), off: newOffChunks(a.Rows)}
 	errs := make([]error, chunks)
 	parallel.For(a.Rows, func(c, lo, hi int) {
+		// counted here and stored once: chunks writing their counts next
+		// to each other's at every row would share cache lines
+		diag, offRows, off := 0, 0, 0
+		defer func() { n.diag[c], n.off.rows[c], n.off.nnz[c] = diag, offRows, off }()
 		for i := lo; i < hi; i++ {
 			start, end := a.RowPtr[i], a.RowPtr[i+1]
 			if start > end || end > int32(len(a.ColIdx)) {
 				errs[c] = fmt.Errorf("dsmat: local stripe row %d: row pointers [%d,%d) out of order", i, start, end)
 				return
 			}
+			d := 0
 			for k := start; k < end; k++ {
 				col := a.ColIdx[k]
 				if col < 0 || int(col) >= a.Cols || k > start && a.ColIdx[k-1] >= col {
@@ -131,10 +137,12 @@ func countLocal(a *csr.Matrix[float64], own int) (localCounts, error) {
 					return
 				}
 				if int(col) >= own && int(col) < own+a.Rows {
-					n.diag[c]++
-				} else {
-					n.off[c]++
+					d++
 				}
+			}
+			diag += d
+			if o := int(end-start) - d; o > 0 {
+				offRows, off = offRows+1, off+o
 			}
 		}
 	})
@@ -148,27 +156,23 @@ func countLocal(a *csr.Matrix[float64], own int) (localCounts, error) {
 
 // cutLocal makes the diagonal block of m out of a's arrays in place, when
 // diag is set (a holds no entries of it otherwise, and m gets none), and
-// returns the other entries of a as a stripe in global numbering, nil when
-// there are none.
+// returns the other entries of a in global columns, nil when there are
+// none.
 //
 // Every chunk of rows moves its diagonal entries, renumbered, to the start
 // of its own range (a write never passes the read, so the chunk only
 // overwrites entries it has read) and copies out its off-rank entries, on
 // all cores; then the chunks' diagonal entries, in chunk order, slide left
 // to where they belong, each onto entries already moved.
-func (m *Matrix) cutLocal(a *csr.Matrix[float64], global []int64, own int, n localCounts, diag bool) *Rows {
+func (m *Matrix) cutLocal(a *csr.Matrix[float64], global []int64, own int, n localCounts, diag bool) *offEntries {
 	rows := a.Rows
 	first := int32(own)
-	nOff := 0
-	for _, k := range n.off {
-		nOff += k
+	off, rowAt, offAt := n.off.entries()
+	if diag {
+		m.Diag = &csr.Matrix[float64]{Rows: rows, Cols: rows, RowPtr: a.RowPtr, ColIdx: a.ColIdx, Val: a.Val}
 	}
-	if !diag {
-		return offRows(a, global, m.N(), m.First(), nOff)
-	}
-	m.Diag = &csr.Matrix[float64]{Rows: rows, Cols: rows, RowPtr: a.RowPtr, ColIdx: a.ColIdx, Val: a.Val}
-	if nOff == 0 {
-		if first != 0 { // positions stay; only the columns shift
+	if off == nil {
+		if diag && first != 0 { // positions stay; only the columns shift
 			parallel.For(len(a.ColIdx), func(_, lo, hi int) {
 				for k := lo; k < hi; k++ {
 					a.ColIdx[k] -= first
@@ -179,18 +183,20 @@ func (m *Matrix) cutLocal(a *csr.Matrix[float64], global []int64, own int, n loc
 	}
 
 	chunks := len(n.diag)
-	diagAt, offAt := make([]int, chunks+1), make([]int, chunks+1)
+	diagAt := make([]int, chunks+1)
 	for c := range chunks {
-		diagAt[c+1], offAt[c+1] = diagAt[c]+n.diag[c], offAt[c]+n.off[c]
+		diagAt[c+1] = diagAt[c] + n.diag[c]
 	}
-	ptr := make([]int32, rows+1)
-	off := &Rows{N: m.N(), First: m.First(), RowPtr: make([]int64, rows+1),
-		Col: make([]int64, nOff), Val: make([]float64, nOff)}
+	var ptr []int32
+	if diag {
+		ptr = make([]int32, rows+1)
+	}
 	start := make([]int, chunks) // where each chunk's diagonal entries wait
 	parallel.For(rows, func(c, lo, hi int) {
 		start[c] = int(a.RowPtr[lo])
-		w, d, o := start[c], diagAt[c], offAt[c]
+		w, d, r, o := start[c], diagAt[c], rowAt[c], offAt[c]
 		for i := lo; i < hi; i++ {
+			rowStart := o
 			for k := a.RowPtr[i]; k < a.RowPtr[i+1]; k++ {
 				col, val := a.ColIdx[k], a.Val[k]
 				if col >= first && col < first+int32(rows) {
@@ -198,36 +204,25 @@ func (m *Matrix) cutLocal(a *csr.Matrix[float64], global []int64, own int, n loc
 					w++
 					d++
 				} else {
-					off.Col[o], off.Val[o] = global[col], val
+					off.col[o], off.val[o] = global[col], val
 					o++
 				}
 			}
-			ptr[i+1], off.RowPtr[i+1] = int32(d), int64(o)
-		}
-	})
-	for c := range chunks {
-		copy(a.ColIdx[diagAt[c]:diagAt[c+1]], a.ColIdx[start[c]:start[c]+n.diag[c]])
-		copy(a.Val[diagAt[c]:diagAt[c+1]], a.Val[start[c]:start[c]+n.diag[c]])
-	}
-	m.Diag.RowPtr, m.Diag.ColIdx, m.Diag.Val = ptr, a.ColIdx[:diagAt[chunks]], a.Val[:diagAt[chunks]]
-	return off
-}
-
-// offRows returns the nOff entries of a, which holds none of the diagonal
-// block, as a stripe in global columns whose first row is global row first
-// of n; nil when there are none.
-func offRows(a *csr.Matrix[float64], global []int64, n, first int64, nOff int) *Rows {
-	if nOff == 0 {
-		return nil
-	}
-	off := &Rows{N: n, First: first, RowPtr: make([]int64, a.Rows+1), Col: make([]int64, nOff), Val: a.Val}
-	parallel.For(a.Rows, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			off.RowPtr[i+1] = int64(a.RowPtr[i+1])
-			for k := a.RowPtr[i]; k < a.RowPtr[i+1]; k++ {
-				off.Col[k] = global[a.ColIdx[k]]
+			if diag {
+				ptr[i+1] = int32(d)
+			}
+			if o > rowStart {
+				off.rows[r], off.ptr[r+1] = int32(i), int64(o)
+				r++
 			}
 		}
 	})
+	if diag {
+		for c := range chunks {
+			copy(a.ColIdx[diagAt[c]:diagAt[c+1]], a.ColIdx[start[c]:start[c]+n.diag[c]])
+			copy(a.Val[diagAt[c]:diagAt[c+1]], a.Val[start[c]:start[c]+n.diag[c]])
+		}
+		m.Diag.RowPtr, m.Diag.ColIdx, m.Diag.Val = ptr, a.ColIdx[:diagAt[chunks]], a.Val[:diagAt[chunks]]
+	}
 	return off
 }

@@ -12,7 +12,6 @@ package dsmat
 import (
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/csr"
@@ -100,110 +99,54 @@ func (m *Matrix) finish(nnz int64) error {
 func (m *Matrix) split(rows *Rows) {
 	lo, hi := m.Part.Range(m.Comm.Rank())
 	nrows := rows.Count()
-	// the diagonal block's row lengths and room for its entries, which
-	// offBlocks stores
+	own := func(col int64) bool { return col >= lo && col < hi }
 	m.Diag = &csr.Matrix[float64]{Rows: nrows, Cols: int(hi - lo), RowPtr: make([]int32, nrows+1)}
-	parallel.For(nrows, func(_, a, b int) {
+	counts := newOffChunks(nrows)
+	parallel.For(nrows, func(c, a, b int) {
+		offRows, off := 0, 0
 		for i := a; i < b; i++ {
 			n := int32(0)
-			for _, col := range rows.Col[rows.RowPtr[i]:rows.RowPtr[i+1]] {
-				if col >= lo && col < hi {
+			cols := rows.Col[rows.RowPtr[i]:rows.RowPtr[i+1]]
+			for _, col := range cols {
+				if own(col) {
 					n++
 				}
 			}
 			m.Diag.RowPtr[i+1] = n
+			if o := len(cols) - int(n); o > 0 {
+				offRows, off = offRows+1, off+o
+			}
 		}
+		counts.rows[c], counts.nnz[c] = offRows, off
 	})
 	for i := range nrows {
 		m.Diag.RowPtr[i+1] += m.Diag.RowPtr[i]
 	}
 	m.Diag.ColIdx = make([]int32, m.Diag.RowPtr[nrows])
 	m.Diag.Val = make([]float64, len(m.Diag.ColIdx))
-	m.Off = m.offBlocks(rows, m.Diag)
-}
-
-// offBlocks returns the off-diagonal blocks of the stripe rows: the entries
-// whose columns other ranks own, one block per owner, with compact column
-// numbering, on all cores. It stores the stripe's other entries in diag,
-// whose row pointers are set; diag may be nil when rows holds off-rank
-// entries only.
-func (m *Matrix) offBlocks(rows *Rows, diag *csr.Matrix[float64]) []Block {
-	lo, hi := m.Part.Range(m.Comm.Rank())
-	nrows := rows.Count()
-
-	// the halo: the distinct columns needed from each other rank, found
-	// and sorted by every chunk of entries, then merged
-	parts := make([]map[int][]int64, parallel.Chunks(len(rows.Col)))
-	parallel.For(len(rows.Col), func(c, a, b int) {
-		part := map[int][]int64{}
-		for _, col := range rows.Col[a:b] {
-			if col < lo || col >= hi {
-				q := m.Part.Owner(col)
-				part[q] = append(part[q], col)
-			}
-		}
-		for q, cols := range part {
-			part[q] = sortUnique(cols)
-		}
-		parts[c] = part
-	})
-	needed := map[int][]int64{}
-	for _, p := range parts {
-		for q, cols := range p {
-			needed[q] = append(needed[q], cols...)
-		}
-	}
-	owners := make([]int, 0, len(needed))
-	for q, cols := range needed {
-		owners = append(owners, q)
-		needed[q] = sortUnique(cols)
-	}
-	sort.Ints(owners)
-
-	// each chunk of rows builds its own off-diagonal blocks, joined in row
-	// order
-	slot := make(map[int]int, len(owners))
-	for k, q := range owners {
-		slot[q] = k
-	}
-	chunks := make([][]*builder, parallel.Chunks(nrows))
+	off, rowAt, nnzAt := counts.entries()
 	parallel.For(nrows, func(c, a, b int) {
-		blocks := make([]*builder, len(owners))
-		for k := range blocks {
-			blocks[k] = newBuilder()
-		}
+		r, o := rowAt[c], nnzAt[c]
 		for i := a; i < b; i++ {
-			var w int32
-			if diag != nil {
-				w = diag.RowPtr[i]
-			}
+			w, start := m.Diag.RowPtr[i], o
 			for k := rows.RowPtr[i]; k < rows.RowPtr[i+1]; k++ {
-				col, val := rows.Col[k], rows.Val[k]
-				if col >= lo && col < hi {
-					diag.ColIdx[w], diag.Val[w] = int32(col-lo), val
+				if col, val := rows.Col[k], rows.Val[k]; own(col) {
+					m.Diag.ColIdx[w], m.Diag.Val[w] = int32(col-lo), val
 					w++
-					continue
+				} else {
+					off.col[o], off.val[o] = col, val
+					o++
 				}
-				q := m.Part.Owner(col)
-				j, _ := slices.BinarySearch(needed[q], col)
-				blocks[slot[q]].add(int32(j), val)
 			}
-			for _, bl := range blocks {
-				bl.endRow(i)
+			if o > start {
+				off.rows[r], off.ptr[r+1] = int32(i), int64(o)
+				r++
 			}
 		}
-		chunks[c] = blocks
 	})
-	off := make([]Block, len(owners))
-	pieces := make([]*builder, len(chunks))
-	for k, q := range owners {
-		for c, blocks := range chunks {
-			pieces[c] = blocks[k]
-		}
-		b := joinBuilders(pieces)
-		off[k] = Block{Rank: q, A: b.matrix(len(needed[q])), Rows: b.rows, Cols: needed[q]}
+	if off != nil {
+		m.Off = m.offBlocks(off)
 	}
-	return off
 }
 
 // prepare tells every owner which of its entries this rank needs, and learns

@@ -26,15 +26,16 @@ func (m *Matrix) Transpose() (*Matrix, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dsmat: transpose: %w", err)
 	}
-	if len(recv) > 0 {
-		// each source's entries arrive in ascending columns (its rows), and
-		// the sources in rank order, so assembling the rows sorts nothing
-		lo, hi := t.Part.Range(t.Comm.Rank())
-		off, _, err := AssembleRows(t.N(), lo, int(hi-lo), recv)
-		if err != nil {
-			return nil, fmt.Errorf("dsmat: transpose: %w", err)
-		}
-		t.Off = t.offBlocks(off, nil)
+	lo, hi := t.Part.Range(t.Comm.Rank())
+	off, err := offTriplets(t.N(), lo, int(hi-lo), recv)
+	if err != nil {
+		err = fmt.Errorf("dsmat: transpose: %w", err)
+	}
+	if err := t.Comm.Agree(err); err != nil {
+		return nil, err
+	}
+	if off != nil {
+		t.Off = t.offBlocks(off)
 	}
 	if err := t.prepare(); err != nil {
 		return nil, err

@@ -46,19 +46,53 @@ import (
 // than half the free device memory give an error wrapping
 // afsai.ErrDeviceUnsupported.
 func (b *Backend) AdaptiveSetup(a *csr.Matrix[float32], rows []int, p afsai.Params) (*csr.Matrix[float32], afsai.Stats, afsai.KernelTimes, error) {
-	res, err := b.adaptiveSetup(a, rows, p, fsaiJob{})
+	res, err := b.adaptiveSetup(fsaiMatrix{whole: a}, rows, p, fsaiJob{})
 	return res.g, res.st, res.kt, err
+}
+
+// fsaiMatrix is the matrix a set-up reads: whole on the host, or a rank's
+// local system in the two parts of an afsai.Split, which newFSAIRun joins
+// on the device (fsai_join.go).
+type fsaiMatrix struct {
+	whole *csr.Matrix[float32]
+	split *afsai.Split
+}
+
+// size returns the matrix's rows and entries.
+func (a fsaiMatrix) size() (rows, nnz int) {
+	if a.split != nil {
+		return a.split.Size()
+	}
+	return a.whole.Rows, a.whole.NNZ()
+}
+
+// check validates a, rows and p as afsai.Adaptive does, and returns the
+// longest row and, for a whole matrix, its diagonal: a split one's is
+// checked and made where it is joined, on the device.
+func (a fsaiMatrix) check(rows []int, p afsai.Params) (longest int, diag []float32, err error) {
+	switch {
+	case a.split == nil:
+		diag, err = afsai.CheckAdaptive(a.whole, rows, p)
+		return longestRow(a.whole), diag, err
+	case len(rows) == 0: // no device work: the parts are checked here
+		_, err = afsai.CheckAdaptive(a.split.Join(), rows, p)
+		return 0, nil, err
+	}
+	if err := afsai.CheckSplit(*a.split, p); err != nil {
+		return 0, nil, err
+	}
+	return a.split.LongestRow(), nil, nil
 }
 
 // adaptiveSetup runs the adaptive set-up of p for the rows of a as job
 // says: its keep, own and maxBatch (tests run several batches); the rest of
 // the job is filled in here.
-func (b *Backend) adaptiveSetup(a *csr.Matrix[float32], rows []int, p afsai.Params, job fsaiJob) (fsaiResult, error) {
-	diag, err := afsai.CheckAdaptive(a, rows, p)
+func (b *Backend) adaptiveSetup(a fsaiMatrix, rows []int, p afsai.Params, job fsaiJob) (fsaiResult, error) {
+	longest, diag, err := a.check(rows, p)
 	if err != nil {
 		return fsaiResult{}, err
 	}
-	pl, err := planFSAI(longestRow(a), p)
+	pl, err := planFSAI(longest, p)
 	if err != nil {
 		return fsaiResult{}, err
 	}
@@ -114,11 +148,12 @@ type fsaiResult struct {
 	kt   afsai.KernelTimes
 }
 
-// runFSAI computes the rows of G for rows of a, whose diagonal is diag, as
-// job says.
-func (b *Backend) runFSAI(a *csr.Matrix[float32], diag []float32, rows []int, job fsaiJob) (fsaiResult, error) {
+// runFSAI computes the rows of G for rows of a, whose diagonal is diag (nil
+// for a split matrix, whose join makes it), as job says.
+func (b *Backend) runFSAI(a fsaiMatrix, diag []float32, rows []int, job fsaiJob) (fsaiResult, error) {
+	n, _ := a.size()
 	if len(rows) == 0 {
-		res := fsaiResult{g: &csr.Matrix[float32]{Cols: a.Cols, RowPtr: make([]int32, 1)}}
+		res := fsaiResult{g: &csr.Matrix[float32]{Cols: n, RowPtr: make([]int32, 1)}}
 		if job.keep {
 			d, err := b.NewMatrix(&csr.Matrix[float64]{RowPtr: make([]int32, 1)}, nil, backend.Single)
 			if err != nil {
@@ -133,7 +168,11 @@ func (b *Backend) runFSAI(a *csr.Matrix[float32], diag []float32, rows []int, jo
 		return fsaiResult{}, err
 	}
 	defer r.free()
-	g, st, err := r.compute(a.Val, diag)
+	var val []float32 // a split matrix's values are on the device
+	if a.whole != nil {
+		val = a.whole.Val
+	}
+	g, st, err := r.compute(val, diag)
 	if err != nil {
 		r.kept.free()
 		return fsaiResult{st: st, kt: r.kt}, err
@@ -189,11 +228,12 @@ type gPart struct {
 	vals []float32
 }
 
-// newFSAIRun uploads the structure of a and the rows, and allocates the
-// state of batches as large as half the free device memory allows (less
-// the job's patterns, and at most job.maxBatch rows): usually all rows at
-// once. rows must not be empty.
-func (b *Backend) newFSAIRun(a *csr.Matrix[float32], rows []int, job fsaiJob) (*fsaiRun, error) {
+// newFSAIRun puts the structure of a and the rows on the device (a split
+// matrix whole, values and diagonal too), and allocates the state of
+// batches as large as half the free device memory then allows (less the
+// job's patterns, and at most job.maxBatch rows): usually all rows at once.
+// rows must not be empty.
+func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int, job fsaiJob) (*fsaiRun, error) {
 	defer b.enter()()
 	if b.err != nil {
 		return nil, b.err
@@ -202,74 +242,94 @@ func (b *Backend) newFSAIRun(a *csr.Matrix[float32], rows []int, job fsaiJob) (*
 	if err != nil {
 		return nil, err
 	}
-	free, err := b.freeMemory()
-	if err != nil {
-		return nil, err
-	}
-	pl := job.pl
-	nb := 0
-	if avail := int64(free/2) - int64(job.patBytes); avail > 0 {
-		nb = min(len(rows), int(avail/int64(pl.rowBytes())))
-	}
-	if job.maxBatch > 0 {
-		nb = min(nb, job.maxBatch)
-	}
-	if nb < 1 {
-		return nil, fmt.Errorf("gpu: %s: %d bytes per row, %d for the patterns of all rows, %s: %w", job.name, pl.rowBytes(),
-			job.patBytes, b.drv.memInfo(), afsai.ErrDeviceUnsupported)
-	}
-
-	r := &fsaiRun{b: b, fn: fn, job: job, rows: rows, nb: nb, bufs: fsaiBuffers{b: b}, tm: stageTimer{b: b}}
+	n, nnz := a.size()
+	r := &fsaiRun{b: b, fn: fn, job: job, rows: rows, bufs: fsaiBuffers{b: b}, tm: stageTimer{b: b}}
 	s := job.setup
+	pl := job.pl
 	s.mmax, s.s, s.tol = int64(pl.mmax), int64(pl.s), 64*math.Ldexp(1, -24)
-	s.rowptr = r.bufs.alloc(4*len(a.RowPtr), "A row pointers")
-	s.col = r.bufs.alloc(4*a.NNZ(), "A columns")
-	s.val = r.bufs.alloc(4*a.NNZ(), "A values")
-	s.diag = r.bufs.alloc(4*a.Rows, "A diagonal")
+	s.rowptr = r.bufs.alloc(4*(n+1), "A row pointers")
+	s.col = r.bufs.alloc(4*nnz, "A columns")
+	s.val = r.bufs.alloc(4*nnz, "A values")
+	s.diag = r.bufs.alloc(4*n, "A diagonal")
 	r.rowsDev = r.bufs.alloc(4*len(rows), "requested rows")
-	r.bufs.allocBatch(&s, pl, nb, job.patBytes == 0)
-	r.outPtr = r.bufs.alloc(4*(nb+1), "G row pointers")
-	if job.keep { // G's arrays are allocated at their size once it is known
-		r.startKept(len(rows), a.Cols, nb)
-	} else {
-		r.outCol = r.bufs.alloc(4*nb*(pl.mmax+1), "G columns")
-		r.outVal = r.bufs.alloc(4*nb*(pl.mmax+1), "G values")
-	}
 	if r.bufs.err != nil {
 		r.bufs.free()
 		return nil, r.bufs.err
 	}
-	r.l = newFSAILauncher(b, s)
-
 	rows32 := make([]int32, len(rows))
-	for k, i := range rows {
-		rows32[k] = int32(i)
-	}
+	parallel.For(len(rows), func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			rows32[k] = int32(rows[k])
+		}
+	})
 	r.tm.start()
-	uploadSlice(b, s.rowptr, a.RowPtr)
-	uploadSlice(b, s.col, a.ColIdx)
+	if a.split != nil {
+		err = r.join(a.split, &s)
+	} else {
+		uploadSlice(b, s.rowptr, a.whole.RowPtr)
+		uploadSlice(b, s.col, a.whole.ColIdx)
+	}
 	uploadSlice(b, r.rowsDev, rows32)
 	r.tm.mark(&r.kt.Upload)
+	if err == nil {
+		err = r.tm.collect()
+	}
+	runtime.KeepAlive(rows32)
+	if err == nil {
+		err = r.allocBatches(&s, n)
+	}
+	if err != nil {
+		r.tm.free()
+		r.bufs.free()
+		return nil, err
+	}
+	r.l = newFSAILauncher(b, s)
 
 	keepWords := 0
 	if job.keep {
-		keepWords = 2*nb + 1
+		keepWords = 2*r.nb + 1
 	}
+	nb := r.nb
 	r.host = b.newHostWords(2*job.outLen + 3*nb + 1 + keepWords)
 	r.cols, r.vals = r.host.int32s(job.outLen), r.host.float32s(job.outLen)
 	r.lens, r.states, r.ptr = r.host.int32s(nb), r.host.int32s(nb), r.host.int32s(nb+1)
 	if job.keep {
 		r.leftLen, r.leftPtr = r.host.int32s(nb), r.host.int32s(nb+1)
 	}
-	r.g = csr.Matrix[float32]{Rows: len(rows), Cols: a.Cols, RowPtr: make([]int32, len(rows)+1)}
-	err = r.tm.collect()
-	runtime.KeepAlive(a)
-	runtime.KeepAlive(rows32)
-	if err != nil {
-		r.free()
-		return nil, err
-	}
+	r.g = csr.Matrix[float32]{Rows: len(rows), Cols: n, RowPtr: make([]int32, len(rows)+1)}
 	return r, nil
+}
+
+// allocBatches sizes the batches by the free device memory, once A is on
+// the device, and allocates their state and G's arrays, for a matrix of n
+// columns.
+func (r *fsaiRun) allocBatches(s *fsaiSetup, n int) error {
+	b, job, pl := r.b, r.job, r.job.pl
+	free, err := b.freeMemory()
+	if err != nil {
+		return err
+	}
+	nb := 0
+	if avail := int64(free/2) - int64(job.patBytes); avail > 0 {
+		nb = min(len(r.rows), int(avail/int64(pl.rowBytes())))
+	}
+	if job.maxBatch > 0 {
+		nb = min(nb, job.maxBatch)
+	}
+	if nb < 1 {
+		return fmt.Errorf("gpu: %s: %d bytes per row, %d for the patterns of all rows, %s: %w", job.name, pl.rowBytes(),
+			job.patBytes, b.drv.memInfo(), afsai.ErrDeviceUnsupported)
+	}
+	r.nb = nb
+	r.bufs.allocBatch(s, pl, nb, job.patBytes == 0)
+	r.outPtr = r.bufs.alloc(4*(nb+1), "G row pointers")
+	if job.keep { // G's arrays are allocated at their size once it is known
+		r.startKept(len(r.rows), n, nb)
+	} else {
+		r.outCol = r.bufs.alloc(4*nb*(pl.mmax+1), "G columns")
+		r.outVal = r.bufs.alloc(4*nb*(pl.mmax+1), "G values")
+	}
+	return r.bufs.err
 }
 
 // free releases the device memory, the events and the host memory's

@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"fmt"
 	"time"
 	"unsafe"
 
@@ -34,27 +33,28 @@ func (k *keptRows) free() {
 }
 
 // AdaptiveFactor computes the adaptive FSAI rows of the local system a's
-// rows own and after, as AdaptiveSetup does, and leaves G's diagonal block
-// and its transpose on the device in float32 (afsai.Device). When the rows
-// need several batches (device memory), each batch's part of the block
-// stays on the device until they are joined. It refuses what AdaptiveSetup
-// refuses.
-func (b *Backend) AdaptiveFactor(a *csr.Matrix[float32], own int, p afsai.Params) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
-	return b.adaptiveFactor(a, own, p, 0)
+// rows a.Own and after, as AdaptiveSetup does for the joined system, and
+// leaves G's diagonal block and its transpose on the device in float32
+// (afsai.Device). The system's parts are joined on the device. When the
+// rows need several batches (device memory), each batch's part of the
+// block stays on the device until they are joined. It refuses what
+// AdaptiveSetup refuses.
+func (b *Backend) AdaptiveFactor(a afsai.Split, p afsai.Params) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
+	return b.adaptiveFactor(a, p, 0)
 }
 
 // adaptiveFactor is AdaptiveFactor with at most maxBatch rows per batch (0:
 // as many as memory allows), so that tests can take the path of several.
-func (b *Backend) adaptiveFactor(a *csr.Matrix[float32], own int, p afsai.Params, maxBatch int) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
-	if own < 0 || own > a.Rows {
-		return afsai.DeviceFactor{}, afsai.Stats{}, afsai.KernelTimes{},
-			fmt.Errorf("gpu: adaptive FSAI: own rows from %d of a local system of %d", own, a.Rows)
+func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, maxBatch int) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
+	if err := afsai.CheckSplit(a, p); err != nil {
+		return afsai.DeviceFactor{}, afsai.Stats{}, afsai.KernelTimes{}, err
 	}
-	rows := make([]int, a.Rows-own)
+	n, own := a.Border.Rows, a.Own
+	rows := make([]int, n-own)
 	for k := range rows {
 		rows[k] = own + k
 	}
-	res, err := b.adaptiveSetup(a, rows, p, fsaiJob{keep: true, own: own, maxBatch: maxBatch})
+	res, err := b.adaptiveSetup(fsaiMatrix{split: &a}, rows, p, fsaiJob{keep: true, own: own, maxBatch: maxBatch})
 	if err != nil {
 		return afsai.DeviceFactor{}, res.st, res.kt, err
 	}

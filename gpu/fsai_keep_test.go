@@ -10,8 +10,9 @@ import (
 	"github.com/fsai-dist/fsai-dist/csr"
 )
 
-// TestAdaptiveFactorMatchesSetup: G kept on the device is AdaptiveSetup's G
-// split at own, bit for bit: the rows' entries left of own on the host, the
+// TestAdaptiveFactorMatchesSetup: G kept on the device, from the local
+// system's parts joined on the device, is AdaptiveSetup's G of the joined
+// system split at own, bit for bit: the rows' entries left of own on the host, the
 // diagonal block (columns renumbered from own) on the device, and the
 // device's transpose of the block is the host's. With own 0 (one rank), own
 // n/3 (a rank holding rows of its neighbours first) and own n (no rows), in
@@ -32,7 +33,7 @@ func TestAdaptiveFactorMatchesSetup(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					f, st, kt, err := b.adaptiveFactor(c.a32, own, p, batch)
+					f, st, kt, err := b.adaptiveFactor(splitAt(c.a, own), p, batch)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -85,4 +86,64 @@ func joinedRowDiff(left *csr.Matrix[float32], diag *csr.Matrix[float64], own int
 		}
 	}
 	return -1
+}
+
+// splitAt returns a as a local system split at own (afsai.Split): the
+// border holds the rows before own and the other rows' entries before own,
+// in float32; the diagonal block the rest, in float64.
+func splitAt(a *csr.Matrix[float64], own int) afsai.Split {
+	n := a.Rows
+	border := &csr.Matrix[float32]{Rows: n, Cols: n, RowPtr: make([]int32, n+1)}
+	diag := &csr.Matrix[float64]{Rows: n - own, Cols: n - own, RowPtr: make([]int32, n-own+1)}
+	for i := range n {
+		cols, vals := a.Row(i)
+		for k, c := range cols {
+			if i < own || int(c) < own {
+				border.ColIdx, border.Val = append(border.ColIdx, c), append(border.Val, float32(vals[k]))
+			} else {
+				diag.ColIdx, diag.Val = append(diag.ColIdx, c-int32(own)), append(diag.Val, vals[k])
+			}
+		}
+		border.RowPtr[i+1] = int32(len(border.ColIdx))
+		if i >= own {
+			diag.RowPtr[i-own+1] = int32(len(diag.ColIdx))
+		}
+	}
+	return afsai.Split{Border: border, Diag: diag, Own: own}
+}
+
+// TestAdaptiveFactorRefusesWhatSetupRefuses: a diagonal entry that is not
+// positive, in the border or in the diagonal block, is refused with
+// CheckAdaptive's error for the joined system, found where the parts are
+// joined on the device; so is a split whose parts do not fit.
+func TestAdaptiveFactorRefusesWhatSetupRefuses(t *testing.T) {
+	b := openGPU(t)
+	p := afsai.DefaultParams()
+	a := stencil3D(6, 7)
+	n := a.Rows
+	for _, bad := range []int{n / 5, n / 2, n - 1} {
+		for _, own := range []int{0, n / 3} {
+			c := csr.Convert[float64](a)
+			c.Val = slices.Clone(a.Val)
+			pos := c.RowPtr[bad]
+			for c.ColIdx[pos] != int32(bad) {
+				pos++
+			}
+			c.Val[pos] = -1
+			_, wantErr := afsai.CheckAdaptive(csr.Convert[float32](c), nil, p)
+			f, _, _, err := b.adaptiveFactor(splitAt(c, own), p, 0)
+			if err == nil {
+				f.Diag.Free()
+				f.DiagT.Free()
+			}
+			if wantErr == nil || err == nil || err.Error() != wantErr.Error() {
+				t.Errorf("row %d bad, own %d: error %v, CheckAdaptive's %v", bad, own, err, wantErr)
+			}
+		}
+	}
+	s := splitAt(a, n/3)
+	s.Own++
+	if _, _, _, err := b.adaptiveFactor(s, p, 0); err == nil {
+		t.Error("parts that do not fit: no error")
+	}
 }

@@ -7,13 +7,14 @@ import (
 )
 
 // fsaiKernelNames are the kernels of the adaptive FSAI set-up
-// (kernels/kapgrad.cu, sysgather.cu, cholesky.cu, fsai_assemble.cu).
+// (kernels/kapgrad.cu, sysgather.cu, cholesky.cu, fsai_assemble.cu,
+// fsai_join.cu).
 var fsaiKernelNames = [...]string{"fsai_init", "fsai_kapgrad", "fsai_sysgather", "fsai_border", "fsai_solve", "fsai_assemble",
-	"fsai_count_left", "fsai_assemble_padded"}
+	"fsai_count_left", "fsai_assemble_padded", "fsai_join"}
 
 // fsaiKernels are those kernels in the loaded module.
 type fsaiKernels struct {
-	init, kapgrad, sysgather, border, solve, assemble, countLeft, assemblePadded kernel
+	init, kapgrad, sysgather, border, solve, assemble, countLeft, assemblePadded, join kernel
 }
 
 // fsaiKernels looks the set-up kernels up in the backend's module. They are
@@ -22,7 +23,8 @@ type fsaiKernels struct {
 // costs microseconds.
 func (b *Backend) fsaiKernels() (*fsaiKernels, error) {
 	f := new(fsaiKernels)
-	for i, k := range []*kernel{&f.init, &f.kapgrad, &f.sysgather, &f.border, &f.solve, &f.assemble, &f.countLeft, &f.assemblePadded} {
+	for i, k := range []*kernel{&f.init, &f.kapgrad, &f.sysgather, &f.border, &f.solve, &f.assemble, &f.countLeft,
+		&f.assemblePadded, &f.join} {
 		k.name = fsaiKernelNames[i]
 		name := cString(k.name)
 		if err := b.drv.check(b.drv.call(b.drv.moduleGetFunction, uintptr(unsafe.Pointer(&k.h)),

@@ -1,0 +1,108 @@
+package afsai
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
+)
+
+// Split is a rank's local system in the two parts the block collection
+// leaves it in: Border, m x m, holds the received rows (before Own) whole
+// and, from Own on, the own rows' entries in the received rows' columns;
+// Diag is A's diagonal block: the own rows' entries from column Own on,
+// numbered from 0. Row i of the system is Border's row i followed, from Own
+// on, by Diag's row i-Own with Own added to its columns.
+//
+// Most of the system is Diag, which the rank holds already: a Device joins
+// the parts where it computes (the GPU on the device) instead of the host
+// copying Diag into a joined matrix of millions of rows and uploading that.
+type Split struct {
+	Border *csr.Matrix[float32]
+	Diag   *csr.Matrix[float64]
+	Own    int
+}
+
+// Size returns the system's rows and entries.
+func (s Split) Size() (rows, nnz int) {
+	return s.Border.Rows, s.Border.NNZ() + s.Diag.NNZ()
+}
+
+// Join returns the system as one matrix, its values in float32: what the
+// set-up on the CPU reads.
+func (s Split) Join() *csr.Matrix[float32] {
+	return join(s.Border, s.Diag, s.Own)
+}
+
+// LongestRow returns the most entries of a row of the system.
+func (s Split) LongestRow() int {
+	most := make([]int, parallel.Chunks(s.Border.Rows))
+	parallel.For(s.Border.Rows, func(c, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			n := s.Border.RowPtr[i+1] - s.Border.RowPtr[i]
+			if i >= s.Own {
+				n += s.Diag.RowPtr[i-s.Own+1] - s.Diag.RowPtr[i-s.Own]
+			}
+			most[c] = max(most[c], int(n))
+		}
+	})
+	return slices.Max(most)
+}
+
+// CheckSplit validates the shape of s and p as Adaptive validates its input
+// (the diagonal entries excepted, which a Device checks where it joins the
+// parts, with DiagonalError), so that Devices refuse the same input.
+func CheckSplit(s Split, p Params) error {
+	if err := p.check(); err != nil {
+		return err
+	}
+	b, d := s.Border, s.Diag
+	if b.Rows != b.Cols || len(b.RowPtr) != b.Rows+1 || d.Rows != d.Cols || len(d.RowPtr) != d.Rows+1 ||
+		s.Own < 0 || s.Own+d.Rows != b.Rows {
+		return fmt.Errorf("afsai: local system of a %dx%d border and a %dx%d diagonal block from row %d", b.Rows, b.Cols, d.Rows, d.Cols, s.Own)
+	}
+	return nil
+}
+
+// DiagonalError is the error of Adaptive for a matrix whose row i has the
+// diagonal entry d, which is not positive and finite.
+func DiagonalError(i int, d float64) error {
+	return fmt.Errorf("afsai: row %d: diagonal entry %g is not positive and finite, A is not SPD", i, d)
+}
+
+// join joins a border and a diagonal block (Split) into one matrix of
+// precision T, on all cores: every chunk of rows copies its rows where the
+// sums of the parts' row pointers place them.
+func join[T csr.Real](border *csr.Matrix[T], diag *csr.Matrix[float64], own int) *csr.Matrix[T] {
+	m := border.Rows
+	out := &csr.Matrix[T]{Rows: m, Cols: m, RowPtr: make([]int32, m+1)}
+	start := func(i int) int32 { // the first entry of row i, i <= m
+		p := border.RowPtr[i]
+		if i > own {
+			p += diag.RowPtr[i-own]
+		}
+		return p
+	}
+	nnz := start(m)
+	out.ColIdx, out.Val = make([]int32, nnz), make([]T, nnz)
+	parallel.For(m, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			at := start(i)
+			out.RowPtr[i+1] = start(i + 1)
+			cols, vals := border.Row(i)
+			copy(out.ColIdx[at:], cols)
+			copy(out.Val[at:], vals)
+			at += int32(len(cols))
+			if i < own {
+				continue
+			}
+			cols64, vals64 := diag.Row(i - own)
+			for j, c := range cols64 {
+				out.ColIdx[at], out.Val[at] = c+int32(own), T(vals64[j])
+				at++
+			}
+		}
+	})
+	return out
+}

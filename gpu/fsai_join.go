@@ -1,0 +1,60 @@
+package gpu
+
+import (
+	"runtime"
+
+	"github.com/fsai-dist/fsai-dist/afsai"
+	"github.com/fsai-dist/fsai-dist/backend"
+)
+
+// join puts the local system of the parts a on the device, into the
+// set-up's A (s: row pointers, columns, values and diagonal). The host
+// uploads the border and A's diagonal block as they are (the block's values
+// rounded to float32 on the way), one after the other in one scratch
+// allocation, and fsai_join (kernels/fsai_join.cu) joins them: the host
+// never copies the block into a joined matrix of the stripe's size. It
+// returns afsai.DiagonalError for the first row whose diagonal entry is
+// not positive and finite, as afsai.CheckAdaptive does for the joined
+// system.
+func (r *fsaiRun) join(a *afsai.Split, s *fsaiSetup) error {
+	b := r.b
+	m, bnnz := a.Border.Rows, a.Border.NNZ()
+	nptr, nent := m+1+a.Diag.Rows+1, bnnz+a.Diag.NNZ()
+	tmp, err := b.alloc(4*(nptr+2*nent+1), "local system parts")
+	if err != nil {
+		return err
+	}
+	defer b.free(tmp, "FSAI set-up")
+	ptrs, cols := tmp, tmp+uintptr(4*nptr)
+	vals := cols + uintptr(4*nent)
+	bad := vals + uintptr(4*nent)
+	uploadSlice(b, ptrs, a.Border.RowPtr)
+	uploadSlice(b, ptrs+uintptr(4*(m+1)), a.Diag.RowPtr)
+	uploadSlice(b, cols, a.Border.ColIdx)
+	uploadSlice(b, cols+uintptr(4*bnnz), a.Diag.ColIdx)
+	uploadSlice(b, vals, a.Border.Val)
+	b.uploadValues(vals+uintptr(4*bnnz), a.Diag.Val, backend.Single)
+	if b.err == nil {
+		b.fail(b.drv.check(b.drv.call(b.drv.memsetD32Async, bad, uintptr(m), 1, b.stream), "cuMemsetD32Async"))
+	}
+	b.launch(&r.fn.join, b.elementBlocks(m), uint64(m), uint64(a.Own), uint64(ptrs), uint64(cols), uint64(vals),
+		uint64(s.rowptr), uint64(s.col), uint64(s.val), uint64(s.diag), uint64(bad))
+	first := int32(m) // the first bad row
+	b.download(b.host, bad, 4)
+	if b.syncLocked() == nil {
+		first = *(*int32)(b.host)
+	}
+	runtime.KeepAlive(a)
+	if b.err != nil || int(first) == m {
+		return b.err
+	}
+	var d float32
+	b.download(b.host, s.diag+uintptr(4*first), 4)
+	if b.syncLocked() == nil {
+		d = *(*float32)(b.host)
+	}
+	if b.err != nil {
+		return b.err
+	}
+	return afsai.DiagonalError(int(first), float64(d))
+}
