@@ -50,10 +50,12 @@ func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, maxBatch int) (a
 		return afsai.DeviceFactor{}, afsai.Stats{}, afsai.KernelTimes{}, err
 	}
 	n, own := a.Border.Rows, a.Own
-	rows := make([]int, n-own)
-	for k := range rows {
-		rows[k] = own + k
-	}
+	rows := make([]int, n-own) // millions: written on all cores
+	parallel.For(len(rows), func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			rows[k] = own + k
+		}
+	})
 	res, err := b.adaptiveSetup(fsaiMatrix{split: &a}, rows, p, fsaiJob{keep: true, own: own, maxBatch: maxBatch})
 	if err != nil {
 		return afsai.DeviceFactor{}, res.st, res.kt, err
