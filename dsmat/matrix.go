@@ -229,13 +229,15 @@ func (m *Matrix) DropDiagonal() { m.Diag = nil }
 // First is the global index of this rank's first row.
 func (m *Matrix) First() int64 { return m.Part.Offsets[m.Comm.Rank()] }
 
-// Diagonal returns this rank's entries of the matrix diagonal. m must hold
-// its diagonal block (Diag).
+// Diagonal returns this rank's entries of the matrix diagonal, found on all
+// cores. m must hold its diagonal block (Diag).
 func (m *Matrix) Diagonal() []float64 {
 	d := make([]float64, m.Diag.Rows)
-	for i := range d {
-		d[i] = m.Diag.At(i, i)
-	}
+	parallel.For(len(d), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			d[i] = m.Diag.At(i, i)
+		}
+	})
 	return d
 }
 
