@@ -16,6 +16,10 @@ type fsaiSetup struct {
 	nb, mmax, s                    int64
 	eps, tol, stall                float64
 	scaled                         int64 // Params.Scaled as 0 or 1
+	// the rows a step works on (nact of them) and the list of those still
+	// active after it; active 0: all rows (fsai.cuh)
+	active, next uintptr
+	nact         int64
 }
 
 // Shared memory of the gradient kernel: a block may use 48 KiB without
@@ -64,7 +68,7 @@ func planFSAI(maxRow int, p afsai.Params) (fsaiPlan, error) {
 // fsai.cuh and the largest output row.
 func (pl fsaiPlan) rowBytes() int {
 	m := pl.mmax
-	words := 5 + 3*m + m*(m+1)/2 + pl.s*(m+1) + 1 // state, pat/y/g, L, sys, outptr
+	words := 5 + 3*m + m*(m+1)/2 + pl.s*(m+1) + 1 + 2 // state, pat/y/g, L, sys, outptr, active lists
 	return 4*words + 8*(m+1)
 }
 

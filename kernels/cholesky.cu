@@ -26,11 +26,13 @@ extern "C" __global__ void fsai_init(const FsaiSetup S)
 // fsai_border appends the step's picks to the factor of every active row, in
 // pick order, then applies the stopping tests, psi / psi_0 <= Eps and a
 // decrease of psi by less than Stall times its value before the step, both
-// in double as on the CPU, and counts the rows still active.
+// in double as on the CPU, and counts the rows still active (and lists them
+// in next when the step has a list to write).
 extern "C" __global__ void fsai_border(const FsaiSetup S)
 {
-    const long long nb = S.nb;
-    for (long long k = fsai_tid(); k < nb; k += fsai_stride()) {
+    const long long nb = S.nb, n = fsai_count(S);
+    for (long long w = fsai_tid(); w < n; w += fsai_stride()) {
+        const long long k = fsai_row(S, w);
         if (S.state[k] != FSAI_ACTIVE)
             continue;
         const float psi0 = S.diag[S.rows[k]];
@@ -79,8 +81,11 @@ extern "C" __global__ void fsai_border(const FsaiSetup S)
         else if (!((double)psi > __dmul_rn(S.eps, (double)psi0)) ||
                  (double)__fsub_rn(before, psi) < __dmul_rn(S.stall, (double)before))
             S.state[k] = FSAI_DONE;
-        else
-            atomicAdd(S.active_count, 1);
+        else {
+            const int at = atomicAdd(S.active_count, 1);
+            if (S.next)
+                S.next[at] = (int)k;
+        }
     }
 }
 
@@ -89,8 +94,9 @@ extern "C" __global__ void fsai_border(const FsaiSetup S)
 // solve).
 extern "C" __global__ void fsai_solve(const FsaiSetup S, int all)
 {
-    const long long nb = S.nb;
-    for (long long k = fsai_tid(); k < nb; k += fsai_stride()) {
+    const long long nb = S.nb, n = all ? nb : fsai_count(S);
+    for (long long t = fsai_tid(); t < n; t += fsai_stride()) {
+        const long long k = all ? t : fsai_row(S, t);
         if (!all && S.state[k] != FSAI_ACTIVE)
             continue;
         const int m = S.len[k];

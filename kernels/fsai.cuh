@@ -46,7 +46,27 @@ struct FsaiSetup {
     double tol;        // breakdown threshold, relative (afsai/factor.go)
     double stall;      // Params.Stall
     long long scaled;  // Params.Scaled: rank candidates by |gradient_j| / sqrt(a_jj)
+    // The rows a step works on: the nact batch rows listed in active, the
+    // rows fsai_border found still active after the step before, which it
+    // lists in next for the step after (in any order: rows are
+    // independent). NULL: every batch row, each checked against its state
+    // (the first step, and the set-up on given patterns).
+    const int *active;
+    int *next;
+    long long nact;
 };
+
+// fsai_count is how many rows a step works on.
+__device__ __forceinline__ long long fsai_count(const FsaiSetup &S)
+{
+    return S.active ? S.nact : S.nb;
+}
+
+// fsai_row is the batch row of the t-th row a step works on.
+__device__ __forceinline__ long long fsai_row(const FsaiSetup &S, long long t)
+{
+    return S.active ? (long long)S.active[t] : t;
+}
 
 // fsai_entry returns A[r][c], zero when it is not stored: a binary search of
 // row r's sorted columns.

@@ -55,9 +55,12 @@ extern "C" __global__ void fsai_kapgrad(const FsaiSetup S, int bits)
     unsigned char *inpat = (unsigned char *)(fsai_smem + 2 * warps * table) + warp * table;
 
     const long long nb = S.nb;
-    const long long k = (long long)blockIdx.x * warps + warp;
-    if (k >= nb || S.state[k] != FSAI_ACTIVE)
-        return; // the whole warp leaves: k is the same on its lanes
+    const long long w = (long long)blockIdx.x * warps + warp;
+    if (w >= fsai_count(S))
+        return; // the whole warp leaves: w is the same on its lanes
+    const long long k = fsai_row(S, w);
+    if (S.state[k] != FSAI_ACTIVE)
+        return;
     const int i = S.rows[k], m = S.len[k];
 
     for (int h = lane; h < table; h += 32) {

@@ -4,18 +4,18 @@
 // step's earlier picks, and A[j,i].
 //
 // One thread per gathered entry, as in paper 000 section 4.3, but with a
-// fixed stride instead of prefix sums: entry e = (t * width + p) * nb + k is
-// position p of pick t of batch row k, so consecutive threads serve
-// consecutive rows and touch consecutive words. width is the step's largest
+// fixed stride instead of prefix sums: entry e = (t * width + p) * n + r is
+// position p of pick t of the step's r-th row (of n, fsai_row), so
+// consecutive threads serve consecutive rows and touch nearby words. width is the step's largest
 // committed pattern length plus s: positions p < m + t are pattern columns,
 // p = width - 1 is column i, the others have nothing to do. Each entry is
 // found by a binary search of row j of A.
 
 extern "C" __global__ void fsai_sysgather(const FsaiSetup S, int width)
 {
-    const long long nb = S.nb, total = S.s * width * nb;
+    const long long nb = S.nb, n = fsai_count(S), total = S.s * width * n;
     for (long long e = fsai_tid(); e < total; e += fsai_stride()) {
-        const long long k = e % nb, tp = e / nb;
+        const long long k = fsai_row(S, e % n), tp = e / n;
         const int p = (int)(tp % width), t = (int)(tp / width);
         if (S.state[k] != FSAI_ACTIVE || t >= S.ncand[k])
             continue;
