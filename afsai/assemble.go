@@ -153,7 +153,7 @@ func assembleBorder[T csr.Real](x *collection, order []int32) *csr.Matrix[T] {
 			}
 		}
 	}
-	prefixSum(out.RowPtr)
+	parallel.Accumulate(out.RowPtr)
 	out.ColIdx, out.Val = make([]int32, out.RowPtr[m]), make([]T, out.RowPtr[m])
 	parallel.For(nRecv, func(_, lo, hi int) {
 		for j := lo; j < hi; j++ {
@@ -181,30 +181,4 @@ func assembleBorder[T csr.Real](x *collection, order []int32) *csr.Matrix[T] {
 		}
 	}
 	return out
-}
-
-// prefixSum turns the row lengths p[1:] into row pointers in place, on all
-// cores: every chunk sums its lengths, then adds them up from the sum of the
-// chunks before it. Most of a border's lengths are zeros in fresh memory,
-// whose pages are then first written on all cores rather than on one.
-func prefixSum(p []int32) {
-	n := len(p) - 1
-	sums := make([]int32, parallel.Chunks(n)+1)
-	parallel.For(n, func(c, lo, hi int) {
-		var s int32
-		for _, v := range p[lo+1 : hi+1] {
-			s += v
-		}
-		sums[c+1] = s
-	})
-	for c := 1; c < len(sums); c++ {
-		sums[c] += sums[c-1]
-	}
-	parallel.For(n, func(c, lo, hi int) {
-		at := p[0] + sums[c]
-		for i := lo + 1; i <= hi; i++ {
-			at += p[i]
-			p[i] = at
-		}
-	})
 }

@@ -119,9 +119,7 @@ func (m *Matrix) split(rows *Rows) {
 		}
 		counts.rows[c], counts.nnz[c] = offRows, off
 	})
-	for i := range nrows {
-		m.Diag.RowPtr[i+1] += m.Diag.RowPtr[i]
-	}
+	parallel.Accumulate(m.Diag.RowPtr)
 	m.Diag.ColIdx = make([]int32, m.Diag.RowPtr[nrows])
 	m.Diag.Val = make([]float64, len(m.Diag.ColIdx))
 	off, rowAt, nnzAt := counts.entries()

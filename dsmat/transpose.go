@@ -102,9 +102,7 @@ func transposeBlock(a *csr.Matrix[float64]) *csr.Matrix[float64] {
 			}
 		})
 	}
-	for r := range a.Cols {
-		t.RowPtr[r+1] += t.RowPtr[r]
-	}
+	parallel.Accumulate(t.RowPtr)
 	t.ColIdx = make([]int32, a.NNZ())
 	t.Val = make([]float64, a.NNZ())
 	parallel.For(a.Rows, func(c, lo, hi int) {

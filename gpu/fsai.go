@@ -513,9 +513,8 @@ func (r *fsaiRun) batchStats(nb int, st *afsai.Stats) int64 {
 // kernels launch no thread for the stopped rows.
 func (r *fsaiRun) adaptiveSteps(_, nb int) error {
 	b, fn, l, tm, kt := r.b, r.fn, r.l, &r.tm, &r.kt
-	s := &l.params.setup
-	s.active, s.nact = 0, 0
-	defer func() { s.active, s.next, s.nact = 0, 0, 0 }() // the kernels after the steps see all rows
+	s := &l.params.setup // the first step sees all rows, as every kernel outside the steps
+	defer func() { s.active, s.next, s.nact = 0, 0, 0 }()
 	n := nb                                               // rows in this step
 	for step := 0; step < r.job.pl.steps; step++ {
 		if step > 0 {

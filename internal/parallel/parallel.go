@@ -51,7 +51,8 @@ func For(n int, f func(c, lo, hi int)) {
 // Scan sets out[i+1] = out[i] + count(i) for i in [0, len(out)-1), from
 // the out[0] it is given: row pointers from row lengths. Every chunk sums
 // its counts, then writes its part from the sum of the chunks before it, so
-// count is called twice per index.
+// count is called twice per index; count(i) is called before out[i+1] is
+// written, so it may read out[i+1] (Accumulate).
 func Scan[T int32 | int64](out []T, count func(i int) T) {
 	n := len(out) - 1
 	if n < 1 {
@@ -76,6 +77,13 @@ func Scan[T int32 | int64](out []T, count func(i int) T) {
 			out[i+1] = at
 		}
 	})
+}
+
+// Accumulate turns the row lengths p[1:] into row pointers in place,
+// p[i+1] += p[i] in order, on all cores. Fresh memory that it writes first
+// (lengths that are mostly zeros) is then touched on all cores, not one.
+func Accumulate[T int32 | int64](p []T) {
+	Scan(p, func(i int) T { return p[i+1] })
 }
 
 // Gather sets dst[k] = src[idx[k]] on all cores.

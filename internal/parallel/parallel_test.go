@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -58,6 +59,30 @@ func TestScan(t *testing.T) {
 				if out[i+1] != want {
 					t.Fatalf("procs %d n %d: out[%d] = %d, want %d", procs, n, i+1, out[i+1], want)
 				}
+			}
+		}
+	}
+}
+
+// TestAccumulate: row lengths become row pointers in place, as the serial
+// sum gives, for lengths too few and enough for several chunks.
+func TestAccumulate(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 3, 8} {
+		runtime.GOMAXPROCS(procs)
+		for _, n := range []int{0, 1, 5, 1000, 100000} {
+			p := make([]int32, n+1)
+			p[0] = 3
+			for i := 1; i <= n; i++ {
+				p[i] = int32(i % 7 * (i % 3))
+			}
+			want := slices.Clone(p)
+			for i := range n {
+				want[i+1] += want[i]
+			}
+			Accumulate(p)
+			if !slices.Equal(p, want) {
+				t.Fatalf("procs %d, %d lengths: got %v..., want %v...", procs, n, p[:min(n+1, 8)], want[:min(n+1, 8)])
 			}
 		}
 	}
