@@ -515,7 +515,7 @@ func (r *fsaiRun) adaptiveSteps(_, nb int) error {
 	b, fn, l, tm, kt := r.b, r.fn, r.l, &r.tm, &r.kt
 	s := &l.params.setup // the first step sees all rows, as every kernel outside the steps
 	defer func() { s.active, s.next, s.nact = 0, 0, 0 }()
-	n := nb                                               // rows in this step
+	n := nb // rows in this step
 	for step := 0; step < r.job.pl.steps; step++ {
 		if step > 0 {
 			l.rows(&fn.solve, n, 0)
