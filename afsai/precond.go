@@ -102,6 +102,19 @@ type Preconditioner struct {
 // reach from their left neighbours, then compute their stripes of G
 // independently.
 func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, error) {
+	return newOn(A, be, nil, cfg)
+}
+
+// NewFor is New for the matrix of op, on op's backend. A set-up on the
+// device (Device) reads A's diagonal block where op holds it instead of
+// uploading it again: it is most of a rank's local system.
+func NewFor(op *dsmat.Operator, cfg Config) (*Preconditioner, error) {
+	return newOn(op.Matrix(), op.Backend(), op.DiagonalBlock(), cfg)
+}
+
+// newOn is New, with bound A's diagonal block on be when the caller has it
+// there (NewFor), or nil.
+func newOn(A *dsmat.Matrix, be backend.Backend, bound backend.Matrix, cfg Config) (*Preconditioner, error) {
 	c := A.Comm
 	info := Info{SetupPrecision: cfg.Setup.String(), ApplyPrecision: cfg.Apply.String()}
 	power := cfg.power()
@@ -112,7 +125,7 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 		return nil, fmt.Errorf("afsai: reach %d: need 0 (the set-up's own) or more", cfg.Reach)
 	}
 
-	ls, f, stats, err := collectFactor(A, be, cfg, &info)
+	ls, f, stats, err := collectFactor(A, be, bound, cfg, &info)
 	if err != nil {
 		return nil, err
 	}
@@ -176,8 +189,9 @@ const firstReach = 5
 // that did not collect and compute again with twice the reach, the others
 // keep their stripe and only serve; the rounds end when every stripe is
 // exact, within Steps+1 hops at most. info records the reach, the
-// collections and their summed stage times.
-func collectFactor(A *dsmat.Matrix, be backend.Backend, cfg Config, info *Info) (*localSystem, stripe, Stats, error) {
+// collections and their summed stage times. bound, when not nil, is A's
+// diagonal block on be, which the local systems' Split carry to a Device.
+func collectFactor(A *dsmat.Matrix, be backend.Backend, bound backend.Matrix, cfg Config, info *Info) (*localSystem, stripe, Stats, error) {
 	c, power, full := A.Comm, cfg.power(), cfg.reach()
 	reach, final := full, true
 	if cfg.Reach == 0 && !cfg.Static && full > firstReach {
@@ -198,6 +212,9 @@ func collectFactor(A *dsmat.Matrix, be backend.Backend, cfg Config, info *Info) 
 			return nil, f, stats, err
 		}
 		info.GatherS += time.Since(t).Seconds()
+		if got != nil && got.split != nil {
+			got.split.Bound = bound
+		}
 		if !done {
 			t = time.Now()
 			f.free()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
@@ -22,6 +23,10 @@ type Split struct {
 	Border *csr.Matrix[float32]
 	Diag   *csr.Matrix[float64]
 	Own    int
+	// Bound, when not nil, is Diag as the backend holds it already: the
+	// diagonal block of A's operator (NewFor). A Device reads it there
+	// instead of uploading Diag again.
+	Bound backend.Matrix
 }
 
 // Size returns the system's rows and entries.

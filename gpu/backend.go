@@ -86,8 +86,8 @@ type Backend struct {
 // launchArgs is the kernelParams array of cuLaunchKernel: ptrs[i] points at
 // vals[i]. It lives on the Go heap, pinned, and is reused by every launch.
 type launchArgs struct {
-	vals [12]uint64
-	ptrs [12]uintptr
+	vals [16]uint64
+	ptrs [16]uintptr
 }
 
 var errClosed = errors.New("gpu: backend is closed")

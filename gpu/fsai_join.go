@@ -9,17 +9,22 @@ import (
 
 // join puts the local system of the parts a on the device, into the
 // set-up's A (s: row pointers, columns, values and diagonal). The host
-// uploads the border and A's diagonal block as they are (the block's values
-// rounded to float32 on the way), one after the other in one scratch
-// allocation, and fsai_join (kernels/fsai_join.cu) joins them: the host
-// never copies the block into a joined matrix of the stripe's size. It
-// returns afsai.DiagonalError for the first row whose diagonal entry is
-// not positive and finite, as afsai.CheckAdaptive does for the joined
-// system.
+// uploads the border as it is, into a scratch allocation, and A's diagonal
+// block is read where it is: the bound operator's block when a.Bound is one
+// of this backend's matrices (nothing of it is uploaded again), otherwise
+// uploaded beside the border, its values rounded to float32 on the way.
+// fsai_join (kernels/fsai_join.cu) joins them: the host never copies the
+// block into a joined matrix of the stripe's size. It returns
+// afsai.DiagonalError for the first row whose diagonal entry is not
+// positive and finite, as afsai.CheckAdaptive does for the joined system.
 func (r *fsaiRun) join(a *afsai.Split, s *fsaiSetup) error {
 	b := r.b
 	m, bnnz := a.Border.Rows, a.Border.NNZ()
-	nptr, nent := m+1+a.Diag.Rows+1, bnnz+a.Diag.NNZ()
+	diag := r.boundDiagonal(a)
+	nptr, nent := m+1, bnnz
+	if diag == nil {
+		nptr, nent = nptr+a.Diag.Rows+1, nent+a.Diag.NNZ()
+	}
 	tmp, err := b.alloc(4*(nptr+2*nent+1), "local system parts")
 	if err != nil {
 		return err
@@ -29,15 +34,20 @@ func (r *fsaiRun) join(a *afsai.Split, s *fsaiSetup) error {
 	vals := cols + uintptr(4*nent)
 	bad := vals + uintptr(4*nent)
 	uploadSlice(b, ptrs, a.Border.RowPtr)
-	uploadSlice(b, ptrs+uintptr(4*(m+1)), a.Diag.RowPtr)
 	uploadSlice(b, cols, a.Border.ColIdx)
-	uploadSlice(b, cols+uintptr(4*bnnz), a.Diag.ColIdx)
 	uploadSlice(b, vals, a.Border.Val)
-	b.uploadValues(vals+uintptr(4*bnnz), a.Diag.Val, backend.Single)
+	if diag == nil { // the block goes up after the border, in float32
+		diag = &Matrix{rowPtr: ptrs + uintptr(4*(m+1)), col: cols + uintptr(4*bnnz), val: vals + uintptr(4*bnnz),
+			prec: backend.Single}
+		uploadSlice(b, diag.rowPtr, a.Diag.RowPtr)
+		uploadSlice(b, diag.col, a.Diag.ColIdx)
+		b.uploadValues(diag.val, a.Diag.Val, backend.Single)
+	}
 	if b.err == nil {
 		b.fail(b.drv.check(b.drv.call(b.drv.memsetD32Async, bad, uintptr(m), 1, b.stream), "cuMemsetD32Async"))
 	}
-	b.launch(&r.fn.join, b.elementBlocks(m), uint64(m), uint64(a.Own), uint64(ptrs), uint64(cols), uint64(vals),
+	b.launch(&r.fn.join[diag.prec], b.elementBlocks(m), uint64(m), uint64(a.Own), uint64(ptrs), uint64(cols),
+		uint64(vals), uint64(diag.rowPtr), uint64(diag.col), uint64(diag.val),
 		uint64(s.rowptr), uint64(s.col), uint64(s.val), uint64(s.diag), uint64(bad))
 	first := int32(m) // the first bad row
 	b.download(b.host, bad, 4)
@@ -57,4 +67,16 @@ func (r *fsaiRun) join(a *afsai.Split, s *fsaiSetup) error {
 		return b.err
 	}
 	return afsai.DiagonalError(int(first), float64(d))
+}
+
+// boundDiagonal returns a.Bound when it is a copy of a.Diag on this backend
+// that the join can read (a block of the same shape without a row map), and
+// nil otherwise.
+func (r *fsaiRun) boundDiagonal(a *afsai.Split) *Matrix {
+	m, ok := a.Bound.(*Matrix)
+	if !ok || m == nil || m.b != r.b || m.rowMap != 0 || m.rows != a.Diag.Rows || m.cols != a.Diag.Cols ||
+		m.nnz != a.Diag.NNZ() {
+		return nil
+	}
+	return m
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/afsai"
+	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
 )
 
@@ -16,7 +17,9 @@ import (
 // diagonal block (columns renumbered from own) on the device, and the
 // device's transpose of the block is the host's. With own 0 (one rank), own
 // n/3 (a rank holding rows of its neighbours first) and own n (no rows), in
-// one batch and in batches of 97 rows (joined on the device).
+// one batch and in batches of 97 rows (joined on the device), with the
+// diagonal block uploaded by the set-up or read where a bound operator holds
+// it (Split.Bound), in float64 or float32.
 func TestAdaptiveFactorMatchesSetup(t *testing.T) {
 	b := openGPU(t)
 	p := afsai.DefaultParams()
@@ -24,36 +27,38 @@ func TestAdaptiveFactorMatchesSetup(t *testing.T) {
 		n := c.a.Rows
 		for _, own := range []int{0, n / 3, n} {
 			for _, batch := range []int{0, 97} {
-				t.Run(fmt.Sprintf("%s/own%d/batch%d", c.name, own, batch), func(t *testing.T) {
-					rows := make([]int, n-own)
-					for k := range rows {
-						rows[k] = own + k
-					}
-					want, wst, _, err := b.AdaptiveSetup(c.a32, rows, p)
-					if err != nil {
-						t.Fatal(err)
-					}
-					f, st, kt, err := b.adaptiveFactor(splitAt(c.a, own), p, batch)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer f.Diag.Free()
-					defer f.DiagT.Free()
-					if st != wst {
-						t.Errorf("stats %+v, AdaptiveSetup's %+v", st, wst)
-					}
-					diag, _ := readBack(t, b, f.Diag)
-					diagT, _ := readBack(t, b, f.DiagT)
-					if k := joinedRowDiff(f.Left, diag, own, want); k >= 0 {
-						lc, lv := f.Left.Row(k)
-						dc, dv := diag.Row(k)
-						wc, wv := want.Row(k)
-						t.Fatalf("row %d: left %v %v, diagonal block %v %v; AdaptiveSetup's %v %v", k, lc, lv, dc, dv, wc, wv)
-					}
-					checkSameMatrix(t, "the device's transpose of the diagonal block", diagT, csr.Transpose(diag))
-					t.Logf("%d rows, %d in the left arrays; assemble %.3f ms, transpose %.3f ms",
-						len(rows), f.Left.NNZ(), 1e3*kt.Assemble, 1e3*kt.Transpose)
-				})
+				for _, bound := range []string{"uploaded", "double", "single"} {
+					t.Run(fmt.Sprintf("%s/own%d/batch%d/%s", c.name, own, batch, bound), func(t *testing.T) {
+						rows := make([]int, n-own)
+						for k := range rows {
+							rows[k] = own + k
+						}
+						want, wst, _, err := b.AdaptiveSetup(c.a32, rows, p)
+						if err != nil {
+							t.Fatal(err)
+						}
+						f, st, kt, err := b.adaptiveFactor(boundSplit(t, b, splitAt(c.a, own), bound), p, batch)
+						if err != nil {
+							t.Fatal(err)
+						}
+						defer f.Diag.Free()
+						defer f.DiagT.Free()
+						if st != wst {
+							t.Errorf("stats %+v, AdaptiveSetup's %+v", st, wst)
+						}
+						diag, _ := readBack(t, b, f.Diag)
+						diagT, _ := readBack(t, b, f.DiagT)
+						if k := joinedRowDiff(f.Left, diag, own, want); k >= 0 {
+							lc, lv := f.Left.Row(k)
+							dc, dv := diag.Row(k)
+							wc, wv := want.Row(k)
+							t.Fatalf("row %d: left %v %v, diagonal block %v %v; AdaptiveSetup's %v %v", k, lc, lv, dc, dv, wc, wv)
+						}
+						checkSameMatrix(t, "the device's transpose of the diagonal block", diagT, csr.Transpose(diag))
+						t.Logf("%d rows, %d in the left arrays; assemble %.3f ms, transpose %.3f ms",
+							len(rows), f.Left.NNZ(), 1e3*kt.Assemble, 1e3*kt.Transpose)
+					})
+				}
 			}
 		}
 	}
@@ -112,6 +117,24 @@ func splitAt(a *csr.Matrix[float64], own int) afsai.Split {
 	return afsai.Split{Border: border, Diag: diag, Own: own}
 }
 
+// boundSplit returns s with its diagonal block bound on b as a solver's
+// operator binds it (Split.Bound) in the precision named, or s as it is for
+// "uploaded". The block is freed when the test ends.
+func boundSplit(t *testing.T, b *Backend, s afsai.Split, bound string) afsai.Split {
+	prec := map[string]backend.Precision{"double": backend.Double, "single": backend.Single}
+	p, ok := prec[bound]
+	if !ok {
+		return s
+	}
+	m, err := b.NewMatrix(s.Diag, nil, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Free)
+	s.Bound = m
+	return s
+}
+
 // TestAdaptiveFactorRefusesWhatSetupRefuses: a diagonal entry that is not
 // positive, in the border or in the diagonal block, is refused with
 // CheckAdaptive's error for the joined system, found where the parts are
@@ -123,21 +146,23 @@ func TestAdaptiveFactorRefusesWhatSetupRefuses(t *testing.T) {
 	n := a.Rows
 	for _, bad := range []int{n / 5, n / 2, n - 1} {
 		for _, own := range []int{0, n / 3} {
-			c := csr.Convert[float64](a)
-			c.Val = slices.Clone(a.Val)
-			pos := c.RowPtr[bad]
-			for c.ColIdx[pos] != int32(bad) {
-				pos++
-			}
-			c.Val[pos] = -1
-			_, wantErr := afsai.CheckAdaptive(csr.Convert[float32](c), nil, p)
-			f, _, _, err := b.adaptiveFactor(splitAt(c, own), p, 0)
-			if err == nil {
-				f.Diag.Free()
-				f.DiagT.Free()
-			}
-			if wantErr == nil || err == nil || err.Error() != wantErr.Error() {
-				t.Errorf("row %d bad, own %d: error %v, CheckAdaptive's %v", bad, own, err, wantErr)
+			for _, bound := range []string{"uploaded", "double"} {
+				c := csr.Convert[float64](a)
+				c.Val = slices.Clone(a.Val)
+				pos := c.RowPtr[bad]
+				for c.ColIdx[pos] != int32(bad) {
+					pos++
+				}
+				c.Val[pos] = -1
+				_, wantErr := afsai.CheckAdaptive(csr.Convert[float32](c), nil, p)
+				f, _, _, err := b.adaptiveFactor(boundSplit(t, b, splitAt(c, own), bound), p, 0)
+				if err == nil {
+					f.Diag.Free()
+					f.DiagT.Free()
+				}
+				if wantErr == nil || err == nil || err.Error() != wantErr.Error() {
+					t.Errorf("row %d bad, own %d, block %s: error %v, CheckAdaptive's %v", bad, own, bound, err, wantErr)
+				}
 			}
 		}
 	}

@@ -10,11 +10,13 @@ import (
 // (kernels/kapgrad.cu, sysgather.cu, cholesky.cu, fsai_assemble.cu,
 // fsai_join.cu).
 var fsaiKernelNames = [...]string{"fsai_init", "fsai_kapgrad", "fsai_sysgather", "fsai_border", "fsai_solve", "fsai_assemble",
-	"fsai_count_left", "fsai_assemble_padded", "fsai_join"}
+	"fsai_count_left", "fsai_assemble_padded", "fsai_join_d", "fsai_join_s"}
 
 // fsaiKernels are those kernels in the loaded module.
 type fsaiKernels struct {
-	init, kapgrad, sysgather, border, solve, assemble, countLeft, assemblePadded, join kernel
+	init, kapgrad, sysgather, border, solve, assemble, countLeft, assemblePadded kernel
+	// join[p] joins a local system whose diagonal block holds values of precision p
+	join [2]kernel
 }
 
 // fsaiKernels looks the set-up kernels up in the backend's module. They are
@@ -24,7 +26,7 @@ type fsaiKernels struct {
 func (b *Backend) fsaiKernels() (*fsaiKernels, error) {
 	f := new(fsaiKernels)
 	for i, k := range []*kernel{&f.init, &f.kapgrad, &f.sysgather, &f.border, &f.solve, &f.assemble, &f.countLeft,
-		&f.assemblePadded, &f.join} {
+		&f.assemblePadded, &f.join[0], &f.join[1]} {
 		k.name = fsaiKernelNames[i]
 		name := cString(k.name)
 		if err := b.drv.check(b.drv.call(b.drv.moduleGetFunction, uintptr(unsafe.Pointer(&k.h)),

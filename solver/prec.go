@@ -10,7 +10,7 @@ import (
 func (s *Solver) newPrec() (pcg.Preconditioner, error) {
 	switch s.opt.Prec {
 	case "afsai", "fsai":
-		return afsai.New(s.m.a, s.be, s.opt.FSAI)
+		return afsai.NewFor(s.op, s.opt.FSAI)
 	case "jacobi":
 		return pcg.NewJacobi(s.m.a, s.be)
 	}

@@ -82,7 +82,7 @@ func newPreconditioner(o *options, A *dsmat.Matrix, op *dsmat.Operator, rep *rep
 		cfg := o.fsai.cfg
 		cfg.Static = o.prec == "fsai"
 		cfg.Wide = !o.narrow
-		p, err := afsai.New(A, op.Backend(), cfg)
+		p, err := afsai.NewFor(op, cfg)
 		if err != nil {
 			return nil, err
 		}
