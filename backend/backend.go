@@ -47,8 +47,8 @@ type Matrix interface {
 	Free()
 }
 
-// Sum is a float64 on the backend that products add to (SpMVDot) without
-// waiting.
+// Sum is a set of float64 sums on the backend that products add to
+// (SpMMDot) without waiting.
 type Sum interface {
 	Free()
 }
@@ -107,16 +107,18 @@ type Backend interface {
 	Mul(z, d, r Vector)
 	// Dot returns x'y over the local entries (no reduction across ranks).
 	Dot(x, y Vector) float64
-	// SpMVDot is SpMV that also adds w'(A*x) to s: the dot product of w
-	// (indexed like y) with the product over the rows it computes, not with
-	// what y held before. PCG's p'Ap then costs no pass of its own. It
-	// returns at once; TakeSum waits for the total.
-	SpMVDot(y Vector, a Matrix, x Vector, beta float64, w Vector, s Sum)
-	// NewSum returns a sum at zero for SpMVDot.
-	NewSum() (Sum, error)
-	// TakeSum waits for queued work, returns s and sets it back to zero.
-	// Products that add to s in one order give the same bits every time.
-	TakeSum(s Sum) (float64, error)
+	// SpMMDot is SpMM that also adds w[:,c]'(A*X)[:,c] to sum c of s for
+	// blocks of k columns: the dot product of w (indexed like y) with the
+	// product over the rows it computes, not with what y held before. PCG's
+	// p'Ap of every column then costs no pass of its own. It returns at
+	// once; TakeSum waits for the totals. With k = 1 it runs the SpMV.
+	SpMMDot(y Vector, a Matrix, x Vector, k int, beta float64, w Vector, s Sum)
+	// NewSum returns n sums at zero for SpMMDot.
+	NewSum(n int) (Sum, error)
+	// TakeSum waits for queued work, copies the sums of s into out (one
+	// per sum) and sets them back to zero. Products that add to s in one
+	// order give the same bits every time.
+	TakeSum(s Sum, out []float64) error
 
 	// PackHalo sets host[k] = src[idx[k]] through stage, a device vector of
 	// len(idx) values (the halo pack of a distributed SpMV). It returns at

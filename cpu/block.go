@@ -15,19 +15,41 @@ import (
 // SpMM computes Y = A*X + beta*Y for blocks of k columns, reading each row of
 // A once for all k columns.
 func (b *Backend) SpMM(y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64) {
-	m, xv, yv := a.(*Matrix), x.(Vector), y.(Vector)
-	if m.f32 != nil {
-		b.parallel(m.rows, func(_, lo, hi int) { spmmRows(m.f32, m.rowMap, xv, k, beta, yv, lo, hi) })
+	b.parallel(a.Rows(), func(_, lo, hi int) { b.spmmRows(y, a, x, k, beta, nil, nil, lo, hi) })
+}
+
+// SpMMDot is SpMM that adds w[:,c]'(A*X)[:,c] over the rows it computes to
+// sum c of s, summed in range order like DotCols.
+func (b *Backend) SpMMDot(y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64, w backend.Vector, s backend.Sum) {
+	sum := s.(*Sum)
+	if k == 1 {
+		sum.v[0] += b.spmv(y, a, x, beta, w.(Vector))
 		return
 	}
-	b.parallel(m.rows, func(_, lo, hi int) { spmmRows(m.f64, m.rowMap, xv, k, beta, yv, lo, hi) })
+	dots := make([]float64, k)
+	b.sumRows(a.Rows(), dots, func(lo, hi int, part []float64) { b.spmmRows(y, a, x, k, beta, w.(Vector), part, lo, hi) })
+	for c, d := range dots {
+		sum.v[c] += d
+	}
+}
+
+// spmmRows computes rows [lo, hi) of SpMM, adding w's dot products with
+// them to dots when w is not nil.
+func (b *Backend) spmmRows(y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64, w, dots []float64, lo, hi int) {
+	m, xv, yv := a.(*Matrix), x.(Vector), y.(Vector)
+	if m.f32 != nil {
+		spmmRows(m.f32, m.rowMap, xv, k, beta, yv, w, dots, lo, hi)
+		return
+	}
+	spmmRows(m.f64, m.rowMap, xv, k, beta, yv, w, dots, lo, hi)
 }
 
 // spmmRows is spmvRows for blocks of k columns: each of row i's k sums is
 // accumulated in the order of the row's entries, then written to row i (or
-// rowMap[i]) of y. Columns go four at a time with the sums in registers; the
-// row's entries, read once per group, stay in the L1 cache.
-func spmmRows[T csr.Real](m *csr.Matrix[T], rowMap []int32, x []float64, k int, beta float64, y []float64, lo, hi int) {
+// rowMap[i]) of y, and its product with w's entry added to dots when w is
+// not nil. Columns go four at a time with the sums in registers; the row's
+// entries, read once per group, stay in the L1 cache.
+func spmmRows[T csr.Real](m *csr.Matrix[T], rowMap []int32, x []float64, k int, beta float64, y, w, dots []float64, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		start, end := m.RowPtr[i], m.RowPtr[i+1]
 		cols, vals := m.ColIdx[start:end], m.Val[start:end]
@@ -37,6 +59,10 @@ func spmmRows[T csr.Real](m *csr.Matrix[T], rowMap []int32, x []float64, k int, 
 			out = int(rowMap[i])
 		}
 		yi := y[out*k : out*k+k]
+		var wi []float64 // nil: no dot products
+		if w != nil {
+			wi = w[out*k : out*k+k]
+		}
 		c := 0
 		for ; c+4 <= k; c += 4 {
 			var s0, s1, s2, s3 float64
@@ -47,25 +73,30 @@ func spmmRows[T csr.Real](m *csr.Matrix[T], rowMap []int32, x []float64, k int, 
 				s2 += v * xj[2]
 				s3 += v * xj[3]
 			}
-			store(yi[c:c+4], beta, s0, s1, s2, s3)
+			store(yi[c:c+4], wi, dots, c, beta, s0, s1, s2, s3)
 		}
 		for ; c < k; c++ {
 			var s0 float64
 			for e, j := range cols {
 				s0 += float64(vals[e]) * x[int(j)*k+c]
 			}
-			store(yi[c:c+1], beta, s0)
+			store(yi[c:c+1], wi, dots, c, beta, s0)
 		}
 	}
 }
 
-// store sets y[c] = s[c] + beta*y[c], reading y only when beta != 0.
-func store(y []float64, beta float64, s ...float64) {
-	for c, v := range s {
-		if beta != 0 {
-			v += beta * y[c]
+// store sets y[j] = s[j] + beta*y[j], reading y only when beta != 0, for
+// the sums s of columns c, c+1, ...; with the row's w (wi, not nil), it
+// adds wi[c+j]*s[j] to dots[c+j].
+func store(y, wi, dots []float64, c int, beta float64, s ...float64) {
+	for j, v := range s {
+		if wi != nil {
+			dots[c+j] += wi[c+j] * v
 		}
-		y[c] = v
+		if beta != 0 {
+			v += beta * y[j]
+		}
+		y[j] = v
 	}
 }
 

@@ -98,11 +98,6 @@ func (b *Backend) SpMV(y backend.Vector, a backend.Matrix, x backend.Vector, bet
 	b.spmv(y, a, x, beta, nil)
 }
 
-// SpMVDot is SpMV that adds w'(A*x) over the rows it computes to s.
-func (b *Backend) SpMVDot(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64, w backend.Vector, s backend.Sum) {
-	*s.(*Sum) += Sum(b.spmv(y, a, x, beta, w.(Vector)))
-}
-
 // spmv is SpMV that returns w'(A*x) over the rows it computes when w is not
 // nil, summed in range order like Dot.
 func (b *Backend) spmv(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64, w []float64) float64 {
@@ -147,18 +142,26 @@ func spmvRows[T csr.Real](m *csr.Matrix[T], rowMap []int32, x []float64, beta fl
 	return dot
 }
 
-// Sum is a host float64.
-type Sum float64
+// Sum is a set of host float64 sums.
+type Sum struct{ v []float64 }
 
 func (s *Sum) Free() {}
 
-func (b *Backend) NewSum() (backend.Sum, error) { return new(Sum), nil }
+func (b *Backend) NewSum(n int) (backend.Sum, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("cpu: NewSum: %d sums", n)
+	}
+	return &Sum{v: make([]float64, n)}, nil
+}
 
-func (b *Backend) TakeSum(s backend.Sum) (float64, error) {
+func (b *Backend) TakeSum(s backend.Sum, out []float64) error {
 	v := s.(*Sum)
-	t := float64(*v)
-	*v = 0
-	return t, nil
+	if len(out) != len(v.v) {
+		return fmt.Errorf("cpu: TakeSum: %d sums into %d", len(v.v), len(out))
+	}
+	copy(out, v.v)
+	clear(v.v)
+	return nil
 }
 
 func (b *Backend) Gather(dst, src backend.Vector, idx backend.Index) {

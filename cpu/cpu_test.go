@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/backend"
@@ -97,45 +98,54 @@ func TestUpdateRZAndXP(t *testing.T) {
 	}
 }
 
-// TestSpMVDot: the sum gathers w'(A*x) over the rows each product computes,
-// also for a row map and beta 1 (y's old values stay out of it), and
-// TakeSum sets it back to zero.
-func TestSpMVDot(t *testing.T) {
+// TestSpMMDot: the sums gather w[:,c]'(A*X)[:,c] over the rows each product
+// computes, for one column and for blocks (of a multiple of four columns
+// and not), also for a row map and beta 1 (y's old values stay out of
+// them), and TakeSum sets them back to zero.
+func TestSpMMDot(t *testing.T) {
 	b := New(3)
-	m := laplace1D(100000)
-	x, w := make(Vector, m.Cols), make(Vector, m.Rows)
-	for i := range x {
-		x[i], w[i] = math.Sin(float64(i)), math.Cos(float64(i))
-	}
-	a, _ := b.NewMatrix(m, nil, backend.Double)
-	small, _ := b.NewMatrix(laplace1D(5), []int32{1, 3, 5, 7, 9}, backend.Double)
-	s, _ := b.NewSum()
-	y := make(Vector, m.Rows)
-	for i := range y {
-		y[i] = 100
-	}
-	b.SpMVDot(y, a, x, 0, w, s)
-	b.SpMVDot(y, small, x[:5], 1, w, s)
-	got, err := b.TakeSum(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := make([]float64, m.Rows)
-	csr.MulVec(m, x, 0, ref)
-	want := 0.0
-	for i := range ref {
-		want += w[i] * ref[i]
-	}
-	part := make([]float64, 5)
-	csr.MulVec(laplace1D(5), x[:5], 0, part)
-	for k, v := range part {
-		want += w[2*k+1] * v // row k of the small block is row 2k+1
-	}
-	if math.Abs(got-want) > 1e-9*math.Abs(want)+1e-9 {
-		t.Fatalf("SpMVDot sum %v, want %v", got, want)
-	}
-	if again, _ := b.TakeSum(s); again != 0 {
-		t.Fatalf("TakeSum left %v", again)
+	m, sm := laplace1D(100000), laplace1D(5)
+	for _, k := range []int{1, 4, 7} {
+		x, w := make(Vector, m.Cols*k), make(Vector, m.Rows*k)
+		for i := range x {
+			x[i], w[i] = math.Sin(float64(i)), math.Cos(float64(i))
+		}
+		a, _ := b.NewMatrix(m, nil, backend.Double)
+		small, _ := b.NewMatrix(sm, []int32{1, 3, 5, 7, 9}, backend.Double)
+		s, _ := b.NewSum(k)
+		y := make(Vector, m.Rows*k)
+		for i := range y {
+			y[i] = 100
+		}
+		b.SpMMDot(y, a, x, k, 0, w, s)
+		b.SpMMDot(y, small, x[:5*k], k, 1, w, s)
+		got := make([]float64, k)
+		if err := b.TakeSum(s, got); err != nil {
+			t.Fatal(err)
+		}
+		for c := range k {
+			xc, wc := make([]float64, m.Cols), make([]float64, m.Rows)
+			for i := range xc {
+				xc[i], wc[i] = x[i*k+c], w[i*k+c]
+			}
+			ref := make([]float64, m.Rows)
+			csr.MulVec(m, xc, 0, ref)
+			want := 0.0
+			for i := range ref {
+				want += wc[i] * ref[i]
+			}
+			part := make([]float64, 5)
+			csr.MulVec(sm, xc[:5], 0, part)
+			for r, v := range part {
+				want += wc[2*r+1] * v // row r of the small block is row 2r+1
+			}
+			if math.Abs(got[c]-want) > 1e-9*math.Abs(want)+1e-9 {
+				t.Fatalf("k=%d: SpMMDot sum %d = %v, want %v", k, c, got[c], want)
+			}
+		}
+		if err := b.TakeSum(s, got); err != nil || slices.Max(got) != 0 || slices.Min(got) != 0 {
+			t.Fatalf("k=%d: TakeSum left %v (%v)", k, got, err)
+		}
 	}
 }
 

@@ -26,7 +26,6 @@ type Operator struct {
 	offd     backend.Matrix // the off-diagonal blocks joined (offDiagonal); nil without
 	halos    map[int]*haloBuffers
 	schedule Schedule
-	dot      backend.Sum // of ApplyDots
 
 	prec   backend.Precision // the precision Bind was asked for
 	narrow bool              // double blocks of float32 numbers stored in float32
@@ -44,6 +43,7 @@ type haloBuffers struct {
 	haloDev backend.Vector       // all halos on the device
 	recv    []*comm.Buf[float64] // views of recvBuf, one per off-diagonal block
 	halo    []backend.Vector     // views of haloDev, one per off-diagonal block
+	dot     backend.Sum          // the k sums of ApplyDots
 	unpin   []func()
 	links   *peerLinks      // the exchanges that go device to device; nil: none
 	recvs   []*comm.Request // per off-diagonal block: its halo (nil from a peer)
@@ -89,9 +89,6 @@ func (m *Matrix) BindDiagonal(be backend.Backend, diag backend.Matrix, p backend
 func (m *Matrix) bind(be backend.Backend, p backend.Precision, narrow bool, diag backend.Matrix) (*Operator, error) {
 	op := &Operator{m: m, be: be, halos: make(map[int]*haloBuffers), prec: p, narrow: narrow, diag: diag}
 	err := op.upload()
-	if err == nil {
-		op.dot, err = be.NewSum()
-	}
 	// the halo buffers are collective: every rank goes on to them or none
 	if err = m.Comm.Agree(err); err == nil {
 		_, err = op.buffers(1)
@@ -231,6 +228,9 @@ func (x *haloBuffers) alloc(m *Matrix, be backend.Backend) error {
 	for _, b := range m.Off {
 		nrecv += len(b.Cols) * x.k
 	}
+	if x.dot, err = be.NewSum(x.k); err != nil {
+		return err
+	}
 	x.recvBuf = comm.NewBuf[float64](nrecv)
 	if x.haloDev, err = be.NewVector(nrecv); err != nil {
 		return err
@@ -282,7 +282,7 @@ func (x *haloBuffers) free() {
 	for _, unpin := range x.unpin {
 		unpin()
 	}
-	for _, v := range []interface{ Free() }{x.sendIdx, x.sendDev, x.haloDev} {
+	for _, v := range []interface{ Free() }{x.sendIdx, x.sendDev, x.haloDev, x.dot} {
 		if v != nil {
 			v.Free()
 		}
@@ -337,32 +337,27 @@ func (op *Operator) ApplyBlock(y, x backend.Vector, k int) error {
 }
 
 // ApplyDots is ApplyBlock that also sets dots[c] to this rank's part of
-// X[:,c]'Y[:,c] for the k = len(dots) columns (PCG's p'Ap). For one column
-// the products compute it as they go (backend.SpMVDot), without a pass of
-// its own over x and y.
+// X[:,c]'Y[:,c] for the k = len(dots) columns (PCG's p'Ap). The products
+// compute them as they go (backend.SpMMDot), without a pass of their own
+// over x and y.
 func (op *Operator) ApplyDots(y, x backend.Vector, dots []float64) error {
 	k := len(dots)
-	switch {
-	case k < 1:
+	if k < 1 {
 		return fmt.Errorf("dsmat: spmv: dot products of %d columns", k)
-	case k > 1:
-		if err := op.ApplyBlock(y, x, k); err != nil {
-			return err
-		}
-		op.be.DotCols(x, y, dots)
-		return op.be.Err()
 	}
-	if err := op.apply(y, x, 1, true); err != nil {
-		_, _ = op.be.TakeSum(op.dot) // no partial sum left for the next call
+	ex, err := op.buffers(k)
+	if err != nil {
 		return err
 	}
-	var err error
-	dots[0], err = op.be.TakeSum(op.dot)
-	return err
+	if err := op.apply(y, x, k, true); err != nil {
+		_ = op.be.TakeSum(ex.dot, dots) // no partial sums left for the next call
+		return err
+	}
+	return op.be.TakeSum(ex.dot, dots)
 }
 
-// apply is ApplyBlock, with every product adding x'(its rows of y) to op.dot
-// when dot is set (one column only).
+// apply is ApplyBlock, with every product adding the columns' x'(its rows
+// of y) to the buffers' sums when dot is set.
 func (op *Operator) apply(y, x backend.Vector, k int, dot bool) error {
 	ex, err := op.buffers(k)
 	if err != nil {
@@ -374,14 +369,14 @@ func (op *Operator) apply(y, x backend.Vector, k int, dot bool) error {
 	}
 	be := op.be
 	if op.schedule == LocalOnly {
-		op.product(y, op.diag, x, k, 0, w)
+		op.product(y, op.diag, x, ex, 0, w)
 		op.applyOff(y, ex, w)
 		return be.Err()
 	}
 	wait := op.pack(ex, x)
 	ex.links.begin()
 	if op.schedule == Overlap {
-		op.product(y, op.diag, x, k, 0, w)
+		op.product(y, op.diag, x, ex, 0, w)
 	}
 	ex.links.put(x)
 	if err := op.post(ex, wait); err != nil {
@@ -394,7 +389,7 @@ func (op *Operator) apply(y, x backend.Vector, k int, dot bool) error {
 		for i := range ex.recvs {
 			op.land(ex, i)
 		}
-		op.product(y, op.diag, x, k, 0, w)
+		op.product(y, op.diag, x, ex, 0, w)
 	} else {
 		for i := range ex.recvs {
 			if ex.links.inbox(i) != nil {
@@ -420,16 +415,16 @@ func (op *Operator) apply(y, x backend.Vector, k int, dot bool) error {
 	return be.Err()
 }
 
-// product queues y = a*x + beta*y for blocks of k columns, adding w'(a*x)
-// to op.dot when w is not nil (one column only).
-func (op *Operator) product(y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64, w backend.Vector) {
+// product queues y = a*x + beta*y for blocks of ex.k columns, adding the
+// columns' w'(a*x) to ex.dot when w is not nil.
+func (op *Operator) product(y backend.Vector, a backend.Matrix, x backend.Vector, ex *haloBuffers, beta float64, w backend.Vector) {
 	switch {
 	case w != nil:
-		op.be.SpMVDot(y, a, x, beta, w, op.dot)
-	case k == 1:
+		op.be.SpMMDot(y, a, x, ex.k, beta, w, ex.dot)
+	case ex.k == 1:
 		op.be.SpMV(y, a, x, beta)
 	default:
-		op.be.SpMM(y, a, x, k, beta)
+		op.be.SpMM(y, a, x, ex.k, beta)
 	}
 }
 
@@ -448,7 +443,7 @@ func (op *Operator) land(ex *haloBuffers, i int) {
 // applyOff adds the product of the off-diagonal part with the halos.
 func (op *Operator) applyOff(y backend.Vector, ex *haloBuffers, w backend.Vector) {
 	if op.offd != nil {
-		op.product(y, op.offd, ex.haloDev, ex.k, 1, w)
+		op.product(y, op.offd, ex.haloDev, ex, 1, w)
 	}
 }
 
@@ -556,8 +551,4 @@ func (op *Operator) Free() {
 		}
 	}
 	op.offd, op.diag = nil, nil
-	if op.dot != nil {
-		op.dot.Free()
-		op.dot = nil
-	}
 }

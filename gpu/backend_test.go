@@ -326,18 +326,24 @@ func TestSpMVRowMap(t *testing.T) {
 	}
 }
 
-// TestSpMVDot checks the product of SpMVDot like TestSpMV, its sum against
+// TestSpMVDot checks the product of SpMMDot of one column like TestSpMV,
+// its sum against
 // w'(A*x) on the host for every width, that the sum is deterministic and
 // that TakeSum zeroes it, and that a product with a row map and beta 1
 // adds its own rows' part (not y's old values) to the same sum.
 func TestSpMVDot(t *testing.T) {
 	b := openGPU(t)
 	rng := rand.New(rand.NewPCG(19, 20))
-	s, err := b.NewSum()
+	s, err := b.NewSum(1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Free()
+	take := func() (float64, error) {
+		out := make([]float64, 1)
+		err := b.TakeSum(s, out)
+		return out[0], err
+	}
 	for name, m := range testMatrices(t) {
 		for _, p := range []backend.Precision{backend.Double, backend.Single} {
 			ref := m
@@ -363,7 +369,7 @@ func TestSpMVDot(t *testing.T) {
 					y0 := randomVec(rng, m.Rows)
 					yv := newVec(t, b, y0)
 					b.spmvDot(yv, a, xv, 1, wv, s, width)
-					got, err := b.TakeSum(s)
+					got, err := take()
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -415,16 +421,16 @@ func TestSpMVDot(t *testing.T) {
 		t.Fatal(err)
 	}
 	yv, wv := newVec(t, b, make([]float64, m.Rows)), newVec(t, b, w)
-	b.SpMVDot(yv, a, newVec(t, b, x), 0, wv, s)
-	b.SpMVDot(yv, ao, newVec(t, b, h), 1, wv, s)
-	got, err := b.TakeSum(s)
+	b.SpMMDot(yv, a, newVec(t, b, x), 1, 0, wv, s)
+	b.SpMMDot(yv, ao, newVec(t, b, h), 1, 1, wv, s)
+	got, err := take()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !near(got, want, scale, 1e-12) {
 		t.Fatalf("diagonal and mapped blocks: sum %v, want %v", got, want)
 	}
-	if again, err := b.TakeSum(s); again != 0 || err != nil {
+	if again, err := take(); again != 0 || err != nil {
 		t.Fatalf("TakeSum after TakeSum: %v, %v", again, err)
 	}
 	a.Free()

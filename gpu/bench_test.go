@@ -113,13 +113,13 @@ func BenchmarkBandwidth(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer a.Free()
-	s, err := be.NewSum()
+	s, err := be.NewSum(1)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Free()
 	b.Run("spmvdot", func(b *testing.B) {
-		measure(b, be, spmvBytes(m, backend.Double), func() { be.SpMVDot(y, a, x, 0, x, s) })
+		measure(b, be, spmvBytes(m, backend.Double), func() { be.SpMMDot(y, a, x, 1, 0, x, s) })
 	})
 }
 

@@ -25,33 +25,55 @@ const colChunk = 64
 // chunk's kc columns, times P parts that split the row's entries
 // (spmmShape).
 func (b *Backend) SpMM(y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64) {
-	b.spmm(y, a, x, k, beta, 0)
+	b.spmm(y, a, x, k, beta, nil, nil, 0)
 }
 
-// spmm is SpMM with perLane columns per lane (1 or 2; raised where the
-// chunk needs more than 32 lanes), or spmmShape's choice when it is 0.
-func (b *Backend) spmm(y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64, perLane int) {
+// spmm is SpMM, or SpMMDot adding to s when w is not nil, with perLane
+// columns per lane (1 or 2; raised where the chunk needs more than 32
+// lanes), or spmmShape's choice when it is 0. The products with dots stride
+// over the rows with one wave of blocks, which the deterministic grid-wide
+// sums have room for.
+func (b *Backend) spmm(y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64, w backend.Vector, s backend.Sum, perLane int) {
 	defer b.enter()()
-	yv, xv := b.vector("SpMM", y), b.vector("SpMM", x)
+	call := "SpMM"
+	if w != nil {
+		call = "SpMMDot"
+	}
+	yv, xv := b.vector(call, y), b.vector(call, x)
 	if yv == nil || xv == nil {
 		return
 	}
 	m, ok := a.(*Matrix)
 	switch {
 	case !ok || m == nil || m.b != b:
-		b.fail(fmt.Errorf("gpu: SpMM: %T is not a matrix of this backend", a))
+		b.fail(fmt.Errorf("gpu: %s: %T is not a matrix of this backend", call, a))
 		return
 	case k < 1:
-		b.fail(fmt.Errorf("gpu: SpMM: %d columns", k))
+		b.fail(fmt.Errorf("gpu: %s: %d columns", call, k))
 		return
 	case beta != 0 && beta != 1:
-		b.fail(fmt.Errorf("gpu: SpMM: beta %g is neither 0 nor 1", beta))
+		b.fail(fmt.Errorf("gpu: %s: beta %g is neither 0 nor 1", call, beta))
 		return
 	case xv.n != m.cols*k || yv.n%k != 0 || (m.rowMap == 0 && yv.n != m.rows*k):
-		b.fail(fmt.Errorf("gpu: SpMM: %dx%d matrix, %d columns, x of %d, y of %d", m.rows, m.cols, k, xv.n, yv.n))
+		b.fail(fmt.Errorf("gpu: %s: %dx%d matrix, %d columns, x of %d, y of %d", call, m.rows, m.cols, k, xv.n, yv.n))
 		return
 	}
-	if k == 1 {
+	var wv *Vector
+	var sum *Sum
+	if w != nil {
+		if wv, sum = b.vector(call, w), b.sum(call, s, k); wv == nil || sum == nil {
+			return
+		}
+		if wv.n != yv.n {
+			b.fail(fmt.Errorf("gpu: %s: w of %d for y of %d", call, wv.n, yv.n))
+			return
+		}
+	}
+	switch {
+	case k == 1 && w != nil:
+		b.spmvDot(y, a, x, beta, w, s, 0)
+		return
+	case k == 1:
 		b.spmv(y, a, x, beta, 0)
 		return
 	}
@@ -59,9 +81,16 @@ func (b *Backend) spmm(y backend.Vector, a backend.Matrix, x backend.Vector, k i
 		kc := min(colChunk, k-c0)
 		ci, logWC, logP := spmmShape(kc, m.width, perLane)
 		off := uintptr(8 * c0)
-		b.launch(&b.fn.spmm[m.prec][ci], ceilDiv(m.rows<<(logWC+logP), blockSize),
-			uint64(m.rows), uint64(m.rowPtr), uint64(m.col), uint64(m.val), uint64(xv.ptr+off), uint64(yv.ptr+off),
-			uint64(k), uint64(kc), uint64(logWC), uint64(logP), uint64(beta), uint64(m.rowMap))
+		blocks := ceilDiv(m.rows<<(logWC+logP), blockSize)
+		args := []uint64{uint64(m.rows), uint64(m.rowPtr), uint64(m.col), uint64(m.val), uint64(xv.ptr + off),
+			uint64(yv.ptr + off), uint64(k), uint64(kc), uint64(logWC), uint64(logP), uint64(beta), uint64(m.rowMap)}
+		if w == nil {
+			b.launch(&b.fn.spmm[m.prec][ci], blocks, args...)
+			continue
+		}
+		kern := &b.fn.spmmDot[m.prec][ci]
+		b.launch(kern, b.wave(kern, min(blocks, b.maxReduceBlocks)), append(args, uint64(wv.ptr+off), uint64(b.partials),
+			uint64(b.counter), uint64(uintptr(sum.p)+off))...)
 	}
 }
 

@@ -26,10 +26,11 @@ func absBlock(v []float64) []float64 {
 	return out
 }
 
-// TestSpMM compares SpMM with the CPU backend's on the SpMV test matrices,
-// in both precisions, with and without a row map, with beta 0 (on a y of
-// NaN in the rows written: they must not be read) and 1, for every split of
-// a row's entries (the matrix's SpMV width sets it) and every column count.
+// TestSpMM compares SpMM and SpMMDot with the CPU backend's on the SpMV
+// test matrices, in both precisions, with and without a row map, with beta
+// 0 (on a y of NaN in the rows written: they must not be read) and 1, for
+// every split of a row's entries (the matrix's SpMV width sets it) and
+// every column count; SpMMDot's sums must also be deterministic.
 func TestSpMM(t *testing.T) {
 	b := openGPU(t)
 	ref := cpu.New(1)
@@ -77,15 +78,72 @@ func TestSpMM(t *testing.T) {
 								}
 							}
 							ref.SpMM(scale, rabs, cpu.Vector(absBlock(x)), k, beta)
+							wh := randomVec(rng, yRows*k) // SpMMDot's w, indexed like y
+							dots, dotScale := make([]float64, k), make([]float64, k)
+							refDots(t, ref, ra, rabs, x, wh, k, dots, dotScale)
+							wv := newVec(t, b, wh)
 							for _, c := range append([]int{0}, spmmPerLane[:]...) {
+								what := fmt.Sprintf("%s columns per lane %d", what, c)
 								yv := newVec(t, b, y)
-								b.spmm(yv, a, xv, k, beta, c)
-								checkClose(t, fmt.Sprintf("%s columns per lane %d", what, c), download(t, b, yv), want, scale, 1e-13)
+								b.spmm(yv, a, xv, k, beta, nil, nil, c)
+								checkClose(t, what, download(t, b, yv), want, scale, 1e-13)
+								checkSpMMDot(t, b, what, y, a, xv, k, beta, wv, c, want, scale, dots, dotScale)
 							}
 						}
 					}
 				}
 				a.Free()
+			}
+		}
+	}
+}
+
+// refDots sets dots[c] to the CPU backend's w[:,c]'(A*X)[:,c] for the
+// block ra, and scale[c] to the same with |A|, |X| and |w| (rabs the block
+// of |A|): the size of its rounding.
+func refDots(t *testing.T, ref *cpu.Backend, ra, rabs backend.Matrix, x, w []float64, k int, dots, scale []float64) {
+	t.Helper()
+	s, _ := ref.NewSum(k)
+	y := make(cpu.Vector, len(w))
+	ref.SpMMDot(y, ra, cpu.Vector(x), k, 0, cpu.Vector(w), s)
+	if err := ref.TakeSum(s, dots); err != nil {
+		t.Fatal(err)
+	}
+	ref.SpMMDot(y, rabs, cpu.Vector(absBlock(x)), k, 0, cpu.Vector(absBlock(w)), s)
+	if err := ref.TakeSum(s, scale); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkSpMMDot runs SpMMDot with perLane columns per lane twice on y0: the
+// product must be want (within rounding of scale, as SpMM) and the
+// columns' dot products with w must be dots (within rounding of dotScale)
+// and the same bits both times.
+func checkSpMMDot(t *testing.T, b *Backend, what string, y0 []float64, a backend.Matrix, x backend.Vector, k int,
+	beta float64, w backend.Vector, perLane int, want, scale, dots, dotScale []float64) {
+	t.Helper()
+	s, err := b.NewSum(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Free()
+	var first []float64
+	for round := range 2 {
+		y := newVec(t, b, y0)
+		b.spmm(y, a, x, k, beta, w, s, perLane)
+		got := make([]float64, k)
+		if err := b.TakeSum(s, got); err != nil {
+			t.Fatal(err)
+		}
+		checkClose(t, what+" SpMMDot's product", download(t, b, y), want, scale, 1e-13)
+		checkClose(t, what+" SpMMDot's sums", got, dots, dotScale, 1e-12)
+		if round == 0 {
+			first = got
+			continue
+		}
+		for c := range got {
+			if math.Float64bits(got[c]) != math.Float64bits(first[c]) {
+				t.Fatalf("%s: SpMMDot's sum %d: %v then %v: not deterministic", what, c, first[c], got[c])
 			}
 		}
 	}
@@ -241,7 +299,7 @@ func BenchmarkSpMM(b *testing.B) {
 				for _, c := range spmmPerLane {
 					b.Run(fmt.Sprintf("%dpt/%v/k=%d/c=%d", pts, p, k, c), func(b *testing.B) {
 						bytes := spmvBytes(m, p) + 8*(k-1)*(m.Cols+m.Rows)
-						gbs := measure(b, be, bytes, func() { be.spmm(y, a, x, k, 0, c) })
+						gbs := measure(b, be, bytes, func() { be.spmm(y, a, x, k, 0, nil, nil, c) })
 						b.ReportMetric(float64(bytes)/gbs/1e3/float64(k), "us-per-col")
 					})
 				}

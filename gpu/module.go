@@ -28,7 +28,7 @@ type functions struct {
 	spmv, spmvDot                                                [2][len(spmvWidths)]kernel // [Precision][width index]
 	gather, gatherF32, fill, axpby, mul, dot, updateRZ, updateXP kernel
 	// Block kernels (block.go).
-	spmm                                                                 [2][len(spmmPerLane)]kernel // [Precision][columns per lane index]
+	spmm, spmmDot                                                        [2][len(spmmPerLane)]kernel // [Precision][columns per lane index]
 	axpbyCols, mulCols, dotCols, dotPairCols, updateRZCols, updateXPCols kernel
 	// Transpose kernels (transpose.go).
 	transposeCount, scanTiles, scanSums, scanAdd kernel
@@ -53,7 +53,8 @@ func (f *functions) table() []*kernel {
 	for p, prefix := range []string{"spmm_d", "spmm_s"} {
 		for i, c := range spmmPerLane {
 			f.spmm[p][i].name = fmt.Sprintf("%s_c%d", prefix, c)
-			t = append(t, &f.spmm[p][i])
+			f.spmmDot[p][i].name = f.spmm[p][i].name + "_dot"
+			t = append(t, &f.spmm[p][i], &f.spmmDot[p][i])
 		}
 	}
 	for p, prefix := range []string{"spmv_d", "spmv_s"} {

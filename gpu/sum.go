@@ -2,83 +2,102 @@ package gpu
 
 import (
 	"fmt"
-	"math"
 	"unsafe"
 
 	"github.com/fsai-dist/fsai-dist/backend"
 )
 
-// Sum is a float64 in page-locked host memory that kernels add to directly
-// (unified addressing): SpMVDot's last block adds its launch's total, and
-// TakeSum reads it once the stream is done, without a copy command.
+// Sum is a set of float64 sums in page-locked host memory that kernels add
+// to directly (unified addressing): SpMMDot's last block adds its launch's
+// totals, and TakeSum reads them once the stream is done, without a copy
+// command.
 type Sum struct {
 	b *Backend
-	p unsafe.Pointer // *float64, page-locked
+	p unsafe.Pointer // n float64s, page-locked
+	n int
 }
 
-// NewSum returns a sum at zero.
-func (b *Backend) NewSum() (backend.Sum, error) {
+// NewSum returns n sums at zero.
+func (b *Backend) NewSum(n int) (backend.Sum, error) {
 	defer b.enter()()
 	if b.err != nil {
 		return nil, b.err
 	}
-	s := &Sum{b: b}
+	if n < 1 {
+		return nil, fmt.Errorf("gpu: NewSum: %d sums", n)
+	}
+	s := &Sum{b: b, n: n}
 	d := b.drv
-	if err := d.check(d.call(d.memAllocHost, uintptr(unsafe.Pointer(&s.p)), 8), "cuMemAllocHost(8 bytes for a sum)"); err != nil {
+	if err := d.check(d.call(d.memAllocHost, uintptr(unsafe.Pointer(&s.p)), uintptr(8*n)),
+		fmt.Sprintf("cuMemAllocHost(%d bytes for sums)", 8*n)); err != nil {
 		return nil, err
 	}
-	*(*float64)(s.p) = 0
+	clear(s.values())
 	return s, nil
 }
 
-// Free releases the sum's memory; the work queued with it must be done.
+// values are the sums, in host memory.
+func (s *Sum) values() []float64 { return unsafe.Slice((*float64)(s.p), s.n) }
+
+// Free releases the sums' memory; the work queued with them must be done.
 func (s *Sum) Free() {
 	if s.p == nil {
 		return
 	}
 	defer s.b.enter()()
-	s.b.fail(s.b.drv.check(s.b.drv.call(s.b.drv.memFreeHost, uintptr(s.p)), "cuMemFreeHost(sum)"))
+	s.b.fail(s.b.drv.check(s.b.drv.call(s.b.drv.memFreeHost, uintptr(s.p)), "cuMemFreeHost(sums)"))
 	s.p = nil
 }
 
-// TakeSum waits for the queued work, returns s and sets it to zero. NaN and
-// the error once one is recorded.
-func (b *Backend) TakeSum(s backend.Sum) (float64, error) {
-	defer b.enter()()
+// sum returns s as a Sum of this backend with room for n sums, or records
+// an error naming the call and returns nil.
+func (b *Backend) sum(call string, s backend.Sum, n int) *Sum {
 	v, ok := s.(*Sum)
-	if !ok || v == nil || v.b != b || v.p == nil {
-		b.fail(fmt.Errorf("gpu: TakeSum: %T is not a sum of this backend", s))
+	if !ok || v == nil || v.b != b || v.p == nil || v.n < n {
+		b.fail(fmt.Errorf("gpu: %s: %T is not a sum of this backend with room for %d", call, s, n))
+		return nil
+	}
+	return v
+}
+
+// TakeSum waits for the queued work, copies the sums into out and sets them
+// to zero. NaNs and the error once one is recorded.
+func (b *Backend) TakeSum(s backend.Sum, out []float64) error {
+	defer b.enter()()
+	v := b.sum("TakeSum", s, len(out))
+	if v != nil && v.n != len(out) {
+		b.fail(fmt.Errorf("gpu: TakeSum: %d sums into %d", v.n, len(out)))
 	}
 	if err := b.syncLocked(); err != nil {
-		return math.NaN(), err
+		fillNaN(out)
+		return err
 	}
-	p := (*float64)(v.p)
-	t := *p
-	*p = 0
-	return t, nil
+	sums := v.values()
+	copy(out, sums)
+	clear(sums)
+	return nil
 }
 
-// SpMVDot is SpMV that also adds w'(A*x) over the rows it computes to s.
-func (b *Backend) SpMVDot(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64, w backend.Vector, s backend.Sum) {
-	b.spmvDot(y, a, x, beta, w, s, 0)
+// SpMMDot is SpMM that also adds w[:,c]'(A*X)[:,c] over the rows it
+// computes to sum c of s.
+func (b *Backend) SpMMDot(y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64, w backend.Vector, s backend.Sum) {
+	b.spmm(y, a, x, k, beta, w, s, 0)
 }
 
-// spmvDot is SpMVDot with width threads per row (one of spmvWidths), or the
-// matrix's own width when width is 0. The kernel strides over the rows with
-// one wave of blocks, which the deterministic grid-wide sum has room for.
+// spmvDot is SpMMDot of one column with width threads per row (one of
+// spmvWidths), or the matrix's own width when width is 0. The kernel strides
+// over the rows with one wave of blocks, which the deterministic grid-wide
+// sum has room for.
 func (b *Backend) spmvDot(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64, w backend.Vector, s backend.Sum, width int) {
 	defer b.enter()()
-	m := b.spmvCheck("SpMVDot", y, a, x, beta)
-	wv := b.vector("SpMVDot", w)
-	sum, ok := s.(*Sum)
+	m := b.spmvCheck("SpMMDot", y, a, x, beta)
+	wv := b.vector("SpMMDot", w)
+	sum := b.sum("SpMMDot", s, 1)
 	switch {
-	case m == nil || wv == nil:
-		return
-	case !ok || sum == nil || sum.b != b || sum.p == nil:
-		b.fail(fmt.Errorf("gpu: SpMVDot: %T is not a sum of this backend", s))
+	case m == nil || wv == nil || sum == nil:
 		return
 	case wv.n != y.Len():
-		b.fail(fmt.Errorf("gpu: SpMVDot: w of %d for y of %d", wv.n, y.Len()))
+		b.fail(fmt.Errorf("gpu: SpMMDot: w of %d for y of %d", wv.n, y.Len()))
 		return
 	}
 	i, width := widthIndex(m, width)

@@ -48,13 +48,14 @@ __device__ double fsai_cols_block_sum(double v, int kc, double *sh)
     return sh[t];
 }
 
-// fsai_cols_grid_sum finishes nsum (1 or 2) per-column reductions: block g
-// stores the sum of column c of reduction s in partials[(s*kc + c)*G + g]
+// fsai_cols_grid_reduce finishes nsum (1 or 2) per-column reductions: block
+// g stores the sum of column c of reduction s in partials[(s*kc + c)*G + g]
 // (G blocks); the last block to finish adds them in block order, each thread
-// taking the blocks of its block row, and writes result[s*kc + c]. *counter
-// must be 0 before the launch; the last block's atomicInc wraps it back to 0.
-__device__ void fsai_cols_grid_sum(double v, double w, int kc, int nsum, double *partials,
-                                   unsigned *counter, double *result)
+// taking the blocks of its block row, and writes result[s*kc + c], or adds
+// to it when add is set. *counter must be 0 before the launch; the last
+// block's atomicInc wraps it back to 0.
+__device__ void fsai_cols_grid_reduce(double v, double w, int kc, int nsum, double *partials,
+                                      unsigned *counter, double *result, int add)
 {
     __shared__ double sh[FSAI_BLOCK];
     __shared__ bool last;
@@ -81,8 +82,16 @@ __device__ void fsai_cols_grid_sum(double v, double w, int kc, int nsum, double 
                 a += p[(long long)(s * kc + c) * G + g];
         a = fsai_cols_block_sum(a, kc, sh);
         if (t < kc)
-            result[s * kc + c] = a;
+            result[s * kc + c] = add ? result[s * kc + c] + a : a;
     }
+}
+
+// fsai_cols_grid_sum writes the nsum per-column sums of
+// fsai_cols_grid_reduce to result.
+__device__ void fsai_cols_grid_sum(double v, double w, int kc, int nsum, double *partials,
+                                   unsigned *counter, double *result)
+{
+    fsai_cols_grid_reduce(v, w, kc, nsum, partials, counter, result, 0);
 }
 
 // y[:,c] = a[c]*x[:,c] + b[c]*y[:,c]; a column with b[c] == 0 does not read

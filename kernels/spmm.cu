@@ -15,57 +15,111 @@
 // Package gpu picks C, WC and P (spmmShape). A non-null rowmap sends row k
 // to row rowmap[k] of Y, as in spmv.cu.
 
-template <typename T, int C>
+// fsai_spmm_dots adds, for each of the kc columns, the block's d (lane
+// cl + c*WC's sum of column cl + c*WC, on the lanes of part 0, zero on the
+// others) to acc[column] through fsai_cols_grid_reduce: warps add their
+// groups by shuffles, then the block its warps, in fixed trees.
+template <int C>
+__device__ __forceinline__ void fsai_spmm_dots(const double (&d)[C], int kc, int log_wc, int log_w,
+                                               double *partials, unsigned *counter, double *acc)
+{
+    __shared__ double warps[FSAI_BLOCK / 32][FSAI_COLS];
+    const int WC = 1 << log_wc, warp = threadIdx.x >> 5, wl = threadIdx.x & 31;
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+        double v = d[c];
+        for (int off = 16; off >= (1 << log_w); off >>= 1)
+            v += __shfl_xor_sync(0xffffffffu, v, off);
+        if (wl < WC && wl + c * WC < kc) // lane wl of the warp's first group is column lane wl of part 0
+            warps[warp][wl + c * WC] = v;
+    }
+    __syncthreads();
+    const int R = fsai_cols_rows(kc), r = threadIdx.x / kc, j = threadIdx.x - r * kc;
+    double v = 0.0;
+    if (r < R)
+        for (int q = r; q < FSAI_BLOCK / 32; q += R)
+            v += warps[q][j];
+    fsai_cols_grid_reduce(v, 0.0, kc, 1, partials, counter, acc, 1);
+}
+
+// fsai_spmm computes the product; with DOT it also adds w[:,c]'(A*X)[:,c]
+// (w indexed like y, the dot product with the rows of the product, not with
+// what y held before) to acc[c] for the kc columns: PCG's p'Ap of every
+// column without a pass of its own. The DOT grid strides over the rows (one
+// wave of blocks, which the grid-wide sum has room for) and every thread
+// reaches the sum; without DOT a group computes one row.
+template <typename T, int C, bool DOT>
 __device__ __forceinline__ void fsai_spmm(int nrows, const int *__restrict__ rowptr,
                                           const int *__restrict__ col, const T *__restrict__ val,
                                           const double *__restrict__ x, double *__restrict__ y,
                                           int ld, int kc, int log_wc, int log_p, int accumulate,
-                                          const int *__restrict__ rowmap)
+                                          const int *__restrict__ rowmap, const double *__restrict__ w,
+                                          double *partials, unsigned *counter, double *acc)
 {
     const int log_w = log_wc + log_p, W = 1 << log_w, WC = 1 << log_wc, P = 1 << log_p;
-    const long long row = fsai_tid() >> log_w;
-    if (row >= nrows)
-        return; // the whole group leaves together: row is the same on its lanes
     const int lane = threadIdx.x & (W - 1), cl = lane & (WC - 1), part = lane >> log_wc;
     const unsigned mask = W == 32 ? 0xffffffffu : ((1u << W) - 1u) << ((threadIdx.x & 31) & ~(W - 1));
     bool has[C];
-    double s[C];
+    double d[C];
 #pragma unroll
     for (int c = 0; c < C; c++) {
         has[c] = cl + c * WC < kc;
-        s[c] = 0.0;
+        d[c] = 0.0;
     }
-    const int lo = rowptr[row], hi = rowptr[row + 1];
-    for (int e = lo + part; e < hi; e += P) {
-        const double v = (double)val[e];
-        const double *xj = x + (long long)col[e] * ld + cl;
+    // every lane of a group takes the same rows
+    const long long step = DOT ? fsai_stride() >> log_w : nrows;
+    for (long long row = fsai_tid() >> log_w; row < nrows; row += step) {
+        double s[C];
 #pragma unroll
         for (int c = 0; c < C; c++)
-            if (has[c])
-                s[c] += v * __ldg(xj + c * WC);
-    }
-    for (int off = W >> 1; off >= WC; off >>= 1) {
+            s[c] = 0.0;
+        const int lo = rowptr[row], hi = rowptr[row + 1];
+        for (int e = lo + part; e < hi; e += P) {
+            const double v = (double)val[e];
+            const double *xj = x + (long long)col[e] * ld + cl;
 #pragma unroll
-        for (int c = 0; c < C; c++)
-            s[c] += __shfl_down_sync(mask, s[c], off, W);
-    }
-    if (part == 0) {
-        double *yi = y + (rowmap ? (long long)rowmap[row] : row) * ld + cl;
+            for (int c = 0; c < C; c++)
+                if (has[c])
+                    s[c] += v * __ldg(xj + c * WC);
+        }
+        for (int off = W >> 1; off >= WC; off >>= 1) {
 #pragma unroll
-        for (int c = 0; c < C; c++)
-            if (has[c])
-                yi[c * WC] = accumulate ? yi[c * WC] + s[c] : s[c];
+            for (int c = 0; c < C; c++)
+                s[c] += __shfl_down_sync(mask, s[c], off, W);
+        }
+        if (part == 0) {
+            const long long out = (rowmap ? (long long)rowmap[row] : row) * ld + cl;
+#pragma unroll
+            for (int c = 0; c < C; c++)
+                if (has[c]) {
+                    const long long e = out + c * WC;
+                    y[e] = accumulate ? y[e] + s[c] : s[c];
+                    if (DOT)
+                        d[c] += w[e] * s[c];
+                }
+        }
     }
+    if (DOT)
+        fsai_spmm_dots<C>(d, kc, log_wc, log_w, partials, counter, acc);
 }
 
-#define FSAI_SPMM(name, T, C)                                                               \
-    extern "C" __global__ void name(int nrows, const int *rowptr, const int *col,          \
-                                    const T *val, const double *x, double *y, int ld,      \
-                                    int kc, int log_wc, int log_p, int accumulate,         \
-                                    const int *rowmap)                                     \
-    {                                                                                       \
-        fsai_spmm<T, C>(nrows, rowptr, col, val, x, y, ld, kc, log_wc, log_p, accumulate,   \
-                        rowmap);                                                            \
+#define FSAI_SPMM(name, T, C)                                                                  \
+    extern "C" __global__ void name(int nrows, const int *rowptr, const int *col,             \
+                                    const T *val, const double *x, double *y, int ld,         \
+                                    int kc, int log_wc, int log_p, int accumulate,            \
+                                    const int *rowmap)                                        \
+    {                                                                                          \
+        fsai_spmm<T, C, false>(nrows, rowptr, col, val, x, y, ld, kc, log_wc, log_p,           \
+                               accumulate, rowmap, nullptr, nullptr, nullptr, nullptr);        \
+    }                                                                                          \
+    extern "C" __global__ void name##_dot(int nrows, const int *rowptr, const int *col,       \
+                                          const T *val, const double *x, double *y, int ld,   \
+                                          int kc, int log_wc, int log_p, int accumulate,      \
+                                          const int *rowmap, const double *w,                 \
+                                          double *partials, unsigned *counter, double *acc)   \
+    {                                                                                          \
+        fsai_spmm<T, C, true>(nrows, rowptr, col, val, x, y, ld, kc, log_wc, log_p,            \
+                              accumulate, rowmap, w, partials, counter, acc);                 \
     }
 
 FSAI_SPMM(spmm_d_c1, double, 1)
