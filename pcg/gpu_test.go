@@ -100,7 +100,7 @@ func solveBlock(t *testing.T, c *comm.Comm, sys *system, prec string, rhs []floa
 	if prec == "jacobi" {
 		M, err = pcg.NewJacobi(sys.A, be)
 	} else {
-		M, err = afsai.New(sys.A, be, afsai.DefaultConfig())
+		M, err = afsai.NewFor(sys.op, afsai.DefaultConfig()) // on a GPU: reads the bound diagonal block
 	}
 	if err != nil {
 		t.Fatal(err)
