@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
 )
@@ -184,6 +185,54 @@ func BenchmarkSpMVWidth(b *testing.B) {
 				})
 			}
 			a.Free()
+		}
+	}
+}
+
+// BenchmarkFactorWidth measures the products PCG makes with aFSAI's factors,
+// G and G' of the diffusion problem of -fsai.n^3 rows (built by the GPU
+// set-up with DefaultParams), at every SpMV width and, for 8 columns, at
+// every width the SpMM's groups are sized from: rows of irregular length,
+// unlike the matrices behind spmvWidth's rule.
+func BenchmarkFactorWidth(b *testing.B) {
+	be := openGPU(b)
+	a := csr.Convert[float32](diffusion(b, *fsaiN))
+	rows := make([]int, a.Rows)
+	for i := range rows {
+		rows[i] = i
+	}
+	g32, _, _, err := be.AdaptiveSetup(a, rows, afsai.DefaultParams())
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := csr.Convert[float64](g32)
+	const k = 8
+	for _, f := range []struct {
+		name string
+		m    *csr.Matrix[float64]
+	}{{"G", g}, {"Gt", csr.Transpose(g)}} {
+		x, y := benchVec(b, be, f.m.Cols*k), benchVec(b, be, f.m.Rows*k)
+		x1, y1 := x.Slice(0, f.m.Cols), y.Slice(0, f.m.Rows)
+		for _, p := range []backend.Precision{backend.Single, backend.Double} {
+			dev, err := be.NewMatrix(f.m, nil, p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			m := dev.(*Matrix)
+			b.Logf("%s: %d rows, %.2f entries per row; %v: rule picks W=%d", f.name, f.m.Rows,
+				float64(f.m.NNZ())/float64(f.m.Rows), p, m.Width())
+			for _, wd := range spmvWidths[:4] {
+				b.Run(fmt.Sprintf("%s/%v/spmv/w%d", f.name, p, wd), func(b *testing.B) {
+					measure(b, be, spmvBytes(f.m, p), func() { be.spmv(y1, m, x1, 0, wd) })
+				})
+				sized := *m // the same device arrays, SpMM groups sized from width wd
+				sized.width = wd
+				b.Run(fmt.Sprintf("%s/%v/spmm%d/w%d", f.name, p, k, wd), func(b *testing.B) {
+					measure(b, be, spmvBytes(f.m, p)+8*(k-1)*(f.m.Cols+f.m.Rows),
+						func() { be.spmm(y, &sized, x, k, 0, nil, nil, 0) })
+				})
+			}
+			m.Free()
 		}
 	}
 }

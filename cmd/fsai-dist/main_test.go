@@ -128,6 +128,10 @@ func TestSolveProblemAndResume(t *testing.T) {
 		r["nnz"].(float64) != 7*1728-6*144 || r["ranks"].(float64) != 3 || r["backend"] != "cpu" {
 		t.Fatalf("report %v", r)
 	}
+	setup, bind, prec := r["setup_s"].(float64), r["bind_s"].(float64), r["prec_setup_s"].(float64)
+	if !(bind > 0 && prec > 0 && bind+prec <= setup) {
+		t.Errorf("set-up %g s in parts bind %g s and preconditioner %g s", setup, bind, prec)
+	}
 	if its := r["iterations"].(float64); len(r["history"].([]any)) != int(its)+1 {
 		t.Fatalf("%v iterations but %d history entries", its, len(r["history"].([]any)))
 	}

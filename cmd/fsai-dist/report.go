@@ -29,15 +29,20 @@ type report struct {
 	Partition  string `json:"partition"`
 	// MatrixValues is how A's values are stored: "double", or "single"
 	// when every block holds float32 numbers only (exact, -matrix.narrow).
-	MatrixValues string   `json:"matrix_values"`
-	Tol          float64  `json:"tol"`
-	MaxIt        int      `json:"maxit"`
-	ReadS        float64  `json:"read_s"`
-	SetupS       float64  `json:"setup_s"`
-	SolveS       float64  `json:"solve_s"`
-	TotalS       float64  `json:"total_s"`
-	IterS        float64  `json:"iter_s"` // solve_s per iteration
-	History      []number `json:"history"`
+	MatrixValues string  `json:"matrix_values"`
+	Tol          float64 `json:"tol"`
+	MaxIt        int     `json:"maxit"`
+	ReadS        float64 `json:"read_s"`
+	SetupS       float64 `json:"setup_s"`
+	// setup_s in two parts: A bound to the backend (its blocks uploaded,
+	// the halo links made) with b and x, which every preconditioner needs,
+	// and the preconditioner's own set-up
+	BindS      float64  `json:"bind_s"`
+	PrecSetupS float64  `json:"prec_setup_s"`
+	SolveS     float64  `json:"solve_s"`
+	TotalS     float64  `json:"total_s"`
+	IterS      float64  `json:"iter_s"` // solve_s per iteration
+	History    []number `json:"history"`
 	// -bench-spmv only: seconds per SpMV with A (slowest rank) and the
 	// bandwidth of the bytes a CSR SpMV must move
 	SpMVS   float64 `json:"spmv_s,omitempty"`

@@ -86,6 +86,8 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	}
 	defer b.Free()
 	defer x.Free()
+	rep.BindS = time.Since(setup).Seconds()
+	precStart := time.Now()
 	M, err := newPreconditioner(o, A, op, rep)
 	if err := c.Agree(err); err != nil {
 		return 0, setupError(err)
@@ -95,8 +97,10 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 		log.Warn("FSAI: rows whose dense factorization broke down keep a shorter pattern (prec_info.fallback_rows)",
 			zap.Int64("rows", rep.PrecInfo.FallbackRows))
 	}
+	rep.PrecSetupS = time.Since(precStart).Seconds()
 	rep.SetupS = time.Since(setup).Seconds()
-	log.Info("setup", zap.String("prec", M.Name()), zap.Float64("setup_s", rep.SetupS))
+	log.Info("setup", zap.String("prec", M.Name()), zap.Float64("setup_s", rep.SetupS),
+		zap.Float64("bind_s", rep.BindS), zap.Float64("prec_setup_s", rep.PrecSetupS))
 
 	if o.benchSpMV > 0 {
 		if err := benchSpMV(c, op, b, o.benchSpMV, rep); err != nil {
