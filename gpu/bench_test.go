@@ -103,6 +103,15 @@ func BenchmarkBandwidth(b *testing.B) {
 	b.Run("updaterz", func(b *testing.B) {
 		measure(b, be, 32*n, func() { be.UpdateRZCols(y, []float64{1e-9}, z, w, sums[:1], sums[1:]) })
 	})
+	// r and q read, r written; r'r added to a sum
+	rr, err := be.NewSum(1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rr.Free()
+	b.Run("updater", func(b *testing.B) {
+		measure(b, be, 24*n, func() { be.UpdateRCols(y, []float64{1e-9}, z, rr) })
+	})
 	// x, p, d and r read, x and p written
 	b.Run("updatexp", func(b *testing.B) {
 		measure(b, be, 48*n, func() { be.UpdateXPCols(x, []float64{1e-9}, v, w, y, []float64{0.5}) })
@@ -192,8 +201,8 @@ func BenchmarkSpMVWidth(b *testing.B) {
 // BenchmarkFactorWidth measures the products PCG makes with aFSAI's factors,
 // G and G' of the diffusion problem of -fsai.n^3 rows (built by the GPU
 // set-up with DefaultParams), at every SpMV width and, for 8 columns, at
-// every width the SpMM's groups are sized from: rows of irregular length,
-// unlike the matrices behind spmvWidth's rule.
+// every width the SpMM's groups are sized from and both columns per lane:
+// rows of irregular length, unlike the matrices behind spmvWidth's rule.
 func BenchmarkFactorWidth(b *testing.B) {
 	be := openGPU(b)
 	a := csr.Convert[float32](diffusion(b, *fsaiN))
@@ -227,10 +236,12 @@ func BenchmarkFactorWidth(b *testing.B) {
 				})
 				sized := *m // the same device arrays, SpMM groups sized from width wd
 				sized.width = wd
-				b.Run(fmt.Sprintf("%s/%v/spmm%d/w%d", f.name, p, k, wd), func(b *testing.B) {
-					measure(b, be, spmvBytes(f.m, p)+8*(k-1)*(f.m.Cols+f.m.Rows),
-						func() { be.spmm(y, &sized, x, k, 0, nil, nil, 0) })
-				})
+				for _, c := range spmmPerLane {
+					b.Run(fmt.Sprintf("%s/%v/spmm%d/w%d/c=%d", f.name, p, k, wd, c), func(b *testing.B) {
+						measure(b, be, spmvBytes(f.m, p)+8*(k-1)*(f.m.Cols+f.m.Rows),
+							func() { be.spmm(y, &sized, x, k, 0, nil, nil, c) })
+					})
+				}
 			}
 			m.Free()
 		}
