@@ -343,31 +343,14 @@ func (p *Preconditioner) Name() string { return p.name }
 
 // Apply computes z = G'(G r), for every column of r at once.
 func (p *Preconditioner) Apply(z, r *ddmat.Dense) error {
-	tmp, err := p.applyG(r)
+	tmp, err := p.work(r.Cols)
 	if err != nil {
+		return err
+	}
+	if err := p.G.ApplyBlock(tmp, r.V, r.Cols); err != nil {
 		return err
 	}
 	return p.Gt.ApplyBlock(z.V, tmp, r.Cols)
-}
-
-// ApplyDots is Apply that also sets rz[c] to this rank's part of
-// r[:,c]'z[:,c]: the product with G' adds it up as it goes, so PCG makes no
-// pass of its own over r and z for it (pcg.DotPreconditioner).
-func (p *Preconditioner) ApplyDots(z, r *ddmat.Dense, rz []float64) error {
-	tmp, err := p.applyG(r)
-	if err != nil {
-		return err
-	}
-	return p.Gt.ApplyDots(z.V, tmp, r.V, rz)
-}
-
-// applyG returns G r, in the work vector.
-func (p *Preconditioner) applyG(r *ddmat.Dense) (backend.Vector, error) {
-	tmp, err := p.work(r.Cols)
-	if err != nil {
-		return nil, err
-	}
-	return tmp, p.G.ApplyBlock(tmp, r.V, r.Cols)
 }
 
 // work returns the vector that holds G r for blocks of k columns,

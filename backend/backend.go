@@ -145,6 +145,11 @@ type Backend interface {
 	// DotCols sets out[c] to the local dot product of columns c of x and y,
 	// for blocks of len(out) columns.
 	DotCols(x, y Vector, out []float64)
+	// DotPairCols sets xy[c] and xz[c] to the local dot products of column
+	// c of x with those of y and z, reading x once, for blocks of len(xy)
+	// == len(xz) columns: r'r and r'z after a preconditioner, in one
+	// reduction.
+	DotPairCols(x, y, z Vector, xy, xz []float64)
 	// AxpbyCols computes y[:,c] = a[c]*x[:,c] + b[c]*y[:,c] for blocks of
 	// len(a) == len(b) columns.
 	AxpbyCols(y Vector, a []float64, x Vector, b []float64)
@@ -157,12 +162,6 @@ type Backend interface {
 	// d[i]*r[i,c]. z itself is not stored: UpdateXPCols forms it where the
 	// next direction needs it, so a Jacobi step reads r once less.
 	UpdateRZCols(r Vector, a []float64, q, d Vector, rr, rz []float64)
-	// UpdateRCols is PCG's residual update before a preconditioner that
-	// is not diagonal: r[:,c] -= a[c]*q[:,c], adding the local r'r of
-	// column c after it to sum c of s. It returns at once, like SpMMDot, so
-	// that the preconditioner's products queue behind it; TakeSum waits
-	// for the totals.
-	UpdateRCols(r Vector, a []float64, q Vector, s Sum)
 	// UpdateXPCols is PCG's step to the next iterate and direction, in one
 	// pass: x[:,c] += a[c]*p[:,c], then p[:,c] = z[:,c] + b[c]*p[:,c], where
 	// z[i,c] = d[i]*r[i,c] for a diagonal preconditioner d and z = r when d

@@ -114,6 +114,25 @@ func (b *Backend) DotCols(x, y backend.Vector, out []float64) {
 	})
 }
 
+// DotPairCols sets xy[c] = x[:,c]'y[:,c] and xz[c] = x[:,c]'z[:,c].
+func (b *Backend) DotPairCols(x, y, z backend.Vector, xy, xz []float64) {
+	xv, yv, zv, k := x.(Vector), y.(Vector), z.(Vector), len(xy)
+	sums := make([]float64, 2*k) // xy then xz
+	b.sumRows(len(xv)/k, sums, func(lo, hi int, s []float64) {
+		for i := lo; i < hi; i++ {
+			xi := xv[i*k : i*k+k]
+			yi, zi := yv[i*k : i*k+k][:len(xi)], zv[i*k : i*k+k][:len(xi)]
+			sy, sz := s[:len(xi)], s[k:k+len(xi)]
+			for c, v := range xi {
+				sy[c] += v * yi[c]
+				sz[c] += v * zi[c]
+			}
+		}
+	})
+	copy(xy, sums[:k])
+	copy(xz, sums[k:])
+}
+
 // AxpbyCols computes y[:,c] = a[c]*x[:,c] + b[c]*y[:,c]; a column with
 // b[c] == 0 does not read y (it may hold NaN), as in BLAS.
 func (b *Backend) AxpbyCols(y backend.Vector, a []float64, x backend.Vector, beta []float64) {
@@ -150,52 +169,23 @@ func (b *Backend) MulCols(z, d, r backend.Vector, k int) {
 // UpdateRZCols is r[:,c] -= a[c]*q[:,c], with rr[c] and rz[c] the r'r and
 // r'(d .* r) of column c after it.
 func (b *Backend) UpdateRZCols(r backend.Vector, a []float64, q, d backend.Vector, rr, rz []float64) {
-	k := len(a)
+	rv, qv, dv, k := r.(Vector), q.(Vector), d.(Vector), len(a)
 	sums := make([]float64, 2*k) // rr then rz
-	b.sumRows(len(r.(Vector))/k, sums, func(lo, hi int, s []float64) {
-		updateRows(r.(Vector), q.(Vector), a, d.(Vector), s[:k], s[k:], lo, hi)
-	})
-	copy(rr, sums[:k])
-	copy(rz, sums[k:])
-}
-
-// UpdateRCols is r[:,c] -= a[c]*q[:,c], adding the r'r of column c after it
-// to sum c of s.
-func (b *Backend) UpdateRCols(r backend.Vector, a []float64, q backend.Vector, s backend.Sum) {
-	k, sum := len(a), s.(*Sum)
-	rr := make([]float64, k)
-	b.sumRows(len(r.(Vector))/k, rr, func(lo, hi int, s []float64) {
-		updateRows(r.(Vector), q.(Vector), a, nil, s, nil, lo, hi)
-	})
-	for c, v := range rr {
-		sum.v[c] += v
-	}
-}
-
-// updateRows is rows [lo, hi) of r[:,c] -= a[c]*q[:,c] for blocks of
-// len(a) columns, adding each column's r'r after it to srr and, when d is
-// not nil, its r'(d .* r) to srz.
-func updateRows(r, q Vector, a []float64, d Vector, srr, srz []float64, lo, hi int) {
-	k := len(a)
-	for i := lo; i < hi; i++ {
-		ri := r[i*k : i*k+k]
-		qi, a, srr := q[i*k : i*k+k][:len(ri)], a[:len(ri)], srr[:len(ri)]
-		if d == nil {
+	b.sumRows(len(rv)/k, sums, func(lo, hi int, s []float64) {
+		srr, srz := s[:k], s[k:]
+		for i := lo; i < hi; i++ {
+			ri := rv[i*k : i*k+k]
+			qi, a, srr, srz, di := qv[i*k : i*k+k][:len(ri)], a[:len(ri)], srr[:len(ri)], srz[:len(ri)], dv[i]
 			for c := range ri {
 				rc := ri[c] - a[c]*qi[c]
 				ri[c] = rc
 				srr[c] += rc * rc
+				srz[c] += di * (rc * rc)
 			}
-			continue
 		}
-		srz, di := srz[:len(ri)], d[i]
-		for c := range ri {
-			rc := ri[c] - a[c]*qi[c]
-			ri[c] = rc
-			srr[c] += rc * rc
-			srz[c] += di * (rc * rc)
-		}
-	}
+	})
+	copy(rr, sums[:k])
+	copy(rz, sums[k:])
 }
 
 // UpdateXPCols is x[:,c] += a[c]*p[:,c], then p[:,c] = z[:,c] +

@@ -333,15 +333,14 @@ func (op *Operator) Apply(y, x backend.Vector) error { return op.ApplyBlock(y, x
 // device to device, beside the diagonal product, and the host does not
 // wait for them.
 func (op *Operator) ApplyBlock(y, x backend.Vector, k int) error {
-	return op.apply(y, x, k, nil)
+	return op.apply(y, x, k, false)
 }
 
 // ApplyDots is ApplyBlock that also sets dots[c] to this rank's part of
-// W[:,c]'Y[:,c] for the k = len(dots) columns, w indexed like y: PCG's p'Ap
-// with w = x, or r'z with w = r in the last product of a preconditioner.
-// The products compute them as they go (backend.SpMMDot), without a pass
-// of their own over w and y.
-func (op *Operator) ApplyDots(y, x, w backend.Vector, dots []float64) error {
+// X[:,c]'Y[:,c] for the k = len(dots) columns (PCG's p'Ap). The products
+// compute them as they go (backend.SpMMDot), without a pass of their own
+// over x and y.
+func (op *Operator) ApplyDots(y, x backend.Vector, dots []float64) error {
 	k := len(dots)
 	if k < 1 {
 		return fmt.Errorf("dsmat: spmv: dot products of %d columns", k)
@@ -350,19 +349,23 @@ func (op *Operator) ApplyDots(y, x, w backend.Vector, dots []float64) error {
 	if err != nil {
 		return err
 	}
-	if err := op.apply(y, x, k, w); err != nil {
+	if err := op.apply(y, x, k, true); err != nil {
 		_ = op.be.TakeSum(ex.dot, dots) // no partial sums left for the next call
 		return err
 	}
 	return op.be.TakeSum(ex.dot, dots)
 }
 
-// apply is ApplyBlock, with every product adding the columns' w'(its rows
-// of y) to the buffers' sums when w is not nil.
-func (op *Operator) apply(y, x backend.Vector, k int, w backend.Vector) error {
+// apply is ApplyBlock, with every product adding the columns' x'(its rows
+// of y) to the buffers' sums when dot is set.
+func (op *Operator) apply(y, x backend.Vector, k int, dot bool) error {
 	ex, err := op.buffers(k)
 	if err != nil {
 		return err
+	}
+	var w backend.Vector // the dot's other vector: x, indexed like y
+	if dot {
+		w = x
 	}
 	be := op.be
 	if op.schedule == LocalOnly {

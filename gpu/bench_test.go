@@ -103,15 +103,6 @@ func BenchmarkBandwidth(b *testing.B) {
 	b.Run("updaterz", func(b *testing.B) {
 		measure(b, be, 32*n, func() { be.UpdateRZCols(y, []float64{1e-9}, z, w, sums[:1], sums[1:]) })
 	})
-	// r and q read, r written; r'r added to a sum
-	rr, err := be.NewSum(1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rr.Free()
-	b.Run("updater", func(b *testing.B) {
-		measure(b, be, 24*n, func() { be.UpdateRCols(y, []float64{1e-9}, z, rr) })
-	})
 	// x, p, d and r read, x and p written
 	b.Run("updatexp", func(b *testing.B) {
 		measure(b, be, 48*n, func() { be.UpdateXPCols(x, []float64{1e-9}, v, w, y, []float64{0.5}) })

@@ -158,6 +158,28 @@ func (b *Backend) DotCols(x, y backend.Vector, out []float64) {
 	}
 }
 
+// DotPairCols sets xy[c] = x[:,c]'y[:,c] and xz[c] = x[:,c]'z[:,c] in one
+// reduction (also for one column: one round trip instead of two).
+func (b *Backend) DotPairCols(x, y, z backend.Vector, xy, xz []float64) {
+	defer b.enter()()
+	k := len(xy)
+	vs := b.block("DotPairCols", k, x, y, z)
+	switch {
+	case vs == nil:
+		fillNaN(xy)
+		fillNaN(xz)
+	case len(xz) != k:
+		b.fail(fmt.Errorf("gpu: DotPairCols: %d and %d sums", k, len(xz)))
+		fillNaN(xy)
+		fillNaN(xz)
+	default:
+		rows := vs[0].n / k
+		b.reduceCols(&b.fn.dotPairCols, rows, k, 2, nil, [][]float64{xy, xz}, func(c0 int) []uint64 {
+			return []uint64{uint64(rows), uint64(k), uint64(min(colChunk, k-c0)), vs[0].at(c0), vs[1].at(c0), vs[2].at(c0)}
+		})
+	}
+}
+
 // AxpbyCols computes y[:,c] = a[c]*x[:,c] + b[c]*y[:,c]; a column with
 // b[c] == 0 does not read y.
 func (b *Backend) AxpbyCols(y backend.Vector, a []float64, x backend.Vector, beta []float64) {
@@ -221,31 +243,6 @@ func (b *Backend) UpdateRZCols(r backend.Vector, a []float64, q, d backend.Vecto
 		b.reduceCols(&b.fn.updateRZCols, rows, k, 2, a, [][]float64{rr, rz}, func(c0 int) []uint64 {
 			return []uint64{uint64(rows), uint64(k), uint64(min(colChunk, k-c0)), vs[0].at(c0), vs[1].at(c0), uint64(dv.ptr)}
 		})
-	}
-}
-
-// UpdateRCols is r[:,c] -= a[c]*q[:,c], adding r'r of column c after it to
-// sum c of s, without waiting (deterministic like SpMMDot's sums).
-func (b *Backend) UpdateRCols(r backend.Vector, a []float64, q backend.Vector, s backend.Sum) {
-	defer b.enter()()
-	k := len(a)
-	vs, sum := b.block("UpdateRCols", k, r, q), b.sum("UpdateRCols", s, k)
-	if vs == nil || sum == nil || vs[0].n == 0 {
-		return
-	}
-	rows, acc := vs[0].n/k, uintptr(sum.p)
-	if k == 1 {
-		kern := &b.fn.updateR
-		b.launch(kern, b.wave(kern, ceilDiv(rows, blockSize)), uint64(rows), f64(a[0]), uint64(vs[0].ptr),
-			uint64(vs[1].ptr), uint64(b.partials), uint64(b.counter), uint64(acc))
-		return
-	}
-	kern := &b.fn.updateRCols
-	for c0 := 0; c0 < k; c0 += colChunk {
-		kc := min(colChunk, k-c0)
-		b.launchCols(kern, b.colBlocks(rows, kc, min(b.maxReduceBlocks, kern.resident*b.sms)), [][]float64{a[c0 : c0+kc]},
-			uint64(rows), uint64(k), uint64(kc), vs[0].at(c0), vs[1].at(c0), uint64(b.partials), uint64(b.counter),
-			uint64(acc+uintptr(8*c0)))
 	}
 }
 

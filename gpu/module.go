@@ -25,11 +25,11 @@ type kernel struct {
 
 // functions are the kernels the backend launches.
 type functions struct {
-	spmv, spmvDot                                                         [2][len(spmvWidths)]kernel // [Precision][width index]
-	gather, gatherF32, fill, axpby, mul, dot, updateRZ, updateR, updateXP kernel
+	spmv, spmvDot                                                [2][len(spmvWidths)]kernel // [Precision][width index]
+	gather, gatherF32, fill, axpby, mul, dot, updateRZ, updateXP kernel
 	// Block kernels (block.go).
 	spmm, spmmDot                                                        [2][len(spmmPerLane)]kernel // [Precision][columns per lane index]
-	axpbyCols, mulCols, dotCols, updateRZCols, updateRCols, updateXPCols kernel
+	axpbyCols, mulCols, dotCols, dotPairCols, updateRZCols, updateXPCols kernel
 	// Transpose kernels (transpose.go).
 	transposeCount, scanTiles, scanSums, scanAdd kernel
 	transposeScatter, transposeSort              [2]kernel // [Precision]
@@ -38,11 +38,11 @@ type functions struct {
 // table lists every kernel slot, with its name filled in.
 func (f *functions) table() []*kernel {
 	f.gather.name, f.gatherF32.name, f.fill.name, f.axpby.name, f.mul.name = "gather", "gather_f32", "fill", "axpby", "mul"
-	f.dot.name, f.updateRZ.name, f.updateR.name, f.updateXP.name = "dot", "update_rz", "update_r", "update_xp"
-	f.axpbyCols.name, f.mulCols.name, f.dotCols.name = "axpby_cols", "mul_cols", "dot_cols"
-	f.updateRZCols.name, f.updateRCols.name, f.updateXPCols.name = "update_rz_cols", "update_r_cols", "update_xp_cols"
-	t := []*kernel{&f.gather, &f.gatherF32, &f.fill, &f.axpby, &f.mul, &f.dot, &f.updateRZ, &f.updateR, &f.updateXP,
-		&f.axpbyCols, &f.mulCols, &f.dotCols, &f.updateRZCols, &f.updateRCols, &f.updateXPCols}
+	f.dot.name, f.updateRZ.name, f.updateXP.name = "dot", "update_rz", "update_xp"
+	f.axpbyCols.name, f.mulCols.name, f.dotCols.name, f.dotPairCols.name = "axpby_cols", "mul_cols", "dot_cols", "dot_pair_cols"
+	f.updateRZCols.name, f.updateXPCols.name = "update_rz_cols", "update_xp_cols"
+	t := []*kernel{&f.gather, &f.gatherF32, &f.fill, &f.axpby, &f.mul, &f.dot, &f.updateRZ, &f.updateXP,
+		&f.axpbyCols, &f.mulCols, &f.dotCols, &f.dotPairCols, &f.updateRZCols, &f.updateXPCols}
 	f.transposeCount.name, f.scanTiles.name, f.scanSums.name, f.scanAdd.name =
 		"transpose_count", "transpose_scan_tiles", "transpose_scan_sums", "transpose_scan_add"
 	t = append(t, &f.transposeCount, &f.scanTiles, &f.scanSums, &f.scanAdd)

@@ -137,6 +137,25 @@ extern "C" __global__ void dot_cols(long long n, int ld, int kc, const double *_
     fsai_cols_grid_sum(s, 0.0, kc, 1, partials, counter, result);
 }
 
+// result[c] = x[:,c]'y[:,c] and result[kc + c] = x[:,c]'z[:,c], reading x
+// once.
+extern "C" __global__ void dot_pair_cols(long long n, int ld, int kc, const double *__restrict__ x,
+                                         const double *__restrict__ y,
+                                         const double *__restrict__ z, double *partials,
+                                         unsigned *counter, double *result)
+{
+    const int R = fsai_cols_rows(kc), r = threadIdx.x / kc, c = threadIdx.x - r * kc;
+    double sy = 0.0, sz = 0.0;
+    if (r < R)
+        for (long long i = (long long)blockIdx.x * R + r; i < n; i += (long long)gridDim.x * R) {
+            const long long e = i * ld + c;
+            const double xe = x[e];
+            sy += xe * y[e];
+            sz += xe * z[e];
+        }
+    fsai_cols_grid_sum(sy, sz, kc, 2, partials, counter, result);
+}
+
 // r[:,c] -= a[c]*q[:,c]; result[c] = r'r and result[kc + c] = r'(d .* r) of
 // column c after it (update_rz per column, one diagonal d for every column).
 extern "C" __global__ void update_rz_cols(const FsaiCols a, long long n, int ld, int kc,
@@ -157,27 +176,6 @@ extern "C" __global__ void update_rz_cols(const FsaiCols a, long long n, int ld,
         }
     }
     fsai_cols_grid_sum(rr, rz, kc, 2, partials, counter, result);
-}
-
-// r[:,c] -= a[c]*q[:,c], adding r'r of column c after it to acc[c] (update_r
-// per column): PCG's residual update before a preconditioner that is not
-// diagonal, whose products queue behind it.
-extern "C" __global__ void update_r_cols(const FsaiCols a, long long n, int ld, int kc,
-                                         double *__restrict__ r, const double *__restrict__ q,
-                                         double *partials, unsigned *counter, double *acc)
-{
-    const int R = fsai_cols_rows(kc), row = threadIdx.x / kc, c = threadIdx.x - row * kc;
-    double rr = 0.0;
-    if (row < R) {
-        const double ac = a.v[c];
-        for (long long i = (long long)blockIdx.x * R + row; i < n; i += (long long)gridDim.x * R) {
-            const long long e = i * ld + c;
-            const double r0 = r[e] - ac * q[e];
-            r[e] = r0;
-            rr += r0 * r0;
-        }
-    }
-    fsai_cols_grid_reduce(rr, 0.0, kc, 1, partials, counter, acc, 1);
 }
 
 // x[:,c] += a[c]*p[:,c]; p[:,c] = z[:,c] + b[c]*p[:,c] with z[i,c] =

@@ -38,20 +38,3 @@ extern "C" __global__ void update_rz(long long n, double a, double *__restrict__
     }
     fsai_grid_sum2(rr, rz, partials, counter, result);
 }
-
-// PCG's residual update before a preconditioner that is not diagonal: r -=
-// a*q, adding r'r after it to *acc (fsai_grid_add), without a wait, so that
-// the preconditioner's products queue behind it.
-extern "C" __global__ void update_r(long long n, double a, double *__restrict__ r,
-                                    const double *__restrict__ q, double *partials,
-                                    unsigned *counter, double *acc)
-{
-    long long i = fsai_tid(), s = fsai_stride();
-    double rr = 0.0;
-    for (; i < n; i += s) {
-        double r0 = r[i] - a * q[i];
-        r[i] = r0;
-        rr += r0 * r0;
-    }
-    fsai_grid_add(rr, partials, counter, acc);
-}

@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
@@ -176,58 +175,4 @@ func TestSolveBlockFailingColumn(t *testing.T) {
 			}
 		}
 	})
-}
-
-// applyOnly hides a preconditioner's ApplyDots: PCG then reduces r'z in a
-// pass of its own.
-type applyOnly struct{ pcg.Preconditioner }
-
-// TestDotPreconditioner: aFSAI's r'z added up inside its product with G'
-// (pcg.DotPreconditioner) gives the solves of a separate reduction, on 1
-// and 2 ranks, for one and three right-hand sides: the same iterations and
-// the residual histories within rounding.
-func TestDotPreconditioner(t *testing.T) {
-	for _, np := range []int{1, 2} {
-		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
-			sys := setup(t, c, "diffusion:8", 1)
-			be, n := sys.b.BE, sys.A.LocalRows()
-			M, err := afsai.NewFor(sys.op, afsai.DefaultConfig())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer M.Free()
-			if _, ok := pcg.Preconditioner(M).(pcg.DotPreconditioner); !ok {
-				t.Fatal("afsai.Preconditioner is not a pcg.DotPreconditioner")
-			}
-			opt := pcg.Options{Tol: 1e-10, MaxIt: 500}
-			for _, k := range []int{1, 3} {
-				rhs := blockRHS(t, sys, k, -1, -1)
-				var runs [2][]pcg.Result
-				for i, m := range []pcg.Preconditioner{M, applyOnly{M}} {
-					b, _ := ddmat.New(c, be, n, k)
-					x, _ := ddmat.New(c, be, n, k)
-					if err := b.Set(rhs); err != nil {
-						t.Fatal(err)
-					}
-					if runs[i], err = pcg.SolveBlock(sys.op, m, b, x, opt); err != nil {
-						t.Fatal(err)
-					}
-					b.Free()
-					x.Free()
-				}
-				for col := range k {
-					fused, apart := runs[0][col], runs[1][col]
-					if !fused.Converged || fused.Iterations != apart.Iterations {
-						t.Fatalf("k=%d column %d: %s in %d iterations fused, %s in %d apart", k, col,
-							fused.Reason, fused.Iterations, apart.Reason, apart.Iterations)
-					}
-					for it, h := range fused.History {
-						if d := math.Abs(h - apart.History[it]); d > 1e-9*apart.History[it] {
-							t.Fatalf("k=%d column %d iteration %d: relres %.17g fused, %.17g apart", k, col, it, h, apart.History[it])
-						}
-					}
-				}
-			}
-		})
-	}
 }

@@ -29,16 +29,6 @@ type Diagonal interface {
 	Scaling() backend.Vector
 }
 
-// DotPreconditioner is a preconditioner that adds up r'z while it applies
-// z = M r (FSAI: inside its product with G'), which spares PCG a pass over
-// r and z per iteration.
-type DotPreconditioner interface {
-	Preconditioner
-	// ApplyDots is Apply that also sets rz[c] to this rank's part of
-	// r[:,c]'z[:,c].
-	ApplyDots(z, r *ddmat.Dense, rz []float64) error
-}
-
 // Reason says why a solve stopped. The values are part of fsai-dist's
 // report: new ones may be added, existing ones never change.
 type Reason string
@@ -147,7 +137,6 @@ func SolveBlock(A *dsmat.Operator, M Preconditioner, b, x *ddmat.Dense, opt Opti
 type Workspace struct {
 	A          *dsmat.Operator
 	r, z, p, q *ddmat.Dense
-	rr         backend.Sum // r'r of each column, added up by the residual update
 }
 
 // NewWorkspace allocates the work vectors for A, shaped like b.
@@ -161,12 +150,6 @@ func NewWorkspace(A *dsmat.Operator, b *ddmat.Dense) (*Workspace, error) {
 		}
 		*v = d
 	}
-	rr, err := b.BE.NewSum(b.Cols)
-	if err != nil {
-		s.Free()
-		return nil, fmt.Errorf("pcg: %w", err)
-	}
-	s.rr = rr
 	return s, nil
 }
 
@@ -176,9 +159,6 @@ func (s *Workspace) Free() {
 		if v != nil {
 			v.Free()
 		}
-	}
-	if s.rr != nil {
-		s.rr.Free()
 	}
 }
 
@@ -319,8 +299,12 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, op
 	stop := sums[2*k]
 	ddmat.Copy(p, z)
 
-	alpha, beta := make([]float64, k), make([]float64, k)
+	alpha, beta, ones := make([]float64, k), make([]float64, k), make([]float64, k)
+	negAlpha := make([]float64, k) // -alpha, for r -= alpha q without a fused kernel
 	pq, rr, rz := make([]float64, k), make([]float64, k), make([]float64, k)
+	for c := range ones {
+		ones[c] = 1
+	}
 	for it := 1; ; it++ {
 		for c := range cols {
 			if col := &cols[c]; col.active {
@@ -334,7 +318,7 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, op
 			return results(), fixed.apply()
 		}
 
-		if err := s.A.ApplyDots(q.V, p.V, p.V, pq); err != nil {
+		if err := s.A.ApplyDots(q.V, p.V, pq); err != nil {
 			return nil, err
 		}
 		if pq, err = ddmat.Sum(comm, pq...); err != nil {
@@ -358,7 +342,10 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, op
 		if !anyActive(cols) {
 			return results(), fixed.apply()
 		}
-		if err := s.updateResidual(M, alpha, rr, rz); err != nil {
+		for c, a := range alpha {
+			negAlpha[c] = -a
+		}
+		if err := s.updateResidual(M, alpha, negAlpha, ones, rr, rz); err != nil {
 			return nil, err
 		}
 		copy(local, rr)
@@ -392,28 +379,22 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, op
 }
 
 // updateResidual is r -= alpha q and z = M r, leaving the local r'r and
-// r'z of every column in rr and rz. A diagonal preconditioner is fused into
-// the update, and z is not stored (step forms it). With another, the update
-// adds up r'r and the preconditioner r'z (DotPreconditioner; else a pass
-// of its own) as they go, and the host waits for the device once, at the
-// end.
-func (s *Workspace) updateResidual(M Preconditioner, alpha, rr, rz []float64) error {
+// r'z of every column in rr and rz (negAlpha is -alpha, ones all ones). A
+// diagonal preconditioner is fused into the update, and z is not stored
+// (step forms it); with another, r'r and r'z are reduced together after
+// it, so that the update waits for the device once.
+func (s *Workspace) updateResidual(M Preconditioner, alpha, negAlpha, ones, rr, rz []float64) error {
 	be, r, z, q := s.r.BE, s.r, s.z, s.q
 	if d, ok := M.(Diagonal); ok {
 		be.UpdateRZCols(r.V, alpha, q.V, d.Scaling(), rr, rz)
 		return nil
 	}
-	be.UpdateRCols(r.V, alpha, q.V, s.rr)
-	var err error
-	if m, ok := M.(DotPreconditioner); ok {
-		err = m.ApplyDots(z, r, rz)
-	} else if err = M.Apply(z, r); err == nil {
-		be.DotCols(r.V, z.V, rz)
+	ddmat.AxpbyCols(r, negAlpha, q, ones)
+	if err := M.Apply(z, r); err != nil {
+		return err
 	}
-	if e := be.TakeSum(s.rr, rr); err == nil { // taken also after a failure: no partial sum left for the next call
-		err = e
-	}
-	return err
+	be.DotPairCols(r.V, r.V, z.V, rr, rz)
+	return nil
 }
 
 // step moves x and p on in one pass: x += alpha p with the direction of
