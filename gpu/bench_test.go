@@ -196,11 +196,7 @@ func BenchmarkSpMVWidth(b *testing.B) {
 // rows of irregular length, unlike the matrices behind spmvWidth's rule.
 func BenchmarkFactorWidth(b *testing.B) {
 	be := openGPU(b)
-	a := csr.Convert[float32](diffusion(b, *fsaiN))
-	rows := make([]int, a.Rows)
-	for i := range rows {
-		rows[i] = i
-	}
+	a, rows := benchDiffusion(b)
 	g32, _, _, err := be.AdaptiveSetup(a, rows, afsai.DefaultParams())
 	if err != nil {
 		b.Fatal(err)

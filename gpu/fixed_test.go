@@ -246,11 +246,7 @@ func TestFixedPlanErrors(t *testing.T) {
 // of a Compute.
 func BenchmarkFixedSetup(bm *testing.B) {
 	be := openGPU(bm)
-	a := csr.Convert[float32](diffusion(bm, *fsaiN))
-	rows := make([]int, a.Rows)
-	for i := range rows {
-		rows[i] = i
-	}
+	a, rows := benchDiffusion(bm)
 	g0, _, _, err := be.AdaptiveSetup(a, rows, afsai.DefaultParams())
 	if err != nil {
 		bm.Fatal(err)

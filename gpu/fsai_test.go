@@ -291,17 +291,24 @@ func compareFactors(g, want *csr.Matrix[float32]) factorDiff {
 
 var fsaiN = flag.Int("fsai.n", 100, "grid points per side of the diffusion problem of BenchmarkAdaptiveSetup")
 
+// benchDiffusion returns the set-up benchmarks' matrix, the diffusion
+// problem of -fsai.n^3 rows in float32, and the list of all its rows.
+func benchDiffusion(b *testing.B) (*csr.Matrix[float32], []int) {
+	a := csr.Convert[float32](diffusion(b, *fsaiN))
+	rows := make([]int, a.Rows)
+	for i := range rows {
+		rows[i] = i
+	}
+	return a, rows
+}
+
 // BenchmarkAdaptiveSetup times the GPU set-up against afsai.Adaptive on all
 // cores, with DefaultParams, on the diffusion problem of -fsai.n^3 rows in
 // float32, and reports the device time of each stage. Run with
 // -test.benchtime 3x (the CPU set-up runs once per b.N round).
 func BenchmarkAdaptiveSetup(bm *testing.B) {
 	be := openGPU(bm)
-	a := csr.Convert[float32](diffusion(bm, *fsaiN))
-	rows := make([]int, a.Rows)
-	for i := range rows {
-		rows[i] = i
-	}
+	a, rows := benchDiffusion(bm)
 	p := afsai.DefaultParams()
 	t0 := time.Now()
 	want, _, err := afsai.Adaptive(a, rows, p)
