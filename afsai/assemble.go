@@ -24,7 +24,7 @@ func (x *collection) assemble(ask bool) *localSystem {
 	A, ls := x.A, x.ls
 	nOwn, nRecv := A.LocalRows(), len(x.held)
 	m := nRecv + nOwn
-	ls.global, ls.own = make([]int64, m), make([]int, nOwn)
+	ls.global, ls.nOwn = make([]int64, m), nOwn
 	order := make([]int32, nRecv) // the held slot of each received local row
 	base := 0
 	for k, q := range x.sources {
@@ -34,7 +34,7 @@ func (x *collection) assemble(ask bool) *localSystem {
 	own := make([]int32, nOwn)
 	parallel.For(nOwn, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			own[i], ls.global[nRecv+i], ls.own[i] = int32(nRecv+i), A.First()+int64(i), nRecv+i
+			own[i], ls.global[nRecv+i] = int32(nRecv+i), A.First()+int64(i)
 		}
 	})
 	ls.index[len(x.sources)] = own

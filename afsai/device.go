@@ -192,7 +192,7 @@ func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (s
 	var times KernelTimes
 	var err error
 	if cfg.Apply == backend.Double && cfg.Wide {
-		g, st, times, err = dev.AdaptiveSetup(ls.matrix32(), ls.own, cfg.Params)
+		g, st, times, err = dev.AdaptiveSetup(ls.matrix32(), ls.ownRows(), cfg.Params)
 	} else {
 		var df DeviceFactor
 		df, st, times, err = dev.AdaptiveFactor(*ls.split, cfg.Params)

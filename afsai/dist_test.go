@@ -151,8 +151,8 @@ func TestGatherLocal(t *testing.T) {
 							}
 						}
 					}
-					if len(ls.own) != dc.A.LocalRows() || (len(ls.own) > 0 && ls.own[len(ls.own)-1] != m-1) {
-						t.Fatalf("%s: own rows %v are not the last of %d", dc.name, ls.own, m)
+					if own := ls.ownRows(); len(own) != dc.A.LocalRows() || (len(own) > 0 && own[len(own)-1] != m-1) {
+						t.Fatalf("%s: own rows %v are not the last of %d", dc.name, own, m)
 					}
 					if power == 1 && c.Rank() > 0 && dc.A.LocalRows() > 0 && m == dc.A.LocalRows() && len(dc.A.Off) > 0 && dc.A.Off[0].Rank < c.Rank() {
 						t.Fatalf("%s: rank has a left neighbour but gathered nothing", dc.name)

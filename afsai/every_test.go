@@ -71,7 +71,7 @@ func checkUnitDiagonal(t *testing.T, dc distCase, setup backend.Precision) {
 		}
 		return ls.A.At(i, j)
 	}
-	for k, i := range ls.own {
+	for k, i := range ls.ownRows() {
 		cols, vals := g.Row(k)
 		var q float64
 		for a, ca := range cols {

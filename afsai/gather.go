@@ -26,7 +26,8 @@ type localSystem struct {
 	split  *Split
 	A32    *csr.Matrix[float32]
 	global []int64 // global index of each local row and column
-	own    []int   // local indices of the rank's own rows
+	// the rank's own rows are the last nOwn local rows (ownRows lists them)
+	nOwn int
 	// the local index of row i of set[k]'s stripe is index[k][i] (-1: not
 	// collected); local looks it up
 	part  dsmat.Partition
@@ -39,6 +40,19 @@ type localSystem struct {
 	// incomplete marks the received rows that lost entries in the columns of
 	// the set's ranks (rows at the edge of the reach); nil when none did
 	incomplete []bool
+}
+
+// ownRows returns the local indices of the rank's own rows, made on demand:
+// a set-up on a device does without the list, millions of entries long.
+func (ls *localSystem) ownRows() []int {
+	m := len(ls.global)
+	own := make([]int, ls.nOwn)
+	parallel.For(len(own), func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			own[k] = m - ls.nOwn + k
+		}
+	})
+	return own
 }
 
 // find returns the position in set of the rank that owns global row gi and

@@ -238,8 +238,8 @@ func checkLocalRows(t *testing.T, dc distCase, ls *localSystem) {
 		t.Fatal(err)
 	}
 	m := len(ls.global)
-	if ls.A.Rows != m || len(ls.own) != dc.A.LocalRows() || (len(ls.own) > 0 && ls.own[0] != m-len(ls.own)) {
-		t.Fatalf("%s: %d local rows, %d own from %v", dc.name, ls.A.Rows, len(ls.own), ls.own)
+	if own := ls.ownRows(); ls.A.Rows != m || len(own) != dc.A.LocalRows() || (len(own) > 0 && own[0] != m-len(own)) {
+		t.Fatalf("%s: %d local rows, %d own from %v", dc.name, ls.A.Rows, len(own), own)
 	}
 	for i, gi := range ls.global {
 		var cols []int64

@@ -294,13 +294,13 @@ func (cfg Config) reach() int {
 // the configured precision and returns the own rows of G in float64.
 func computeFactor(ls *localSystem, cfg Config) (*csr.Matrix[float64], Stats, error) {
 	if cfg.Setup == backend.Single {
-		g, st, err := factorRows(ls.matrix32(), ls.own, cfg)
+		g, st, err := factorRows(ls.matrix32(), ls.ownRows(), cfg)
 		if err != nil {
 			return nil, st, err
 		}
 		return csr.Convert[float64](g), st, nil
 	}
-	return factorRows(ls.A, ls.own, cfg)
+	return factorRows(ls.A, ls.ownRows(), cfg)
 }
 
 func factorRows[T csr.Real](a *csr.Matrix[T], rows []int, cfg Config) (*csr.Matrix[T], Stats, error) {

@@ -50,6 +50,7 @@ type Updater struct {
 
 	// found by the first Update
 	ls       *localSystem     // its values are rewritten by every Update
+	own      []int            // ls's own rows (ownRows)
 	gather   *dsmat.ValuePlan // A's block values (flat) to ls.A.Val
 	flat     []float64        // A's block values: Diag, then Off in order
 	patterns [][]int32        // G's rows in the local system's numbering
@@ -202,7 +203,7 @@ func (u *Updater) prepare() error {
 	if err := c.Agree(err); err != nil {
 		return err
 	}
-	u.ls, u.gather, u.patterns = ls, gather, patterns
+	u.ls, u.own, u.gather, u.patterns = ls, ls.ownRows(), gather, patterns
 	u.gPtr, u.gVal, u.gtVal = g.RowPtr, g.Val, gt.Val // the columns are not needed again
 	u.diagFrom = [2][]int32{gSlots.DiagonalSlots(), diagT}
 	u.left, u.leftT, u.gtLeft, u.gtLeftAt = left, leftT, make([]float64, len(want)), gtLeftAt
@@ -370,7 +371,7 @@ func localPatterns(G *dsmat.Matrix, ls *localSystem) ([][]int32, *dsmat.Rows, er
 // gVal.
 func (u *Updater) computeRows() (placed bool, st Stats, err error) {
 	if u.cfg.Setup != backend.Single {
-		g, st, err := FixedPattern(u.ls.A, u.ls.own, u.patterns)
+		g, st, err := FixedPattern(u.ls.A, u.own, u.patterns)
 		if err == nil {
 			onPattern(g, u.patterns, u.gPtr, u.gVal)
 		}
@@ -387,7 +388,7 @@ func (u *Updater) computeRows() (placed bool, st Stats, err error) {
 	}
 	g, st, err := u.deviceRows(a)
 	if errors.Is(err, ErrDeviceUnsupported) {
-		g, st, err = FixedPattern(a, u.ls.own, u.patterns)
+		g, st, err = FixedPattern(a, u.own, u.patterns)
 	}
 	if err == nil {
 		onPattern(g, u.patterns, u.gPtr, u.gVal)
@@ -450,7 +451,7 @@ func (u *Updater) devicePlan(a *csr.Matrix[float32]) (FixedPlan, error) {
 		if !ok || u.noDevice {
 			return nil, ErrDeviceUnsupported
 		}
-		plan, err := dev.PrepareFixed(a, u.ls.own, u.patterns)
+		plan, err := dev.PrepareFixed(a, u.own, u.patterns)
 		if err != nil {
 			u.noDevice = errors.Is(err, ErrDeviceUnsupported)
 			return nil, err

@@ -82,7 +82,7 @@ func (b *Backend) prepareFixed(a *csr.Matrix[float32], rows []int, patterns [][]
 		mmax = max(mmax, m)
 		outLen += m
 	}
-	r, err := b.newFSAIRun(fsaiMatrix{whole: a}, rows, fsaiJob{name: "fixed-pattern FSAI", pl: fsaiPlan{steps: 1, s: mmax, mmax: mmax},
+	r, err := b.newFSAIRun(fsaiMatrix{whole: a}, int32s(rows), fsaiJob{name: "fixed-pattern FSAI", pl: fsaiPlan{steps: 1, s: mmax, mmax: mmax},
 		outLen: outLen, maxBatch: maxBatch, patBytes: 4 * (mmax + 1) * len(rows), grow: p.grow.grow})
 	if err != nil {
 		return nil, err

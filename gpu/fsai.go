@@ -46,8 +46,29 @@ import (
 // than half the free device memory give an error wrapping
 // afsai.ErrDeviceUnsupported.
 func (b *Backend) AdaptiveSetup(a *csr.Matrix[float32], rows []int, p afsai.Params) (*csr.Matrix[float32], afsai.Stats, afsai.KernelTimes, error) {
-	res, err := b.adaptiveSetup(fsaiMatrix{whole: a}, rows, p, fsaiJob{})
+	res, err := b.adaptiveWhole(a, rows, p, fsaiJob{})
 	return res.g, res.st, res.kt, err
+}
+
+// adaptiveWhole is AdaptiveSetup as job says (tests set its maxBatch).
+func (b *Backend) adaptiveWhole(a *csr.Matrix[float32], rows []int, p afsai.Params, job fsaiJob) (fsaiResult, error) {
+	diag, err := afsai.CheckAdaptive(a, rows, p)
+	if err != nil {
+		return fsaiResult{}, err
+	}
+	return b.adaptiveSetup(fsaiMatrix{whole: a}, longestRow(a), diag, int32s(rows), p, job)
+}
+
+// int32s returns rows as int32s, the form the kernels read, converted on
+// all cores.
+func int32s(rows []int) []int32 {
+	out := make([]int32, len(rows))
+	parallel.For(len(rows), func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			out[k] = int32(rows[k])
+		}
+	})
+	return out
 }
 
 // fsaiMatrix is the matrix a set-up reads: whole on the host, or a rank's
@@ -66,32 +87,12 @@ func (a fsaiMatrix) size() (rows, nnz int) {
 	return a.whole.Rows, a.whole.NNZ()
 }
 
-// check validates a, rows and p as afsai.Adaptive does, and returns the
-// longest row and, for a whole matrix, its diagonal: a split one's is
-// checked and made where it is joined, on the device.
-func (a fsaiMatrix) check(rows []int, p afsai.Params) (longest int, diag []float32, err error) {
-	switch {
-	case a.split == nil:
-		diag, err = afsai.CheckAdaptive(a.whole, rows, p)
-		return longestRow(a.whole), diag, err
-	case len(rows) == 0: // no device work: the parts are checked here
-		_, err = afsai.CheckAdaptive(a.split.Join(), rows, p)
-		return 0, nil, err
-	}
-	if err := afsai.CheckSplit(*a.split, p); err != nil {
-		return 0, nil, err
-	}
-	return a.split.LongestRow(), nil, nil
-}
-
-// adaptiveSetup runs the adaptive set-up of p for the rows of a as job
-// says: its keep, own and maxBatch (tests run several batches); the rest of
-// the job is filled in here.
-func (b *Backend) adaptiveSetup(a fsaiMatrix, rows []int, p afsai.Params, job fsaiJob) (fsaiResult, error) {
-	longest, diag, err := a.check(rows, p)
-	if err != nil {
-		return fsaiResult{}, err
-	}
+// adaptiveSetup runs the adaptive set-up of p for the rows of a, checked
+// by the caller, whose longest row has longest entries and whose diagonal
+// is diag (nil for a split matrix, whose join makes it), as job says: its
+// keep, own and maxBatch (tests run several batches); the rest of the job
+// is filled in here.
+func (b *Backend) adaptiveSetup(a fsaiMatrix, longest int, diag []float32, rows []int32, p afsai.Params, job fsaiJob) (fsaiResult, error) {
 	pl, err := planFSAI(longest, p)
 	if err != nil {
 		return fsaiResult{}, err
@@ -150,7 +151,7 @@ type fsaiResult struct {
 
 // runFSAI computes the rows of G for rows of a, whose diagonal is diag (nil
 // for a split matrix, whose join makes it), as job says.
-func (b *Backend) runFSAI(a fsaiMatrix, diag []float32, rows []int, job fsaiJob) (fsaiResult, error) {
+func (b *Backend) runFSAI(a fsaiMatrix, diag []float32, rows []int32, job fsaiJob) (fsaiResult, error) {
 	n, _ := a.size()
 	if len(rows) == 0 {
 		res := fsaiResult{g: &csr.Matrix[float32]{Cols: n, RowPtr: make([]int32, 1)}}
@@ -195,7 +196,7 @@ type fsaiRun struct {
 	b    *Backend
 	fn   *fsaiKernels
 	job  fsaiJob
-	rows []int
+	rows int // the requested rows
 	nb   int // rows per batch
 	bufs fsaiBuffers
 	tm   stageTimer
@@ -234,7 +235,7 @@ type gPart struct {
 // batches as large as half the free device memory then allows (less the
 // job's patterns, and at most job.maxBatch rows): usually all rows at once.
 // rows must not be empty.
-func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int, job fsaiJob) (*fsaiRun, error) {
+func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int32, job fsaiJob) (*fsaiRun, error) {
 	defer b.enter()()
 	if b.err != nil {
 		return nil, b.err
@@ -244,7 +245,7 @@ func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int, job fsaiJob) (*fsaiRun, e
 		return nil, err
 	}
 	n, nnz := a.size()
-	r := &fsaiRun{b: b, fn: fn, job: job, rows: rows, bufs: fsaiBuffers{b: b}, tm: stageTimer{b: b}}
+	r := &fsaiRun{b: b, fn: fn, job: job, rows: len(rows), bufs: fsaiBuffers{b: b}, tm: stageTimer{b: b}}
 	s := job.setup
 	pl := job.pl
 	s.mmax, s.s, s.tol = int64(pl.mmax), int64(pl.s), 64*math.Ldexp(1, -24)
@@ -257,12 +258,6 @@ func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int, job fsaiJob) (*fsaiRun, e
 		r.bufs.free()
 		return nil, r.bufs.err
 	}
-	rows32 := make([]int32, len(rows))
-	parallel.For(len(rows), func(_, lo, hi int) {
-		for k := lo; k < hi; k++ {
-			rows32[k] = int32(rows[k])
-		}
-	})
 	r.tm.start()
 	if a.split != nil {
 		err = r.join(a.split, &s)
@@ -270,12 +265,12 @@ func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int, job fsaiJob) (*fsaiRun, e
 		uploadSlice(b, s.rowptr, a.whole.RowPtr)
 		uploadSlice(b, s.col, a.whole.ColIdx)
 	}
-	uploadSlice(b, r.rowsDev, rows32)
+	uploadSlice(b, r.rowsDev, rows)
 	r.tm.mark(&r.kt.Upload)
 	if err == nil {
 		err = r.tm.collect()
 	}
-	runtime.KeepAlive(rows32)
+	runtime.KeepAlive(rows)
 	if err == nil {
 		err = r.allocBatches(&s, n)
 	}
@@ -297,7 +292,10 @@ func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int, job fsaiJob) (*fsaiRun, e
 	if job.keep {
 		r.leftLen, r.leftPtr = r.host.int32s(nb), r.host.int32s(nb+1)
 	}
-	r.g = csr.Matrix[float32]{Rows: len(rows), Cols: n, RowPtr: make([]int32, len(rows)+1)}
+	r.g = csr.Matrix[float32]{Rows: len(rows), Cols: n}
+	if !job.keep { // a job that keeps G builds its block's row pointers (startKept)
+		r.g.RowPtr = make([]int32, len(rows)+1)
+	}
 	return r, nil
 }
 
@@ -312,7 +310,7 @@ func (r *fsaiRun) allocBatches(s *fsaiSetup, n int) error {
 	}
 	nb := 0
 	if avail := int64(free/2) - int64(job.patBytes); avail > 0 {
-		nb = min(len(r.rows), int(avail/int64(pl.rowBytes())))
+		nb = min(r.rows, int(avail/int64(pl.rowBytes())))
 	}
 	if job.maxBatch > 0 {
 		nb = min(nb, job.maxBatch)
@@ -328,7 +326,7 @@ func (r *fsaiRun) allocBatches(s *fsaiSetup, n int) error {
 	}
 	r.outPtr = r.bufs.alloc(4*(nb+1), "G row pointers")
 	if job.keep { // G's arrays are allocated at their size once it is known
-		r.startKept(len(r.rows), n, nb)
+		r.startKept(r.rows, n, nb)
 	} else {
 		r.outCol = r.bufs.alloc(4*nb*(pl.mmax+1), "G columns")
 		r.outVal = r.bufs.alloc(4*nb*(pl.mmax+1), "G values")
@@ -368,8 +366,8 @@ func (r *fsaiRun) compute(val, diag []float32) (*csr.Matrix[float32], afsai.Stat
 	r.tm.mark(&r.kt.Upload)
 	g := &r.g
 	g.ColIdx, g.Val = r.cols[:0], r.vals[:0]
-	for lo := 0; lo < len(r.rows); lo += r.nb {
-		if err := r.batch(lo, min(r.nb, len(r.rows)-lo), &st); err != nil {
+	for lo := 0; lo < r.rows; lo += r.nb {
+		if err := r.batch(lo, min(r.nb, r.rows-lo), &st); err != nil {
 			return nil, st, err
 		}
 	}

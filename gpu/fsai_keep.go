@@ -50,13 +50,21 @@ func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, maxBatch int) (a
 		return afsai.DeviceFactor{}, afsai.Stats{}, afsai.KernelTimes{}, err
 	}
 	n, own := a.Border.Rows, a.Own
-	rows := make([]int, n-own) // millions: written on all cores
+	longest := 0
+	if n == own { // no device work: the parts are checked here
+		if _, err := afsai.CheckAdaptive(a.Join(), nil, p); err != nil {
+			return afsai.DeviceFactor{}, afsai.Stats{}, afsai.KernelTimes{}, err
+		}
+	} else {
+		longest = a.LongestRow()
+	}
+	rows := make([]int32, n-own) // millions: written on all cores
 	parallel.For(len(rows), func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
-			rows[k] = own + k
+			rows[k] = int32(own + k)
 		}
 	})
-	res, err := b.adaptiveSetup(fsaiMatrix{split: &a}, rows, p, fsaiJob{keep: true, own: own, maxBatch: maxBatch})
+	res, err := b.adaptiveSetup(fsaiMatrix{split: &a}, longest, nil, rows, p, fsaiJob{keep: true, own: own, maxBatch: maxBatch})
 	if err != nil {
 		return afsai.DeviceFactor{}, res.st, res.kt, err
 	}
@@ -174,7 +182,7 @@ func (r *fsaiRun) assembleKept(first, nb int) error {
 func (r *fsaiRun) joinKept() error {
 	b := r.b
 	r.bufs.free() // the batch state is done with: G's block takes its place
-	n := len(r.rows)
+	n := r.rows
 	nnz := int(r.diagPtr[n])
 	d := &Matrix{b: b, rows: n, cols: n, nnz: nnz, prec: backend.Single, width: spmvWidth(n, nnz, backend.Single)}
 	var err error

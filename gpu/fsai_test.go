@@ -178,7 +178,7 @@ func TestAdaptiveSetupMatchesCPU(t *testing.T) {
 				name := fmt.Sprintf("%s/steps%d-s%d-eps%g-stall%g-scaled%t/%s",
 					c.name, p.Steps, p.StepSize, p.Eps, p.Stall, p.Scaled, sub.name)
 				t.Run(name, func(t *testing.T) {
-					res, err := b.adaptiveSetup(fsaiMatrix{whole: c.a32}, sub.rows, p, fsaiJob{maxBatch: sub.batch})
+					res, err := b.adaptiveWhole(c.a32, sub.rows, p, fsaiJob{maxBatch: sub.batch})
 					if err != nil {
 						t.Fatal(err)
 					}
