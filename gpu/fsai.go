@@ -281,17 +281,13 @@ func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int32, job fsaiJob) (*fsaiRun,
 	}
 	r.l = newFSAILauncher(b, s)
 
-	keepWords := 0
-	if job.keep {
-		keepWords = 2*r.nb + 1
-	}
 	nb := r.nb
-	r.host = b.newHostWords(2*job.outLen + 3*nb + 1 + keepWords)
+	if job.keep { // a kept G's batches are sized on the device (assembleKept)
+		nb = 0
+	}
+	r.host = b.newHostWords(2*job.outLen + 3*nb + 1)
 	r.cols, r.vals = r.host.int32s(job.outLen), r.host.float32s(job.outLen)
 	r.lens, r.states, r.ptr = r.host.int32s(nb), r.host.int32s(nb), r.host.int32s(nb+1)
-	if job.keep {
-		r.leftLen, r.leftPtr = r.host.int32s(nb), r.host.int32s(nb+1)
-	}
 	r.g = csr.Matrix[float32]{Rows: len(rows), Cols: n}
 	if !job.keep { // a job that keeps G builds its block's row pointers (startKept)
 		r.g.RowPtr = make([]int32, len(rows)+1)
@@ -342,6 +338,9 @@ func (r *fsaiRun) free() {
 	r.tm.free()
 	r.bufs.free()
 	r.freeChunks()
+	if r.diagPtr != 0 { // a kept G's row pointers that no block took
+		r.b.free(r.diagPtr, "G row pointers")
+	}
 	r.host.release()
 }
 
@@ -424,6 +423,9 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 	}
 	l.rows(&fn.solve, nb, 1)
 	tm.mark(&kt.Solve)
+	if r.job.keep { // sized and assembled on the device
+		return r.assembleKept(first, nb, st)
+	}
 
 	// Row lengths and breakdowns give the statistics and the row pointers.
 	r.host.wait()
@@ -435,15 +437,10 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 	tm.mark(&kt.Download)
 	base := st.NNZ // G's entries before this batch
 	nnz := int(r.batchStats(nb, st))
-	if base+int64(nnz) > math.MaxInt32 {
-		return fmt.Errorf("gpu: %s: G has more than %d entries, more than a CSR block's int32 row pointers hold",
-			r.job.name, math.MaxInt32)
+	if err := r.addEntries(st, int64(nnz)); err != nil {
+		return err
 	}
-	st.NNZ += int64(nnz)
-	switch {
-	case r.job.keep:
-		return r.assembleKept(first, nb)
-	case r.placed != nil:
+	if r.placed != nil {
 		return r.placeRows(first, nb)
 	}
 	r.ptr[0] = 0
@@ -455,7 +452,7 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 	})
 
 	b.upload(r.outPtr, unsafe.Pointer(&r.ptr[0]), 4*(nb+1))
-	l.rows(&fn.assemble, nb, 0, uint64(r.outPtr), uint64(r.outCol), uint64(r.outVal), 0, 0, 0)
+	l.rows(&fn.assemble, nb, 0, uint64(r.outPtr), 0, uint64(r.outCol), uint64(r.outVal), 0, 0, 0, 0)
 	tm.mark(&kt.Assemble)
 	if r.job.outLen > 0 { // into G's page-locked arrays, which hold all rows
 		g.ColIdx = slices.Grow(g.ColIdx, nnz)[:int(base)+nnz]
@@ -474,6 +471,17 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 	}
 	tm.mark(&kt.Download)
 	return tm.collect()
+}
+
+// addEntries adds a batch's nnz entries of G to st, or refuses a G of more
+// entries than int32 row pointers hold.
+func (r *fsaiRun) addEntries(st *afsai.Stats, nnz int64) error {
+	if st.NNZ+nnz > math.MaxInt32 {
+		return fmt.Errorf("gpu: %s: G has more than %d entries, more than a CSR block's int32 row pointers hold",
+			r.job.name, math.MaxInt32)
+	}
+	st.NNZ += nnz
+	return nil
 }
 
 // batchStats adds the largest pattern and the breakdowns of the batch's nb

@@ -82,14 +82,20 @@ func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, maxBatch int) (a
 	return afsai.DeviceFactor{Left: kept.left, Diag: kept.diag, DiagT: diagT}, res.st, res.kt, nil
 }
 
-// keptRun is an fsaiRun's state for a job that keeps G on the device.
+// keptRun is an fsaiRun's state for a job that keeps G on the device. The
+// batches are sized on the device: fsai_kept_counts counts each row's
+// entries in the block and left of it, prefix sums turn the counts into
+// row pointers, and only the left entries' row pointers come to the host,
+// for the host's part of G.
 type keptRun struct {
-	leftDev, leftPtrDev uintptr // per batch row: its columns left of the block, their row pointers
-	leftLen, leftPtr    []int32 // the same on the host (page-locked)
-	chunks              []keptChunk
-	diagPtr             []int32              // the block's row pointers, all rows
-	left                *csr.Matrix[float32] // the entries left of the block, all rows
-	kept                *keptRows            // the result, once every batch is done
+	diagPtr  uintptr // G's block row pointers, all rows (on the device; the block takes them)
+	leftPtr  uintptr // a batch's left row pointers, counting the earlier batches' entries
+	stats    uintptr // a batch's longest pattern and breakdowns
+	scanSums uintptr // the prefix sums' scratch
+	diagNNZ  int     // the block's entries so far
+	chunks   []keptChunk
+	left     *csr.Matrix[float32] // the entries left of the block, all rows
+	kept     *keptRows            // the result, once every batch is done
 }
 
 // keptChunk is one batch's entries of G's diagonal block on the device.
@@ -101,9 +107,13 @@ type keptChunk struct {
 // startKept allocates what a job that keeps G needs beside the batch state,
 // for n rows in batches of nb, in a local system of cols columns.
 func (r *fsaiRun) startKept(n, cols, nb int) {
-	r.leftDev = r.bufs.alloc(4*nb, "left column counts")
-	r.leftPtrDev = r.bufs.alloc(4*(nb+1), "left row pointers")
-	r.diagPtr = make([]int32, n+1)
+	var err error
+	if r.diagPtr, err = r.b.alloc(4*(n+1), "G row pointers"); err != nil && r.bufs.err == nil {
+		r.bufs.err = err
+	}
+	r.leftPtr = r.bufs.alloc(4*(nb+1), "left row pointers")
+	r.stats = r.bufs.alloc(8, "batch statistics")
+	r.scanSums = r.bufs.alloc(4*ceilDiv(nb+1, scanTile), "prefix sum scratch")
 	r.left = &csr.Matrix[float32]{Rows: n, Cols: cols, RowPtr: make([]int32, n+1)}
 }
 
@@ -116,22 +126,34 @@ func (r *fsaiRun) freeChunks() {
 	r.chunks = nil
 }
 
-// assembleKept assembles the nb rows of the batch from row first on, on the
-// device: their entries of the diagonal block into a chunk of its exact
-// size, the entries left of it into arrays that come to the host.
-func (r *fsaiRun) assembleKept(first, nb int) error {
+// assembleKept sizes and assembles the nb rows of the batch from row first
+// on, on the device: their entries of the diagonal block into a chunk of
+// its exact size, the entries left of it into arrays that come to the host;
+// st gets the batch's statistics.
+func (r *fsaiRun) assembleKept(first, nb int, st *afsai.Stats) error {
 	b, fn, l, tm, kt := r.b, r.fn, r.l, &r.tm, &r.kt
-	own := r.job.own
-	l.rows(&fn.countLeft, nb, uint64(own), uint64(r.leftDev))
-	b.download(unsafe.Pointer(&r.leftLen[0]), r.leftDev, 4*nb)
+	own, left := r.job.own, r.left
+	diagPtr := r.diagPtr + uintptr(4*first)
+	diagBase, leftBase := r.diagNNZ, int(left.RowPtr[first])
+	b.memset32(r.stats, 0, 2)
+	l.rows(&fn.keptCounts, nb, uint64(own), uint64(diagPtr), uint64(diagBase), uint64(r.leftPtr), uint64(leftBase), uint64(r.stats))
+	b.scan(diagPtr, nb+1, r.scanSums)
+	b.scan(r.leftPtr, nb+1, r.scanSums)
+	tail := unsafe.Slice((*int32)(b.host), 4) // the batch's ends of the block and of the left entries, its statistics
+	b.download(unsafe.Pointer(&tail[0]), diagPtr+uintptr(4*nb), 4)
+	b.download(unsafe.Pointer(&tail[1]), r.leftPtr+uintptr(4*nb), 4)
+	b.download(unsafe.Pointer(&tail[2]), r.stats, 8)
+	downloadSlice(b, left.RowPtr[first+1:first+nb+1], r.leftPtr+4)
 	if b.syncLocked() != nil {
 		return b.err
 	}
-	r.ptr[0], r.leftPtr[0] = 0, 0
-	parallel.Scan(r.leftPtr[:nb+1], func(k int) int32 { return r.leftLen[k] })
-	parallel.Scan(r.ptr[:nb+1], func(k int) int32 { return r.lens[k] + 1 - r.leftLen[k] })
-	c := keptChunk{nnz: int(r.ptr[nb])}
-	nLeft := int(r.leftPtr[nb])
+	c := keptChunk{nnz: int(tail[0]) - diagBase}
+	nLeft := int(tail[1]) - leftBase
+	st.MaxPattern = max(st.MaxPattern, int(tail[2]))
+	st.FallbackRows += int(tail[3])
+	if err := r.addEntries(st, int64(c.nnz+nLeft)); err != nil {
+		return err
+	}
 	var err error
 	if c.col, err = b.alloc(4*c.nnz, "G columns"); err == nil {
 		if c.val, err = b.alloc(4*c.nnz, "G values"); err != nil {
@@ -142,6 +164,7 @@ func (r *fsaiRun) assembleKept(first, nb int) error {
 		return err
 	}
 	r.chunks = append(r.chunks, c)
+	r.diagNNZ += c.nnz
 	var leftCol, leftVal uintptr // freed once they are on the host
 	defer func() {
 		b.free(leftCol, "FSAI set-up")
@@ -153,25 +176,16 @@ func (r *fsaiRun) assembleKept(first, nb int) error {
 	if err != nil {
 		return err
 	}
-	b.upload(r.outPtr, unsafe.Pointer(&r.ptr[0]), 4*(nb+1))
-	b.upload(r.leftPtrDev, unsafe.Pointer(&r.leftPtr[0]), 4*(nb+1))
-	l.rows(&fn.assemble, nb, uint64(own), uint64(r.outPtr), uint64(c.col), uint64(c.val),
-		uint64(r.leftPtrDev), uint64(leftCol), uint64(leftVal))
+	l.rows(&fn.assemble, nb, uint64(own), uint64(diagPtr), uint64(diagBase), uint64(c.col), uint64(c.val),
+		uint64(r.leftPtr), uint64(leftBase), uint64(leftCol), uint64(leftVal))
 	tm.mark(&kt.Assemble)
-	base, leftBase := r.diagPtr[first], r.left.RowPtr[first]
-	parallel.For(nb, func(_, lo, hi int) {
-		for k := lo; k < hi; k++ {
-			r.diagPtr[first+k+1] = base + r.ptr[k+1]
-			r.left.RowPtr[first+k+1] = leftBase + r.leftPtr[k+1]
-		}
-	})
 	cols, vals := make([]int32, nLeft), make([]float32, nLeft)
 	downloadSlice(b, cols, leftCol)
 	downloadSlice(b, vals, leftVal)
 	if b.syncLocked() != nil {
 		return b.err
 	}
-	r.left.ColIdx, r.left.Val = append(r.left.ColIdx, cols...), append(r.left.Val, vals...)
+	left.ColIdx, left.Val = append(left.ColIdx, cols...), append(left.Val, vals...)
 	tm.mark(&kt.Download)
 	return tm.collect()
 }
@@ -182,13 +196,10 @@ func (r *fsaiRun) assembleKept(first, nb int) error {
 func (r *fsaiRun) joinKept() error {
 	b := r.b
 	r.bufs.free() // the batch state is done with: G's block takes its place
-	n := r.rows
-	nnz := int(r.diagPtr[n])
+	n, nnz := r.rows, r.diagNNZ
 	d := &Matrix{b: b, rows: n, cols: n, nnz: nnz, prec: backend.Single, width: spmvWidth(n, nnz, backend.Single)}
+	d.rowPtr, r.diagPtr = r.diagPtr, 0
 	var err error
-	if d.rowPtr, err = b.alloc(4*(n+1), "G row pointers"); err != nil {
-		return err
-	}
 	if len(r.chunks) == 1 {
 		d.col, d.val = r.chunks[0].col, r.chunks[0].val
 		r.chunks = nil
@@ -207,7 +218,6 @@ func (r *fsaiRun) joinKept() error {
 			at += uintptr(4 * c.nnz)
 		}
 	}
-	uploadSlice(b, d.rowPtr, r.diagPtr)
 	if err := b.syncLocked(); err != nil {
 		d.Free()
 		return err

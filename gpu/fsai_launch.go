@@ -10,11 +10,11 @@ import (
 // (kernels/kapgrad.cu, sysgather.cu, cholesky.cu, fsai_assemble.cu,
 // fsai_join.cu).
 var fsaiKernelNames = [...]string{"fsai_init", "fsai_kapgrad", "fsai_sysgather", "fsai_border", "fsai_solve", "fsai_assemble",
-	"fsai_count_left", "fsai_assemble_padded", "fsai_join_d", "fsai_join_s"}
+	"fsai_kept_counts", "fsai_assemble_padded", "fsai_join_d", "fsai_join_s"}
 
 // fsaiKernels are those kernels in the loaded module.
 type fsaiKernels struct {
-	init, kapgrad, sysgather, border, solve, assemble, countLeft, assemblePadded kernel
+	init, kapgrad, sysgather, border, solve, assemble, keptCounts, assemblePadded kernel
 	// join[p] joins a local system whose diagonal block holds values of precision p
 	join [2]kernel
 }
@@ -25,7 +25,7 @@ type fsaiKernels struct {
 // costs microseconds.
 func (b *Backend) fsaiKernels() (*fsaiKernels, error) {
 	f := new(fsaiKernels)
-	for i, k := range []*kernel{&f.init, &f.kapgrad, &f.sysgather, &f.border, &f.solve, &f.assemble, &f.countLeft,
+	for i, k := range []*kernel{&f.init, &f.kapgrad, &f.sysgather, &f.border, &f.solve, &f.assemble, &f.keptCounts,
 		&f.assemblePadded, &f.join[0], &f.join[1]} {
 		k.name = fsaiKernelNames[i]
 		name := cString(k.name)
@@ -38,7 +38,7 @@ func (b *Backend) fsaiKernels() (*fsaiKernels, error) {
 }
 
 // fsaiLauncher launches the set-up kernels: each takes the FsaiSetup struct
-// by value and up to seven 8-byte arguments. Unlike Backend.launch it sets
+// by value and up to nine 8-byte arguments. Unlike Backend.launch it sets
 // the block size and the dynamic shared memory. Its parameter array is
 // pinned for the life of the set-up.
 type fsaiLauncher struct {
@@ -51,8 +51,8 @@ type fsaiLauncher struct {
 // ptrs[1+i] at vals[i].
 type fsaiParams struct {
 	setup fsaiSetup
-	vals  [7]uint64
-	ptrs  [8]uintptr
+	vals  [9]uint64
+	ptrs  [10]uintptr
 }
 
 func newFSAILauncher(b *Backend, setup fsaiSetup) *fsaiLauncher {

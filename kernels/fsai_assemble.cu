@@ -23,8 +23,6 @@ __device__ __forceinline__ int fsai_left_count(const FsaiSetup &S, long long k, 
     return n;
 }
 
-// out[k] = the number of row k's pattern columns before own: the sizes of
-// the left arrays.
 // fsai_place returns how many of row k's first m pattern columns are
 // smaller than c: c's place among them.
 __device__ __forceinline__ int fsai_place(const FsaiSetup &S, long long k, int m, int c)
@@ -48,27 +46,58 @@ __device__ __forceinline__ double fsai_scale(const FsaiSetup &S, long long k)
     return __ddiv_rn(1.0, __dsqrt_rn((double)S.psi[k]));
 }
 
-extern "C" __global__ void fsai_count_left(const FsaiSetup S, int own, int *__restrict__ out)
+// fsai_kept_counts sizes a batch's rows for fsai_assemble when the rank
+// keeps G's diagonal block: diagptr[1 + k] = row k's entries in the block
+// (its pattern columns from own on, and the diagonal) and leftptr[1 + k] =
+// its columns before own, with diagptr[0] = diagbase and leftptr[0] =
+// leftbase, the entries of the batches before. Inclusive prefix sums of the
+// nb + 1 entries then make them the rows' pointers. stats[0] gets the
+// longest pattern and stats[1] the rows a breakdown stopped (integer
+// atomics, one per warp: the same result in any order).
+extern "C" __global__ void fsai_kept_counts(const FsaiSetup S, int own, int *__restrict__ diagptr, int diagbase,
+                                            int *__restrict__ leftptr, int leftbase, int *__restrict__ stats)
 {
-    for (long long k = fsai_tid(); k < S.nb; k += fsai_stride())
-        out[k] = fsai_left_count(S, k, own);
+    int longest = 0, broken = 0;
+    for (long long k = fsai_tid(); k < S.nb; k += fsai_stride()) {
+        const int m = S.len[k], left = fsai_left_count(S, k, own);
+        diagptr[1 + k] = m + 1 - left;
+        leftptr[1 + k] = left;
+        longest = max(longest, m);
+        broken += S.state[k] == FSAI_BROKEN;
+        if (k == 0) {
+            diagptr[0] = diagbase;
+            leftptr[0] = leftbase;
+        }
+    }
+    for (int off = 16; off > 0; off >>= 1) {
+        longest = max(longest, __shfl_down_sync(0xffffffffu, longest, off));
+        broken += __shfl_down_sync(0xffffffffu, broken, off);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicMax(&stats[0], longest);
+        atomicAdd(&stats[1], broken);
+    }
 }
 
-extern "C" __global__ void fsai_assemble(const FsaiSetup S, int own, const int *__restrict__ outptr,
+// fsai_assemble writes row k's block entries from outptr[k] - outbase on
+// in outcol and outval, and its left entries from leftptr[k] - leftbase on
+// in leftcol and leftval: the pointers may count the entries of earlier
+// batches, which the bases take off.
+extern "C" __global__ void fsai_assemble(const FsaiSetup S, int own, const int *__restrict__ outptr, int outbase,
                                          int *__restrict__ outcol, float *__restrict__ outval,
-                                         const int *__restrict__ leftptr, int *__restrict__ leftcol,
+                                         const int *__restrict__ leftptr, int leftbase, int *__restrict__ leftcol,
                                          float *__restrict__ leftval)
 {
     const long long nb = S.nb;
     for (long long k = fsai_tid(); k < nb; k += fsai_stride()) {
-        const int m = S.len[k], left = fsai_left_count(S, k, own), base = outptr[k] - left;
+        const int m = S.len[k], left = fsai_left_count(S, k, own), base = outptr[k] - outbase - left;
         const double scale = fsai_scale(S, k);
         for (int p = 0; p < m; p++) {
             const int c = S.pat[p * nb + k], rank = fsai_place(S, k, m, c);
             const float v = fsai_entry(S, k, p, scale);
             if (c < own) {
-                leftcol[leftptr[k] + rank] = c;
-                leftval[leftptr[k] + rank] = v;
+                leftcol[leftptr[k] - leftbase + rank] = c;
+                leftval[leftptr[k] - leftbase + rank] = v;
             } else {
                 outcol[base + rank] = c - own;
                 outval[base + rank] = v;
