@@ -1,6 +1,7 @@
 package afsai
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/fsai-dist/fsai-dist/csr"
@@ -26,18 +27,12 @@ func (x *collection) assemble(ask bool) *localSystem {
 	m := nRecv + nOwn
 	ls.global, ls.nOwn = make([]int64, m), nOwn
 	order := make([]int32, nRecv) // the held slot of each received local row
-	base := 0
-	for k, q := range x.sources {
-		lo, _ := A.Part.Range(q)
-		base = number(ls.index[k], lo, base, order, ls.global)
-	}
-	own := make([]int32, nOwn)
+	x.number(order, ls.global)
 	parallel.For(nOwn, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			own[i], ls.global[nRecv+i] = int32(nRecv+i), A.First()+int64(i)
+			ls.global[nRecv+i] = A.First() + int64(i)
 		}
 	})
-	ls.index[len(x.sources)] = own
 
 	var received int64
 	for _, msg := range x.msgs {
@@ -61,37 +56,41 @@ func (x *collection) assemble(ask bool) *localSystem {
 	return ls
 }
 
-// number gives the held rows of a stripe whose first row is lo local
-// indices from base on, in stripe order, in place of their slots in idx
-// (-1 for the others); it records each one's slot in order and global index
-// in global. It returns the next free local index. Every chunk of the stripe
-// counts its held rows, then numbers them, on its own core.
-func number(idx []int32, lo int64, base int, order []int32, global []int64) int {
-	k := parallel.Chunks(len(idx))
-	start := make([]int, k+1) // chunk c numbers from start[c]
-	start[0] = base
-	parallel.For(len(idx), func(c, a, b int) {
-		for _, s := range idx[a:b] {
-			if s >= 0 {
-				start[c+1]++
-			}
-		}
-	})
-	for c := range k {
-		start[c+1] += start[c]
+// number gives the held rows local indices from 0 on, source by source and
+// in stripe order within each, in place of their slots in ls.index (one
+// more than the local index there); it records each one's slot in order
+// and global index in global. It costs what the held rows are, not what
+// the sources' stripes are: the slots are bucketed by source, and sorted
+// only where the rounds of the collection delivered them out of order.
+func (x *collection) number(order []int32, global []int64) {
+	ls := x.ls
+	start := make([]int, len(x.sources)+1) // source k's rows are order[start[k]:start[k+1]]
+	for _, h := range x.held {
+		start[h.src+1]++
 	}
-	parallel.For(len(idx), func(c, a, b int) {
-		l := start[c]
-		for i := a; i < b; i++ {
-			if s := idx[i]; s >= 0 {
-				order[l], global[l], idx[i] = s, lo+int64(i), int32(l)
-				l++
-			} else {
-				idx[i] = -1
-			}
+	for k := range x.sources {
+		start[k+1] += start[k]
+	}
+	next := slices.Clone(start[:len(x.sources)])
+	for s, h := range x.held {
+		order[next[h.src]] = int32(s)
+		next[h.src]++
+	}
+	byRow := func(a, b int32) int { return cmp.Compare(x.held[a].row, x.held[b].row) }
+	for k, q := range x.sources {
+		slots := order[start[k]:start[k+1]]
+		if !slices.IsSortedFunc(slots, byRow) {
+			slices.SortFunc(slots, byRow)
 		}
-	})
-	return start[k]
+		lo, _ := ls.part.Range(q)
+		idx := ls.index[k]
+		parallel.For(len(slots), func(_, a, b int) {
+			for j := a; j < b; j++ {
+				l, row := start[k]+j, x.held[slots[j]].row
+				global[l], idx[row] = lo+int64(row), int32(l)+1
+			}
+		})
+	}
 }
 
 // assembleBorder builds the border of the local system (Split), its values

@@ -6,14 +6,15 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/dsmat"
-	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // Marks of a row of the set's stripes, during the collection, in place of
-// its index among the held rows.
+// one more than its index among the held rows (ls.index). Zero, the value
+// of fresh memory, marks the rows untouched, so the stripe-long arrays cost
+// only the pages of the rows the collection reaches.
 const (
-	notHeld = -1 // neither held nor asked for
-	asked   = -2 // asked for in this round
+	notHeld = 0  // neither held nor asked for
+	asked   = -1 // asked for in this round
 )
 
 // collection is a rank's state during the block collection: as a collector,
@@ -24,23 +25,24 @@ type collection struct {
 	sets    [][]int
 	sources []int // the set's ranks but this one, which is last in the set
 	targets []int // the ranks whose sets hold this one
-	// ls.index[k] is, during the collection, the held slot of each row of
-	// sources[k]'s stripe, or notHeld or asked; assemble turns it into
-	// local indices
+	// ls.index[k] is, during the collection, one more than the held slot
+	// of each row of sources[k]'s stripe, or notHeld or asked; assemble
+	// turns the slots into local indices, one more as well
 	ls   *localSystem
 	held []heldRow
 	msgs []rowMsg // the received rows; held rows lie in them
 	sent [][]bool // per target, the rows of this stripe sent to it
-	dist []int32  // per row of this stripe, its distance in serve's search; -1 outside
+	dist []int32  // per row of this stripe, one more than its distance in serve's search; 0 outside
 	// single assembles the local system in single precision (a Split)
 	single bool
 }
 
 // heldRow is where a held row's entries lie: in msgs[msg], n of them from
-// at on.
+// at on; it is row row of sources[src]'s stripe.
 type heldRow struct {
-	msg, n int32
-	at     int64
+	msg, n   int32
+	src, row int32
+	at       int64
 }
 
 // newCollection starts a collection with nothing held.
@@ -50,13 +52,7 @@ func newCollection(A *dsmat.Matrix, sets [][]int, targets []int) *collection {
 		ls:   &localSystem{part: A.Part, set: set, index: make([][]int32, len(set))},
 		sent: make([][]bool, len(targets))}
 	for k, q := range x.sources {
-		idx := make([]int32, A.Part.Size(q))
-		parallel.For(len(idx), func(_, lo, hi int) {
-			for i := lo; i < hi; i++ {
-				idx[i] = notHeld
-			}
-		})
-		x.ls.index[k] = idx
+		x.ls.index[k] = make([]int32, A.Part.Size(q)) // all notHeld
 	}
 	return x
 }
@@ -181,11 +177,11 @@ func (x *collection) hold(k, j int) error {
 	var at int64
 	for r, gi := range m.rows.Data {
 		n := int64(m.lens.Data[r])
-		if gi < lo || gi >= hi || idx[gi-lo] >= 0 || n < 0 || at+n > int64(len(m.cols.Data)) {
+		if gi < lo || gi >= hi || idx[gi-lo] > 0 || n < 0 || at+n > int64(len(m.cols.Data)) {
 			return fmt.Errorf("afsai: collect rows: rank %d sent row %d (%d entries): outside its stripe, sent before, or past the message", q, gi, n)
 		}
-		idx[gi-lo] = int32(len(x.held))
-		x.held = append(x.held, heldRow{msg: int32(j), n: int32(n), at: at})
+		idx[gi-lo] = int32(len(x.held)) + 1
+		x.held = append(x.held, heldRow{msg: int32(j), n: int32(n), src: int32(k), row: int32(gi - lo), at: at})
 		at += n
 	}
 	if at != int64(len(m.cols.Data)) {

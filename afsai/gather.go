@@ -102,10 +102,16 @@ func (ls *localSystem) local(gi int64) int32 {
 // row of the set that the local system does not hold lies past the reach.
 func (ls *localSystem) lookup(gi int64) (l int32, inSet bool) {
 	k, i := ls.find(gi)
-	if k < 0 {
+	switch {
+	case k < 0:
 		return -1, false
+	case k == len(ls.set)-1: // this rank's own rows, after the received ones
+		return int32(len(ls.global) - ls.nOwn + int(i)), true
 	}
-	return ls.index[k][i], true
+	if e := ls.index[k][i]; e > 0 {
+		return e - 1, true
+	}
+	return -1, true
 }
 
 // complete reports whether every row of g, this rank's stripe of G in the

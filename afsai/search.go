@@ -35,9 +35,9 @@ func (x *collection) asks(reach int) [][]int64 {
 		}
 		idx := &ls.index[k][i]
 		switch s := atomic.LoadInt32(idx); {
-		case s >= 0:
-			if atomic.CompareAndSwapInt32(&level[s], -1, d) {
-				f.next = append(f.next, s)
+		case s > 0: // held, in slot s-1
+			if atomic.CompareAndSwapInt32(&level[s-1], -1, d) {
+				f.next = append(f.next, s-1)
 			}
 		case s == notHeld:
 			if atomic.CompareAndSwapInt32(idx, notHeld, asked) {
@@ -113,24 +113,19 @@ func (x *collection) serve(k int, ask []int64, reach int) ([]int32, error) {
 		x.sent[k] = make([]bool, n)
 	}
 	if x.dist == nil {
-		x.dist = make([]int32, n)
-		parallel.For(n, func(_, lo, hi int) {
-			for i := lo; i < hi; i++ {
-				x.dist[i] = -1
-			}
-		})
+		x.dist = make([]int32, n) // all 0: not reached
 	}
 	dist, sent := x.dist, x.sent[k]
 	lvls := make([][]int32, reach+1) // the rows by distance; those reached closer since are skipped
 	// relax lowers row i's distance to d, if that is lower, and reports
-	// whether it did
+	// whether it did; dist holds distances plus one
 	relax := func(i, d int32) bool {
 		for {
 			old := atomic.LoadInt32(&dist[i])
-			if old >= 0 && old <= d {
+			if old > 0 && old <= d+1 {
 				return false
 			}
-			if atomic.CompareAndSwapInt32(&dist[i], old, d) {
+			if atomic.CompareAndSwapInt32(&dist[i], old, d+1) {
 				return true
 			}
 		}
@@ -152,7 +147,7 @@ func (x *collection) serve(k int, ask []int64, reach int) ([]int32, error) {
 		parallel.For(len(level), func(c, lo, hi int) {
 			p := &parts[c]
 			for _, i := range level[lo:hi] {
-				if atomic.LoadInt32(&dist[i]) != d { // reached closer since
+				if atomic.LoadInt32(&dist[i]) != d+1 { // reached closer since
 					continue
 				}
 				if !sent[i] {
@@ -178,7 +173,7 @@ func (x *collection) serve(k int, ask []int64, reach int) ([]int32, error) {
 	}
 	for _, level := range lvls {
 		for _, i := range level {
-			dist[i] = -1
+			dist[i] = 0
 		}
 	}
 	slices.Sort(out)
