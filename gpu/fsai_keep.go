@@ -105,12 +105,9 @@ type keptChunk struct {
 }
 
 // startKept allocates what a job that keeps G needs beside the batch state,
-// for n rows in batches of nb, in a local system of cols columns.
+// for n rows in batches of nb, in a local system of cols columns (G's row
+// pointers, which outlive the run, come with the first batch).
 func (r *fsaiRun) startKept(n, cols, nb int) {
-	var err error
-	if r.diagPtr, err = r.b.alloc(4*(n+1), "G row pointers"); err != nil && r.bufs.err == nil {
-		r.bufs.err = err
-	}
 	r.leftPtr = r.bufs.alloc(4*(nb+1), "left row pointers")
 	r.stats = r.bufs.alloc(8, "batch statistics")
 	r.scanSums = r.bufs.alloc(4*ceilDiv(nb+1, scanTile), "prefix sum scratch")
@@ -133,6 +130,12 @@ func (r *fsaiRun) freeChunks() {
 func (r *fsaiRun) assembleKept(first, nb int, st *afsai.Stats) error {
 	b, fn, l, tm, kt := r.b, r.fn, r.l, &r.tm, &r.kt
 	own, left := r.job.own, r.left
+	if first == 0 { // freed by free unless the block takes them
+		var err error
+		if r.diagPtr, err = b.alloc(4*(r.rows+1), "G row pointers"); err != nil {
+			return err
+		}
+	}
 	diagPtr := r.diagPtr + uintptr(4*first)
 	diagBase, leftBase := r.diagNNZ, int(left.RowPtr[first])
 	b.memset32(r.stats, 0, 2)
