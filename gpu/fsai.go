@@ -204,8 +204,8 @@ type fsaiRun struct {
 	kt   afsai.KernelTimes // compute adds the device seconds of its stages
 
 	rowsDev                uintptr    // the requested rows, int32
-	lists                  [2]uintptr // the active rows of a step and of the next (adaptiveSteps)
-	outCol, outVal, outPtr uintptr    // a batch's rows of G
+	lists                  [2]uintptr // the active rows of a step and of the next (adaptiveSteps allocates them)
+	outCol, outVal, outPtr uintptr    // a batch's rows of G (not for a job that keeps G)
 	// placed, when set, receives the rows on the device instead of the
 	// host (the values-only update, fixed_place.go).
 	placed *placedRows
@@ -317,13 +317,10 @@ func (r *fsaiRun) allocBatches(s *fsaiSetup, n int) error {
 	}
 	r.nb = nb
 	r.bufs.allocBatch(s, pl, nb, job.patBytes == 0)
-	for k := range r.lists {
-		r.lists[k] = r.bufs.alloc(4*nb, "active rows")
-	}
-	r.outPtr = r.bufs.alloc(4*(nb+1), "G row pointers")
 	if job.keep { // G's arrays are allocated at their size once it is known
 		r.startKept(r.rows, n, nb)
 	} else {
+		r.outPtr = r.bufs.alloc(4*(nb+1), "G row pointers")
 		r.outCol = r.bufs.alloc(4*nb*(pl.mmax+1), "G columns")
 		r.outVal = r.bufs.alloc(4*nb*(pl.mmax+1), "G values")
 	}
@@ -519,6 +516,14 @@ func (r *fsaiRun) batchStats(nb int, st *afsai.Stats) int64 {
 // kernels launch no thread for the stopped rows.
 func (r *fsaiRun) adaptiveSteps(_, nb int) error {
 	b, fn, l, tm, kt := r.b, r.fn, r.l, &r.tm, &r.kt
+	if r.lists[0] == 0 { // with the first batch: only this grow lists rows
+		for k := range r.lists {
+			r.lists[k] = r.bufs.alloc(4*r.nb, "active rows")
+		}
+		if r.bufs.err != nil {
+			return r.bufs.err
+		}
+	}
 	s := &l.params.setup // the first step sees all rows, as every kernel outside the steps
 	defer func() { s.active, s.next, s.nact = 0, 0, 0 }()
 	n := nb // rows in this step
