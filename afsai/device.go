@@ -112,6 +112,9 @@ type KernelTimes struct {
 	// Transpose is G' from G's diagonal block on the device
 	// (AdaptiveFactor): wall seconds of the call, allocation included
 	Transpose float64 `json:"transpose_s"`
+	// Compact is moving the rows still active together once most have
+	// stopped, and their results back
+	Compact float64 `json:"compact_s"`
 }
 
 // Total is the sum of the stages.
@@ -125,7 +128,7 @@ func (k KernelTimes) Total() float64 {
 
 // values lists the stages in a fixed order, for reductions over ranks.
 func (k *KernelTimes) values() []float64 {
-	return []float64{k.Upload, k.Gradient, k.Gather, k.Cholesky, k.Solve, k.Assemble, k.Download, k.Transpose}
+	return []float64{k.Upload, k.Gradient, k.Gather, k.Cholesky, k.Solve, k.Assemble, k.Download, k.Transpose, k.Compact}
 }
 
 // add adds the stage times of o.
@@ -139,7 +142,7 @@ func (k *KernelTimes) add(o KernelTimes) {
 
 // setValues is the inverse of values.
 func (k *KernelTimes) setValues(v []float64) {
-	k.Upload, k.Gradient, k.Gather, k.Cholesky, k.Solve, k.Assemble, k.Download, k.Transpose = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+	k.Upload, k.Gradient, k.Gather, k.Cholesky, k.Solve, k.Assemble, k.Download, k.Transpose, k.Compact = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]
 }
 
 // CheckAdaptive validates the arguments of Adaptive as Adaptive does and

@@ -234,8 +234,8 @@ func (x *fixedGrow) upload(r *fsaiRun, rows []int, patterns [][]int32) error {
 
 // grow points the batch state at the patterns of the batch rows first..,
 // which are the candidates of a step, restores their counts, which
-// fsai_init has cleared, and queues the gather of their systems and the
-// bordered Cholesky that adds them all.
+// fsai_init has cleared, and queues the gather of their systems, the
+// bordered Cholesky that adds them all and the solve for g.
 func (x *fixedGrow) grow(r *fsaiRun, first, nb int) error {
 	b, fn, l, tm, kt := r.b, r.fn, r.l, &r.tm, &r.kt
 	m := r.job.pl.mmax
@@ -249,5 +249,7 @@ func (x *fixedGrow) grow(r *fsaiRun, first, nb int) error {
 	tm.mark(&kt.Gather)
 	l.rows(&fn.border, nb)
 	tm.mark(&kt.Cholesky)
+	l.rows(&fn.solve, nb, 1)
+	tm.mark(&kt.Solve)
 	return b.err
 }

@@ -116,7 +116,8 @@ func longestRow(a *csr.Matrix[float32]) int {
 
 // fsaiJob is a set-up that an fsaiRun runs: its plan, the scalars of the
 // kernels' parameters that it sets (newFSAIRun fills in the rest), and grow,
-// which builds the patterns and factors of a batch's rows after fsai_init.
+// which builds the patterns, factors and g of a batch's rows after
+// fsai_init.
 type fsaiJob struct {
 	name  string // for errors: "adaptive FSAI"
 	pl    fsaiPlan
@@ -127,6 +128,10 @@ type fsaiJob struct {
 	// batch by batch with the entries its rows hold.
 	outLen   int
 	maxBatch int // the most rows per batch; 0: as many as memory allows
+	// levelRows is the fewest active rows that the adaptive steps move
+	// into a level of their own; 0: minLevelRows per multiprocessor
+	// (tests move a few rows)
+	levelRows int
 	// patBytes is the device memory of the patterns of all rows, which a
 	// set-up on given patterns keeps instead of a batch's (fixed.go); 0:
 	// the batch holds its own.
@@ -222,6 +227,9 @@ type fsaiRun struct {
 	parts []gPart
 
 	keptRun // for a job that keeps G on the device (fsai_keep.go)
+	// levels holds the levels of the adaptive steps (fsai_level.go),
+	// allocated at the first level and kept for the batches after
+	levels arena
 }
 
 // gPart is a batch's rows of G: their columns and values.
@@ -316,7 +324,7 @@ func (r *fsaiRun) allocBatches(s *fsaiSetup, n int) error {
 			job.patBytes, b.drv.memInfo(), afsai.ErrDeviceUnsupported)
 	}
 	r.nb = nb
-	r.bufs.allocBatch(s, pl, nb, job.patBytes == 0)
+	allocBatch(&r.bufs, s, pl, nb, job.patBytes == 0)
 	if job.keep { // G's arrays are allocated at their size once it is known
 		r.startKept(r.rows, n, nb)
 	} else {
@@ -335,6 +343,9 @@ func (r *fsaiRun) free() {
 	r.tm.free()
 	r.bufs.free()
 	r.freeChunks()
+	if r.levels.base != 0 {
+		r.b.free(r.levels.base, "levels of the adaptive steps")
+	}
 	if r.diagPtr != 0 { // a kept G's row pointers that no block took
 		r.b.free(r.diagPtr, "G row pointers")
 	}
@@ -418,8 +429,6 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 	if err := r.job.grow(r, first, nb); err != nil {
 		return err
 	}
-	l.rows(&fn.solve, nb, 1)
-	tm.mark(&kt.Solve)
 	if r.job.keep { // sized and assembled on the device
 		return r.assembleKept(first, nb, st)
 	}
@@ -510,10 +519,11 @@ func (r *fsaiRun) batchStats(nb int, st *afsai.Stats) int64 {
 }
 
 // adaptiveSteps is the grow of the adaptive set-up: the pattern-growing
-// steps of the nb rows of the batch, until no row is active. The first
-// step works on all rows; a later one, once most rows have stopped, on the
-// rows still active only, which fsai_border lists (r.lists, in turn): its
-// kernels launch no thread for the stopped rows.
+// steps of the nb rows of the batch, until no row is active, and g. The
+// first step works on all rows. Once at most half of a level's rows are
+// active, the next steps work on those only: moved into a level of their
+// own (fsai_level.go) or, for few rows or short of memory, through the
+// list of them that fsai_border writes (the level's lists, in turn).
 func (r *fsaiRun) adaptiveSteps(_, nb int) error {
 	b, fn, l, tm, kt := r.b, r.fn, r.l, &r.tm, &r.kt
 	if r.lists[0] == 0 { // with the first batch: only this grow lists rows
@@ -524,13 +534,27 @@ func (r *fsaiRun) adaptiveSteps(_, nb int) error {
 			return r.bufs.err
 		}
 	}
-	s := &l.params.setup // the first step sees all rows, as every kernel outside the steps
-	defer func() { s.active, s.next, s.nact = 0, 0, 0 }()
+	s := &l.params.setup // the level the kernels work on
+	levels := []*fsaiLevel{{setup: *s, lists: r.lists}}
+	defer func() {
+		r.levels.used, r.levels.err = 0, nil
+		*s = levels[0].setup // every kernel outside the steps sees the batch
+	}()
 	n := nb // rows in this step
+	// warpRows says whether a kernel runs a warp per row: on at most perSM
+	// rows per multiprocessor, whose patterns fit
+	warpRows := func(perSM int) bool { return n <= perSM*b.sms && r.job.pl.mmax <= warpRowPattern }
+	solve := func(all uint64) {
+		if warpRows(warpSolveRows) {
+			l.warps(&fn.solveWarp, n, all)
+		} else {
+			l.rows(&fn.solve, n, all)
+		}
+		tm.mark(&kt.Solve)
+	}
 	for step := 0; step < r.job.pl.steps; step++ {
 		if step > 0 {
-			l.rows(&fn.solve, n, 0)
-			tm.mark(&kt.Solve)
+			solve(0)
 		}
 		warps, bits := r.job.pl.warps[step], r.job.pl.bits[step]
 		l.launch(&fn.kapgrad, ceilDiv(n, warps), 32*warps, warps*slotBytes<<bits, uint64(bits))
@@ -541,8 +565,12 @@ func (r *fsaiRun) adaptiveSteps(_, nb int) error {
 		if b.err == nil {
 			b.fail(b.drv.check(b.drv.call(b.drv.memsetD32Async, s.activeCount, 0, 1, b.stream), "cuMemsetD32Async"))
 		}
-		s.next = r.lists[step%2]
-		l.rows(&fn.border, n)
+		s.next = levels[len(levels)-1].lists[step%2]
+		if warpRows(warpBorderRows) {
+			l.warps(&fn.borderWarp, n)
+		} else {
+			l.rows(&fn.border, n)
+		}
 		b.download(b.host, s.activeCount, 4)
 		if b.syncLocked() != nil {
 			return b.err
@@ -552,15 +580,48 @@ func (r *fsaiRun) adaptiveSteps(_, nb int) error {
 		if active == 0 {
 			break
 		}
-		// Through the list, a step reads the rows' state scattered, not
-		// in order: worth it only once most rows have stopped.
-		n, s.active, s.nact = nb, 0, 0
-		if active <= nb/listBelow {
-			n, s.active, s.nact = active, s.next, int64(active)
+		n, s.active, s.nact = int(s.nb), 0, 0
+		if active > n/listBelow {
+			continue
 		}
+		if v := r.newLevel(*s, s.next, active); v != nil {
+			levels = append(levels, v)
+			*s = v.setup
+			tm.mark(&kt.Compact)
+		} else {
+			s.active, s.nact = s.next, int64(active)
+		}
+		n = active
 	}
+	// g on every level, then the results up, from the deepest level
+	for k := len(levels) - 1; k >= 0; k-- {
+		*s = levels[k].setup
+		n = int(s.nb)
+		solve(1)
+	}
+	for k := len(levels) - 1; k > 0; k-- {
+		r.restore(levels[k-1], levels[k])
+	}
+	tm.mark(&kt.Compact)
 	return b.err
 }
+
+// warpRowPattern is FSAI_WARP_MMAX of kernels/cholesky.cu: the longest
+// pattern of the kernels with a warp per row.
+const warpRowPattern = 64
+
+// The last steps of the adaptive set-up work on few rows with long
+// patterns, which a thread per row substitutes alone, one dependent load
+// after the other: a few hundred rows took 1 ms a step. A warp per row cuts
+// that chain from O(m^2) to O(m) but leaves most lanes idle on the short
+// rows of the earlier steps. The bordered Cholesky and the solve run a warp
+// per row on a list of at most this many active rows per multiprocessor:
+// where the two took the same time on an H200, on diffusion:100 (1M rows;
+// docs/gpu.md, eleventh session).
+const (
+	warpBorderRows = 192
+	warpSolveRows  = 512
+)
 
 // listBelow: the steps of the adaptive set-up work on the list of active
 // rows once at most 1/listBelow of the batch's rows are active. Measured on

@@ -40,12 +40,13 @@ func (k *keptRows) free() {
 // block stays on the device until they are joined. It refuses what
 // AdaptiveSetup refuses.
 func (b *Backend) AdaptiveFactor(a afsai.Split, p afsai.Params) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
-	return b.adaptiveFactor(a, p, 0)
+	return b.adaptiveFactor(a, p, fsaiJob{})
 }
 
-// adaptiveFactor is AdaptiveFactor with at most maxBatch rows per batch (0:
-// as many as memory allows), so that tests can take the path of several.
-func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, maxBatch int) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
+// adaptiveFactor is AdaptiveFactor with the batches and levels that test
+// sets (its maxBatch and levelRows), so that tests can take the paths of
+// several.
+func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, test fsaiJob) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
 	if err := afsai.CheckSplit(a, p); err != nil {
 		return afsai.DeviceFactor{}, afsai.Stats{}, afsai.KernelTimes{}, err
 	}
@@ -64,7 +65,8 @@ func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, maxBatch int) (a
 			rows[k] = int32(own + k)
 		}
 	})
-	res, err := b.adaptiveSetup(fsaiMatrix{split: &a}, longest, nil, rows, p, fsaiJob{keep: true, own: own, maxBatch: maxBatch})
+	res, err := b.adaptiveSetup(fsaiMatrix{split: &a}, longest, nil, rows, p, fsaiJob{keep: true, own: own, maxBatch: test.maxBatch,
+		levelRows: test.levelRows})
 	if err != nil {
 		return afsai.DeviceFactor{}, res.st, res.kt, err
 	}

@@ -17,7 +17,8 @@ import (
 // diagonal block (columns renumbered from own) on the device, and the
 // device's transpose of the block is the host's. With own 0 (one rank), own
 // n/3 (a rank holding rows of its neighbours first) and own n (no rows), in
-// one batch and in batches of 97 rows (joined on the device), with the
+// one batch and in batches of 97 rows (joined on the device; the active
+// rows moved into levels of their own down to one row), with the
 // diagonal block uploaded by the set-up or read where a bound operator holds
 // it (Split.Bound), in float64 or float32.
 func TestAdaptiveFactorMatchesSetup(t *testing.T) {
@@ -37,7 +38,8 @@ func TestAdaptiveFactorMatchesSetup(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						f, st, kt, err := b.adaptiveFactor(boundSplit(t, b, splitAt(c.a, own), bound), p, batch)
+						f, st, kt, err := b.adaptiveFactor(boundSplit(t, b, splitAt(c.a, own), bound), p,
+							fsaiJob{maxBatch: batch, levelRows: batch / 97}) // levels down to one row with batches
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -155,7 +157,7 @@ func TestAdaptiveFactorRefusesWhatSetupRefuses(t *testing.T) {
 				}
 				c.Val[pos] = -1
 				_, wantErr := afsai.CheckAdaptive(csr.Convert[float32](c), nil, p)
-				f, _, _, err := b.adaptiveFactor(boundSplit(t, b, splitAt(c, own), bound), p, 0)
+				f, _, _, err := b.adaptiveFactor(boundSplit(t, b, splitAt(c, own), bound), p, fsaiJob{})
 				if err == nil {
 					f.Diag.Free()
 					f.DiagT.Free()
@@ -168,7 +170,7 @@ func TestAdaptiveFactorRefusesWhatSetupRefuses(t *testing.T) {
 	}
 	s := splitAt(a, n/3)
 	s.Own++
-	if _, _, _, err := b.adaptiveFactor(s, p, 0); err == nil {
+	if _, _, _, err := b.adaptiveFactor(s, p, fsaiJob{}); err == nil {
 		t.Error("parts that do not fit: no error")
 	}
 }

@@ -9,12 +9,18 @@ import (
 // fsaiKernelNames are the kernels of the adaptive FSAI set-up
 // (kernels/kapgrad.cu, sysgather.cu, cholesky.cu, fsai_assemble.cu,
 // fsai_join.cu).
-var fsaiKernelNames = [...]string{"fsai_init", "fsai_kapgrad", "fsai_sysgather", "fsai_border", "fsai_solve", "fsai_assemble",
-	"fsai_kept_counts", "fsai_assemble_padded", "fsai_join_d", "fsai_join_s"}
+var fsaiKernelNames = [...]string{"fsai_init", "fsai_kapgrad", "fsai_sysgather", "fsai_border", "fsai_solve",
+	"fsai_border_warp", "fsai_solve_warp", "fsai_compact", "fsai_restore", "fsai_assemble", "fsai_kept_counts",
+	"fsai_assemble_padded", "fsai_join_d", "fsai_join_s"}
 
 // fsaiKernels are those kernels in the loaded module.
 type fsaiKernels struct {
 	init, kapgrad, sysgather, border, solve, assemble, keptCounts, assemblePadded kernel
+	// borderWarp and solveWarp are border and solve with a warp per row
+	// (patterns of at most warpRowPattern entries)
+	borderWarp, solveWarp kernel
+	// compact and restore move rows between levels (fsai_level.go)
+	compact, restore kernel
 	// join[p] joins a local system whose diagonal block holds values of precision p
 	join [2]kernel
 }
@@ -25,8 +31,8 @@ type fsaiKernels struct {
 // costs microseconds.
 func (b *Backend) fsaiKernels() (*fsaiKernels, error) {
 	f := new(fsaiKernels)
-	for i, k := range []*kernel{&f.init, &f.kapgrad, &f.sysgather, &f.border, &f.solve, &f.assemble, &f.keptCounts,
-		&f.assemblePadded, &f.join[0], &f.join[1]} {
+	for i, k := range []*kernel{&f.init, &f.kapgrad, &f.sysgather, &f.border, &f.solve, &f.borderWarp, &f.solveWarp,
+		&f.compact, &f.restore, &f.assemble, &f.keptCounts, &f.assemblePadded, &f.join[0], &f.join[1]} {
 		k.name = fsaiKernelNames[i]
 		name := cString(k.name)
 		if err := b.drv.check(b.drv.call(b.drv.moduleGetFunction, uintptr(unsafe.Pointer(&k.h)),
@@ -48,11 +54,15 @@ type fsaiLauncher struct {
 }
 
 // fsaiParams is cuLaunchKernel's kernelParams: ptrs[0] points at setup,
-// ptrs[1+i] at vals[i].
+// ptrs[1+i] at vals[i]; for the kernels between two levels, pair points at
+// upper, lower and up.
 type fsaiParams struct {
-	setup fsaiSetup
-	vals  [9]uint64
-	ptrs  [10]uintptr
+	setup        fsaiSetup
+	vals         [9]uint64
+	ptrs         [10]uintptr
+	upper, lower fsaiSetup
+	up           uint64
+	pair         [3]uintptr
 }
 
 func newFSAILauncher(b *Backend, setup fsaiSetup) *fsaiLauncher {
@@ -63,6 +73,7 @@ func newFSAILauncher(b *Backend, setup fsaiSetup) *fsaiLauncher {
 	for i := range p.vals {
 		p.ptrs[1+i] = uintptr(unsafe.Pointer(&p.vals[i]))
 	}
+	p.pair = [3]uintptr{uintptr(unsafe.Pointer(&p.upper)), uintptr(unsafe.Pointer(&p.lower)), uintptr(unsafe.Pointer(&p.up))}
 	return l
 }
 
@@ -71,20 +82,40 @@ func (l *fsaiLauncher) close() { l.pinner.Unpin() }
 // launch queues k on grid blocks of block threads with shared bytes of
 // dynamic shared memory.
 func (l *fsaiLauncher) launch(k *kernel, grid, block, shared int, args ...uint64) {
+	copy(l.params.vals[:], args)
+	l.queue(k, grid, block, shared, &l.params.ptrs[0])
+}
+
+// queue queues k with the kernel parameters that params points at.
+func (l *fsaiLauncher) queue(k *kernel, grid, block, shared int, params *uintptr) {
 	b := l.b
 	if b.err != nil || grid == 0 {
 		return
 	}
-	copy(l.params.vals[:], args)
 	d := b.drv
 	b.fail(d.check(d.call(d.launchKernel, k.h, uintptr(grid), 1, 1, uintptr(block), 1, 1, uintptr(shared), b.stream,
-		uintptr(unsafe.Pointer(&l.params.ptrs[0])), 0), k.name))
+		uintptr(unsafe.Pointer(params)), 0), k.name))
+}
+
+// levels launches k, which takes the setups of two levels and the map up
+// from the rows of the lower to those of the upper, with one thread per row
+// of the lower level.
+func (l *fsaiLauncher) levels(k *kernel, upper, lower fsaiSetup, up uintptr) {
+	p := l.params
+	p.upper, p.lower, p.up = upper, lower, uint64(up)
+	l.queue(k, l.b.elementBlocks(int(lower.nb)), blockSize, 0, &p.pair[0])
 }
 
 // rows launches k with one thread per batch row (grid-stride beyond 32
 // blocks per multiprocessor).
 func (l *fsaiLauncher) rows(k *kernel, nb int, args ...uint64) {
 	l.launch(k, l.b.elementBlocks(nb), blockSize, 0, args...)
+}
+
+// warps launches k with one warp per row of n (grid-stride beyond 32
+// blocks per multiprocessor).
+func (l *fsaiLauncher) warps(k *kernel, n int, args ...uint64) {
+	l.launch(k, l.b.elementBlocks(32*n), blockSize, 0, args...)
 }
 
 // stageTimer attributes device time to stages with CUDA events recorded in

@@ -55,8 +55,8 @@ func planFSAI(maxRow int, p afsai.Params) (fsaiPlan, error) {
 		reach := (st*p.StepSize + 1) * maxRow
 		b := max(5, bits.Len(uint(reach)))
 		if slotBytes<<b > sharedLimit {
-			return pl, fmt.Errorf("gpu: adaptive FSAI step %d reaches up to %d columns, more than the %d of a "+
-				"gradient table in shared memory: %w", st, reach, sharedLimit/slotBytes, afsai.ErrDeviceUnsupported)
+			return pl, fmt.Errorf("gpu: adaptive FSAI step %d reaches up to %d columns: a gradient table of %d slots, "+
+				"more than the %d that fit in shared memory: %w", st, reach, 1<<b, sharedLimit/slotBytes, afsai.ErrDeviceUnsupported)
 		}
 		pl.bits = append(pl.bits, b)
 		pl.warps = append(pl.warps, min(maxWarps, sharedLimit/(slotBytes<<b)))
@@ -102,11 +102,17 @@ func (f *fsaiBuffers) free() {
 	f.ptrs = nil
 }
 
-// allocBatch allocates the per-row state of nb batch rows into s: all of
-// it but the rows, which point into the list of all requested rows, and,
-// unless withPat, the patterns, which a fixed-pattern set-up keeps for all
-// rows (fixed.go).
-func (f *fsaiBuffers) allocBatch(s *fsaiSetup, pl fsaiPlan, nb int, withPat bool) {
+// allocator hands out device memory: fsaiBuffers from the driver, arena
+// from an allocation of its own. A failure is kept and returns 0.
+type allocator interface {
+	alloc(bytes int, what string) uintptr
+}
+
+// allocBatch allocates the per-row state of nb batch rows into s from f:
+// all of it but the rows, which point into the list of all requested rows,
+// and, unless withPat, the patterns, which a fixed-pattern set-up keeps for
+// all rows (fixed.go).
+func allocBatch(f allocator, s *fsaiSetup, pl fsaiPlan, nb int, withPat bool) {
 	m := pl.mmax
 	type array struct {
 		p     *uintptr
@@ -126,4 +132,25 @@ func (f *fsaiBuffers) allocBatch(s *fsaiSetup, pl fsaiPlan, nb int, withPat bool
 		*a.p = f.alloc(4*max(a.words, 1)*nb, a.what)
 	}
 	s.activeCount = f.alloc(4, "active row count")
+}
+
+// arena carves allocations out of the size bytes from base, 256-byte
+// aligned as cuMemAlloc's; one that does not fit sets err. With base 0 it
+// only adds up the bytes that allocations would take.
+type arena struct {
+	base       uintptr
+	size, used int
+	err        error
+}
+
+func (a *arena) alloc(bytes int, what string) uintptr {
+	at := (a.used + 255) &^ 255
+	if a.err != nil || at+bytes > a.size {
+		if a.err == nil {
+			a.err = fmt.Errorf("gpu: %d bytes for %s: past the %d of the arena", bytes, what, a.size)
+		}
+		return 0
+	}
+	a.used = at + bytes
+	return a.base + uintptr(at)
 }

@@ -145,7 +145,8 @@ func diffusion(t testing.TB, n int) *csr.Matrix[float64] {
 // fsaiTestParams are the parameters the GPU set-up is compared with
 // afsai.Adaptive under: the defaults (Scaled and Stall on), Scaled alone,
 // Stall alone, the plain ranking without a stall test (the earlier
-// defaults), wider steps without Eps, and Jacobi (no step).
+// defaults), wider steps without Eps, Jacobi (no step), and patterns longer
+// than the kernels with a warp per row take.
 func fsaiTestParams() []afsai.Params {
 	return []afsai.Params{
 		afsai.DefaultParams(),
@@ -154,13 +155,17 @@ func fsaiTestParams() []afsai.Params {
 		{Steps: 10, StepSize: 2, Eps: 1e-3},
 		{Steps: 6, StepSize: 3},
 		{Steps: 0, StepSize: 1},
+		// patterns up to 66 entries: the steps on lists of active rows
+		// run a thread per row (warpRowPattern)
+		{Steps: 33, StepSize: 2, Eps: 1e-5},
 	}
 }
 
 // TestAdaptiveSetupMatchesCPU compares the GPU set-up with afsai.Adaptive on
 // the same float32 matrix and rows, which must give the same G bit for bit
-// and the same Stats: all rows in one batch, and the last rows (the rank's
-// own rows in the distributed case) in batches of 97 rows.
+// and the same Stats: all rows in one batch, the last rows (the rank's own
+// rows in the distributed case) in batches of 97 rows, and all rows with
+// the active rows moved into levels of their own down to a single row.
 func TestAdaptiveSetupMatchesCPU(t *testing.T) {
 	b := openGPU(t)
 	for _, c := range fsaiCases(t) {
@@ -171,14 +176,21 @@ func TestAdaptiveSetupMatchesCPU(t *testing.T) {
 		}
 		for _, p := range fsaiTestParams() {
 			for _, sub := range []struct {
-				name  string
-				rows  []int
-				batch int
-			}{{"all", all, 0}, {"last", all[n/3:], 97}} {
+				name         string
+				rows         []int
+				batch, level int
+			}{{"all", all, 0, 0}, {"last", all[n/3:], 97, 0}, {"levels", all, 0, 1}} {
 				name := fmt.Sprintf("%s/steps%d-s%d-eps%g-stall%g-scaled%t/%s",
 					c.name, p.Steps, p.StepSize, p.Eps, p.Stall, p.Scaled, sub.name)
 				t.Run(name, func(t *testing.T) {
-					res, err := b.adaptiveWhole(c.a32, sub.rows, p, fsaiJob{maxBatch: sub.batch})
+					res, err := b.adaptiveWhole(c.a32, sub.rows, p, fsaiJob{maxBatch: sub.batch, levelRows: sub.level})
+					if _, perr := planFSAI(longestRow(c.a32), p); perr != nil {
+						// too wide for the gradient's table: refused, as the plan says
+						if !errors.Is(err, afsai.ErrDeviceUnsupported) {
+							t.Fatalf("got error %v, want the plan's: %v", err, perr)
+						}
+						return
+					}
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -18,6 +18,9 @@
 #define FSAI_DONE 1     // stopped: Eps or Stall test, or no candidate left
 #define FSAI_BROKEN 2   // stopped: the Cholesky of a new column broke down
 
+// FSAI_FULL is the mask of a whole warp, for the kernels with a warp per row.
+#define FSAI_FULL 0xffffffffu
+
 // FsaiSetup is passed by value to every kernel. Every member is 8 bytes, so
 // the layout matches the Go struct fsaiSetup without padding rules.
 struct FsaiSetup {

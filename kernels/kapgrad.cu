@@ -21,7 +21,6 @@
 // a pattern can reach, so probing always ends.
 
 #define FSAI_EMPTY (-1)
-#define FSAI_FULL 0xffffffffu
 
 // fsai_slot returns the slot of column c in a warp's table, inserting c when
 // it is absent: multiplicative hashing and linear probing; atomicCAS makes
