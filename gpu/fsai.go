@@ -556,8 +556,10 @@ func (r *fsaiRun) adaptiveSteps(_, nb int) error {
 		if step > 0 {
 			solve(0)
 		}
-		warps, bits := r.job.pl.warps[step], r.job.pl.bits[step]
-		l.launch(&fn.kapgrad, ceilDiv(n, warps), 32*warps, warps*slotBytes<<bits, uint64(bits))
+		pl := &r.job.pl
+		rows, lanes, bits := pl.rows[step], pl.lanes[step], pl.bits[step]
+		grad := &fn.kapgrad[lanes/32] // 8 or 32 lanes
+		l.launch(grad, ceilDiv(n, rows), rows*lanes, rows*slotBytes<<bits, uint64(bits))
 		tm.mark(&kt.Gradient)
 		width := (step + 1) * r.job.pl.s
 		l.launch(&fn.sysgather, b.elementBlocks(r.job.pl.s*width*n), blockSize, 0, uint64(width))

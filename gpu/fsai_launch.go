@@ -9,13 +9,15 @@ import (
 // fsaiKernelNames are the kernels of the adaptive FSAI set-up
 // (kernels/kapgrad.cu, sysgather.cu, cholesky.cu, fsai_assemble.cu,
 // fsai_join.cu).
-var fsaiKernelNames = [...]string{"fsai_init", "fsai_kapgrad", "fsai_sysgather", "fsai_border", "fsai_solve",
+var fsaiKernelNames = [...]string{"fsai_init", "fsai_kapgrad8", "fsai_kapgrad32", "fsai_sysgather", "fsai_border", "fsai_solve",
 	"fsai_border_warp", "fsai_solve_warp", "fsai_compact", "fsai_restore", "fsai_assemble", "fsai_kept_counts",
 	"fsai_assemble_padded", "fsai_join_d", "fsai_join_s"}
 
 // fsaiKernels are those kernels in the loaded module.
 type fsaiKernels struct {
-	init, kapgrad, sysgather, border, solve, assemble, keptCounts, assemblePadded kernel
+	init, sysgather, border, solve, assemble, keptCounts, assemblePadded kernel
+	// kapgrad[0] and [1] are the gradient with 8 and 32 lanes per row
+	kapgrad [2]kernel
 	// borderWarp and solveWarp are border and solve with a warp per row
 	// (patterns of at most warpRowPattern entries)
 	borderWarp, solveWarp kernel
@@ -31,7 +33,7 @@ type fsaiKernels struct {
 // costs microseconds.
 func (b *Backend) fsaiKernels() (*fsaiKernels, error) {
 	f := new(fsaiKernels)
-	for i, k := range []*kernel{&f.init, &f.kapgrad, &f.sysgather, &f.border, &f.solve, &f.borderWarp, &f.solveWarp,
+	for i, k := range []*kernel{&f.init, &f.kapgrad[0], &f.kapgrad[1], &f.sysgather, &f.border, &f.solve, &f.borderWarp, &f.solveWarp,
 		&f.compact, &f.restore, &f.assemble, &f.keptCounts, &f.assemblePadded, &f.join[0], &f.join[1]} {
 		k.name = fsaiKernelNames[i]
 		name := cString(k.name)

@@ -27,14 +27,16 @@ type fsaiSetup struct {
 const (
 	sharedLimit = 48 << 10
 	slotBytes   = 9
-	maxWarps    = 8 // warps (rows) per block of the gradient kernel
+	maxThreads  = 256 // per block of the gradient kernel
 )
 
 // fsaiPlan is the shape of an adaptive set-up: the longest pattern and, per
 // step, the hash table of the gradient kernel.
 type fsaiPlan struct {
 	steps, s, mmax int
-	bits, warps    []int // per step: log2 of the table size, rows per block
+	// per step: log2 of the gradient's table size, lanes per row and rows
+	// per block
+	bits, lanes, rows []int
 }
 
 // planFSAI sizes the set-up of p on a matrix whose longest row has maxRow
@@ -58,10 +60,25 @@ func planFSAI(maxRow int, p afsai.Params) (fsaiPlan, error) {
 			return pl, fmt.Errorf("gpu: adaptive FSAI step %d reaches up to %d columns: a gradient table of %d slots, "+
 				"more than the %d that fit in shared memory: %w", st, reach, 1<<b, sharedLimit/slotBytes, afsai.ErrDeviceUnsupported)
 		}
+		lanes := gradientLanes(b)
 		pl.bits = append(pl.bits, b)
-		pl.warps = append(pl.warps, min(maxWarps, sharedLimit/(slotBytes<<b)))
+		pl.lanes = append(pl.lanes, lanes)
+		pl.rows = append(pl.rows, min(maxThreads/lanes, sharedLimit/(slotBytes<<b)))
 	}
 	return pl, nil
+}
+
+// gradientLanes is the lanes of the gradient kernel per row for a table of
+// 2^bits slots: 8 for the smallest table (32 slots), else a warp. A warp
+// per row left most lanes idle in the first steps; 8 lanes made those steps
+// of diffusion:200 1.4 to 2.3 times faster on an H200, but the steps with 64
+// slots (8 lanes) and 128 (16 lanes) 1.1 to 1.2 times slower (docs/gpu.md,
+// eleventh session).
+func gradientLanes(bits int) int {
+	if bits <= 5 {
+		return 8
+	}
+	return 32
 }
 
 // rowBytes is the device memory one batch row needs: the per-row state of

@@ -58,8 +58,10 @@ func TestPlanFSAI(t *testing.T) {
 			if 1<<b <= reach || (b > 5 && 1<<(b-1) > reach) {
 				t.Errorf("%+v step %d: table of %d slots for %d columns", p, st, 1<<b, reach)
 			}
-			if pl.warps[st]*slotBytes<<b > sharedLimit || pl.warps[st] < 1 {
-				t.Errorf("%+v step %d: %d warps of %d slots exceed shared memory", p, st, pl.warps[st], 1<<b)
+			if rows, lanes := pl.rows[st], pl.lanes[st]; rows*slotBytes<<b > sharedLimit || rows < 1 ||
+				rows*lanes%32 != 0 || rows*lanes > maxThreads || lanes&(lanes-1) != 0 || lanes > 32 {
+				t.Errorf("%+v step %d: %d rows of %d lanes and %d slots: past shared memory or the block, or not whole warps",
+					p, st, rows, lanes, 1<<b)
 			}
 		}
 		longest := (maxSlots - 1) / ((p.Steps-1)*p.StepSize + 1)

@@ -1,9 +1,11 @@
 // Kaporin gradient and selection of the new pattern columns of the adaptive
-// FSAI (paper 001 section 3, first kernel): one warp per active row.
+// FSAI (paper 001 section 3, first kernel): a group of lanes per active
+// row, a warp or, for the smallest tables, which would leave most of a
+// warp idle, a quarter of one (package gpu picks).
 //
 // For row i with pattern P and current g, the gradient of psi at a candidate
 // j < i not in P is 2 (A g~)_j with g~ = (g, 1) (paper 001 eq. 2.15). The
-// warp accumulates A g~ on the columns < i in a hash table in its share of
+// group accumulates A g~ on the columns < i in a hash table in its share of
 // shared memory, the GPU form of the CPU's sparse accumulator
 // (afsai/adaptive.go): the rows of A are added in the CPU's order, row i
 // first and then the pattern rows in insertion order, one row at a time with
@@ -11,18 +13,20 @@
 // lanes add into one slot at once, and every slot receives its terms in the
 // CPU's order and rounding. Each candidate then gets its weight, |gradient|
 // or, when Params.Scaled, |gradient| / sqrt(a_jj) with sqrt(a_jj) taken in
-// double and rounded to float (the CPU's sqrtDiag), and s rounds of a
-// warp-wide arg-max by shuffles (full mask: the whole warp is active there)
-// pick the s largest weights, ties to the smaller column; zero gradients are
-// never taken. The picks are written after the pattern, in pick order.
+// double and rounded to float (the CPU's sqrtDiag), and s rounds of an
+// arg-max over the group by shuffles (the group's mask: its lanes are all
+// active there) pick the s largest weights, ties to the smaller column; zero
+// gradients are never taken. The picks are written after the pattern, in
+// pick order: the same whatever the group's size.
 //
-// Shared memory per warp: 2^bits keys, sums and pattern flags (9 bytes a
+// Shared memory per group: 2^bits keys, sums and pattern flags (9 bytes a
 // slot). Package gpu sizes the table above the number of columns the rows of
 // a pattern can reach, so probing always ends.
 
+// FSAI_EMPTY marks a free slot.
 #define FSAI_EMPTY (-1)
 
-// fsai_slot returns the slot of column c in a warp's table, inserting c when
+// fsai_slot returns the slot of column c in a group's table, inserting c when
 // it is absent: multiplicative hashing and linear probing; atomicCAS makes
 // concurrent insertions of different columns by different lanes safe.
 __device__ __forceinline__ int fsai_slot(int *keys, int bits, int c)
@@ -44,38 +48,42 @@ __device__ __forceinline__ bool fsai_better(float a, int c, float b, int d)
     return a > b || (a == b && c < d);
 }
 
-extern "C" __global__ void fsai_kapgrad(const FsaiSetup S, int bits)
+// fsai_kapgrad_rows runs a group of G lanes (a power of two, 32 at most)
+// per row. G is a compile-time constant: as a kernel parameter, the kernel
+// ran 40% slower at G = 32 than with 32 written in.
+template <int G> __device__ __forceinline__ void fsai_kapgrad_rows(const FsaiSetup &S, int bits)
 {
     extern __shared__ int fsai_smem[];
     const int table = 1 << bits;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-    int *keys = fsai_smem + warp * table;
-    float *acc = (float *)(fsai_smem + warps * table) + warp * table;
-    unsigned char *inpat = (unsigned char *)(fsai_smem + 2 * warps * table) + warp * table;
+    const int lane = threadIdx.x & (G - 1), group = threadIdx.x / G, groups = blockDim.x / G;
+    const unsigned mask = (G == 32 ? FSAI_FULL : (1u << G) - 1) << (threadIdx.x & 31 & ~(G - 1));
+    int *keys = fsai_smem + group * table;
+    float *acc = (float *)(fsai_smem + groups * table) + group * table;
+    unsigned char *inpat = (unsigned char *)(fsai_smem + 2 * groups * table) + group * table;
 
     const long long nb = S.nb;
-    const long long w = (long long)blockIdx.x * warps + warp;
+    const long long w = (long long)blockIdx.x * groups + group;
     if (w >= fsai_count(S))
-        return; // the whole warp leaves: w is the same on its lanes
+        return; // the whole group leaves: w is the same on its lanes
     const long long k = fsai_row(S, w);
     if (S.state[k] != FSAI_ACTIVE)
         return;
     const int i = S.rows[k], m = S.len[k];
 
-    for (int h = lane; h < table; h += 32) {
+    for (int h = lane; h < table; h += G) {
         keys[h] = FSAI_EMPTY;
         acc[h] = 0.0f;
         inpat[h] = 0;
     }
-    __syncwarp();
-    for (int q = lane; q < m; q += 32)
+    __syncwarp(mask);
+    for (int q = lane; q < m; q += G)
         inpat[fsai_slot(keys, bits, S.pat[q * nb + k])] = 1;
-    __syncwarp();
+    __syncwarp(mask);
 
     // Sources: number 0 is row i with coefficient 1, number q+1 is pattern
     // column q with coefficient g[q]. Each lane loads one source's row
-    // bounds, then the warp walks the sources in order.
-    for (int base = 0; base <= m; base += 32) {
+    // bounds, then the group walks the sources in order.
+    for (int base = 0; base <= m; base += G) {
         const int src = base + lane;
         float coef = 0.0f;
         int lo = 0, hi = 0;
@@ -85,11 +93,11 @@ extern "C" __global__ void fsai_kapgrad(const FsaiSetup S, int bits)
             lo = S.rowptr[r];
             hi = S.rowptr[r + 1];
         }
-        const int n = min(32, m + 1 - base);
+        const int n = min(G, m + 1 - base);
         for (int q = 0; q < n; q++) {
-            const float cq = __shfl_sync(FSAI_FULL, coef, q);
-            const int lq = __shfl_sync(FSAI_FULL, lo, q), hq = __shfl_sync(FSAI_FULL, hi, q);
-            for (int e = lq + lane; e < hq; e += 32) {
+            const float cq = __shfl_sync(mask, coef, q, G);
+            const int lq = __shfl_sync(mask, lo, q, G), hq = __shfl_sync(mask, hi, q, G);
+            for (int e = lq + lane; e < hq; e += G) {
                 const int c = S.col[e];
                 if (c >= i)
                     break; // columns ascend: the rest of the row is >= i too
@@ -97,13 +105,13 @@ extern "C" __global__ void fsai_kapgrad(const FsaiSetup S, int bits)
                 if (!inpat[h])
                     acc[h] = __fadd_rn(acc[h], __fmul_rn(cq, S.val[e]));
             }
-            __syncwarp();
+            __syncwarp(mask);
         }
     }
 
     // Weights replace the sums in acc, -1 marking the slots that hold no
     // candidate. Each lane weighs the slots that it scans below.
-    for (int h = lane; h < table; h += 32) {
+    for (int h = lane; h < table; h += G) {
         const int c = keys[h];
         float w = -1.0f;
         if (c != FSAI_EMPTY && !inpat[h] && acc[h] != 0.0f) {
@@ -121,7 +129,7 @@ extern "C" __global__ void fsai_kapgrad(const FsaiSetup S, int bits)
     for (int t = 0; t < S.s; t++) {
         float ba = -1.0f;
         int bc = 0x7fffffff;
-        for (int h = lane; h < table; h += 32) {
+        for (int h = lane; h < table; h += G) {
             const float a = acc[h];
             if (a < 0.0f)
                 continue;
@@ -133,9 +141,9 @@ extern "C" __global__ void fsai_kapgrad(const FsaiSetup S, int bits)
                 bc = c;
             }
         }
-        for (int off = 16; off > 0; off >>= 1) {
-            const float oa = __shfl_xor_sync(FSAI_FULL, ba, off);
-            const int oc = __shfl_xor_sync(FSAI_FULL, bc, off);
+        for (int off = G / 2; off > 0; off >>= 1) {
+            const float oa = __shfl_xor_sync(mask, ba, off, G);
+            const int oc = __shfl_xor_sync(mask, bc, off, G);
             if (fsai_better(oa, oc, ba, bc)) {
                 ba = oa;
                 bc = oc;
@@ -155,3 +163,6 @@ extern "C" __global__ void fsai_kapgrad(const FsaiSetup S, int bits)
             S.state[k] = FSAI_DONE;
     }
 }
+
+extern "C" __global__ void fsai_kapgrad8(const FsaiSetup S, int bits) { fsai_kapgrad_rows<8>(S, bits); }
+extern "C" __global__ void fsai_kapgrad32(const FsaiSetup S, int bits) { fsai_kapgrad_rows<32>(S, bits); }

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# session 11, lease 6: the gradient with groups of 8 to 32 lanes per row (old: levels, 5ffc4a9)
+R=$OUT/run6; mkdir -p $R; trap 'cd $OUT && tar czf run6.tgz run6' EXIT
+. scripts/env.sh
+(cd gpu && timeout 240 ../bin/gpu.test -test.v -test.run 'AdaptiveFactor|AdaptiveSetup|Fixed|KernelsCompile|Transpose' > $R/gpu-test.log 2>&1; echo "rc $?" >> $R/gpu-test.log)
+grep -E '^(--- FAIL|FAIL|ok|PASS|panic|rc )' $R/gpu-test.log | head; grep -c -- '--- PASS' $R/gpu-test.log
+bin/ab.sh $R d200np1 1 -problem diffusion:200 -prec afsai
+bin/ab.sh $R d200np2 2 -problem diffusion:200 -prec afsai
+bin/ab.sh $R p320np1 1 -problem poisson7:320 -prec afsai
+timeout 100 /usr/local/cuda/bin/ncu -k 'regex:fsai_' --metrics gpu__time_duration.sum --csv \
+  bin/fsai-dist -backend cuda -problem diffusion:200 -prec afsai -maxit 1 -progress 0 > $R/ncu200.csv 2> $R/ncu200.err
+(cd pcg && timeout 150 ../bin/pcg.test -test.run OnGPU > $R/pcg-test.log 2>&1; echo "rc $?" >> $R/pcg-test.log)
+tail -2 $R/pcg-test.log
+bin/fsai-dist -backend cuda -problem diffusion:200 -prec afsai -progress 0 -report $R/d200-solve.json 2>&1 | tail -1
