@@ -141,16 +141,19 @@ func assembleBorder[T csr.Real](x *collection, order []int32) *csr.Matrix[T] {
 		ls.incomplete = incomplete
 	}
 	// own rows hold entries in the held columns only where a left block
-	// stores the row
+	// stores the row; a block stores a row once, so its rows are counted
+	// and copied on all cores, block after block
 	for k, b := range left {
-		for r, i := range b.Rows {
-			cols, _ := b.A.Row(r)
-			for _, c := range cols {
-				if leftCols[k][c] >= 0 {
-					out.RowPtr[nRecv+int(i)+1]++
+		parallel.For(len(b.Rows), func(_, lo, hi int) {
+			for r := lo; r < hi; r++ {
+				cols, _ := b.A.Row(r)
+				for _, c := range cols {
+					if leftCols[k][c] >= 0 {
+						out.RowPtr[nRecv+int(b.Rows[r])+1]++
+					}
 				}
 			}
-		}
+		})
 	}
 	parallel.Accumulate(out.RowPtr)
 	out.ColIdx, out.Val = make([]int32, out.RowPtr[m]), make([]T, out.RowPtr[m])
@@ -166,18 +169,29 @@ func assembleBorder[T csr.Real](x *collection, order []int32) *csr.Matrix[T] {
 			}
 		}
 	})
-	next := slices.Clone(out.RowPtr[nRecv:m]) // each own row's next free entry
+	// each own row's next free entry: its start with one left block, else
+	// a copy of the starts that the blocks move on
+	next := out.RowPtr[nRecv:m]
+	if len(left) > 1 {
+		next = slices.Clone(next)
+	}
 	for k, b := range left {
-		for r, i := range b.Rows {
-			cols, vals := b.A.Row(r)
-			for j, c := range cols {
-				if l := leftCols[k][c]; l >= 0 {
-					at := next[i]
-					out.ColIdx[at], out.Val[at] = l, T(vals[j])
-					next[i]++
+		parallel.For(len(b.Rows), func(_, lo, hi int) {
+			for r := lo; r < hi; r++ {
+				i := b.Rows[r]
+				at := next[i]
+				cols, vals := b.A.Row(r)
+				for j, c := range cols {
+					if l := leftCols[k][c]; l >= 0 {
+						out.ColIdx[at], out.Val[at] = l, T(vals[j])
+						at++
+					}
+				}
+				if len(left) > 1 {
+					next[i] = at
 				}
 			}
-		}
+		})
 	}
 	return out
 }
