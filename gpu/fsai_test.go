@@ -39,6 +39,26 @@ func TestFSAIKernelsCompile(t *testing.T) {
 	}
 }
 
+// TestArena: allocations are carved 256-byte aligned, one after the other,
+// and one past the end fails, as every one after it, with 0.
+func TestArena(t *testing.T) {
+	a := arena{base: 1 << 20, size: 1000}
+	for k, want := range []uintptr{1 << 20, 1<<20 + 256, 1<<20 + 512} {
+		if p := a.alloc(10, "test"); p != want {
+			t.Fatalf("allocation %d at %#x, want %#x", k, p, want)
+		}
+	}
+	if a.used != 522 {
+		t.Errorf("used %d bytes, want 522", a.used)
+	}
+	if p := a.alloc(500, "test"); p != 0 || a.err == nil {
+		t.Fatalf("allocation past the end: %#x, error %v", p, a.err)
+	}
+	if p := a.alloc(1, "test"); p != 0 {
+		t.Errorf("allocation after a failure: %#x", p)
+	}
+}
+
 // TestPlanFSAI checks the sizing of the gradient's hash table: above the
 // columns a step can reach, and refused, as unsupported, beyond shared
 // memory, whose largest table of 2^12 slots takes rows of up to 4095 /
