@@ -3,9 +3,11 @@ package afsai
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // Marks of a row of the set's stripes, during the collection, in place of
@@ -169,23 +171,52 @@ func (x *collection) exchangeRows(out [][]int32) error {
 	return nil
 }
 
-// hold records the rows of message msgs[j], from sources[k], as held.
+// hold records the rows of message msgs[j], from sources[k], as held, on
+// all cores: each row's entries start at the sum of the lengths before it.
+// A row outside the source's stripe, held already or repeated, or entries
+// past the message, are an error.
 func (x *collection) hold(k, j int) error {
 	q, m := x.sources[k], x.msgs[j]
 	lo, hi := x.A.Part.Range(q)
 	idx := x.ls.index[k]
-	var at int64
-	for r, gi := range m.rows.Data {
-		n := int64(m.lens.Data[r])
-		if gi < lo || gi >= hi || idx[gi-lo] > 0 || n < 0 || at+n > int64(len(m.cols.Data)) {
-			return fmt.Errorf("afsai: collect rows: rank %d sent row %d (%d entries): outside its stripe, sent before, or past the message", q, gi, n)
+	rows, lens := m.rows.Data, m.lens.Data
+	at := make([]int64, len(rows)+1)
+	parallel.Scan(at, func(r int) int64 { return int64(lens[r]) })
+	first := len(x.held)
+	x.held = slices.Grow(x.held, len(rows))[:first+len(rows)]
+	bad := make([]int, parallel.Chunks(len(rows))) // per chunk, one more than its first bad row
+	parallel.For(len(rows), func(c, a, b int) {
+		for r := a; r < b; r++ {
+			gi, n := rows[r], lens[r]
+			if gi < lo || gi >= hi || n < 0 || at[r+1] > int64(len(m.cols.Data)) || !claim(&idx[gi-lo], int32(first+r)+1) {
+				bad[c] = r + 1
+				return
+			}
+			x.held[first+r] = heldRow{msg: int32(j), n: n, src: int32(k), row: int32(gi - lo), at: at[r]}
 		}
-		idx[gi-lo] = int32(len(x.held)) + 1
-		x.held = append(x.held, heldRow{msg: int32(j), n: int32(n), src: int32(k), row: int32(gi - lo), at: at})
-		at += n
+	})
+	for _, b := range bad {
+		if b > 0 {
+			return fmt.Errorf("afsai: collect rows: rank %d sent row %d (%d entries): outside its stripe, sent before, or past the message",
+				q, rows[b-1], lens[b-1])
+		}
 	}
-	if at != int64(len(m.cols.Data)) {
-		return fmt.Errorf("afsai: collect rows: rank %d sent %d entries, its rows hold %d", q, len(m.cols.Data), at)
+	if at[len(rows)] != int64(len(m.cols.Data)) {
+		return fmt.Errorf("afsai: collect rows: rank %d sent %d entries, its rows hold %d", q, len(m.cols.Data), at[len(rows)])
 	}
 	return nil
+}
+
+// claim marks a row held, in the slot one less than s, unless it is held
+// already (a mark above zero).
+func claim(mark *int32, s int32) bool {
+	for {
+		old := atomic.LoadInt32(mark)
+		if old > 0 {
+			return false
+		}
+		if atomic.CompareAndSwapInt32(mark, old, s) {
+			return true
+		}
+	}
 }
