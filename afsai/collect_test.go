@@ -64,3 +64,23 @@ func TestHold(t *testing.T) {
 		x.free()
 	}
 }
+
+// BenchmarkHold records a message of 200,000 rows of 7 entries, in a
+// stripe of 4M rows (the collection of diffusion:200 on two ranks).
+func BenchmarkHold(b *testing.B) {
+	const rows, stripe = 200_000, 4_000_000
+	gi := make([]int64, rows)
+	lens := make([]int32, rows)
+	for r := range gi {
+		gi[r], lens[r] = int64(stripe-rows+r), 7
+	}
+	m := rowMessage(gi, lens, 7*rows)
+	defer m.free()
+	for b.Loop() {
+		x := &collection{A: &dsmat.Matrix{Part: dsmat.Partition{Offsets: []int64{0, stripe, 2 * stripe}}}, sources: []int{0},
+			ls: &localSystem{index: [][]int32{make([]int32, stripe)}}, msgs: []rowMsg{m}}
+		if err := x.hold(0, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
