@@ -199,7 +199,8 @@ func lowerSets(g []uint8, np, power int) [][]int {
 // round fetches them all; each further change of stripe along a shortest
 // path may take one more, and reach rounds always fetch all. Each round is
 // one collective reduction and sparse point-to-point messages; a last
-// reduction finds nothing more to ask. reach <= 0 collects whole stripes,
+// reduction finds nothing more to ask (a rank with one source skips its
+// search there: it cannot find anything). reach <= 0 collects whole stripes,
 // in one exchange. The system is assembled in precision p (A or A32).
 // With ask false the rank only serves the others: it asks for no rows and
 // gets no system (nil). Collective.
@@ -234,9 +235,15 @@ func gatherLocal(A *dsmat.Matrix, power, reach int, p backend.Precision, ask boo
 		}
 		return x.assemble(ask), nil
 	}
-	for {
+	for round := 0; ; round++ {
+		// With one source, the first round fetches all: a shortest path
+		// enters that source's stripe last from one of this rank's rows,
+		// next to a row asked for at distance 1, whose owner sent the
+		// rows within reach-1 of it in its stripe. A later round's
+		// search, which took 8 ms of two GPUs' set-up of diffusion:200
+		// (docs/gpu.md, eleventh session), would find nothing.
 		asks := make([][]int64, len(x.sources))
-		if ask {
+		if ask && (round == 0 || len(x.sources) > 1) {
 			asks = x.asks(reach)
 		}
 		// stop together: when nobody asks for rows, or when a rank failed
