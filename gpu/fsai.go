@@ -561,8 +561,8 @@ func (r *fsaiRun) adaptiveSteps(_, nb int) error {
 		grad := &fn.kapgrad[lanes/32] // 8 or 32 lanes
 		l.launch(grad, ceilDiv(n, rows), rows*lanes, rows*slotBytes<<bits, uint64(bits))
 		tm.mark(&kt.Gradient)
-		width := (step + 1) * r.job.pl.s
-		l.launch(&fn.sysgather, b.elementBlocks(r.job.pl.s*width*n), blockSize, 0, uint64(width))
+		width := (step + 1) * pl.s
+		l.launch(&fn.sysgather, b.elementBlocks(pl.s*width*n), blockSize, 0, uint64(width))
 		tm.mark(&kt.Gather)
 		if b.err == nil {
 			b.fail(b.drv.check(b.drv.call(b.drv.memsetD32Async, s.activeCount, 0, 1, b.stream), "cuMemsetD32Async"))
@@ -625,9 +625,10 @@ const (
 	warpSolveRows  = 512
 )
 
-// listBelow: the steps of the adaptive set-up work on the list of active
-// rows once at most 1/listBelow of the batch's rows are active. Measured on
-// an H200 (docs/gpu.md, eighth session): a list for every step made the
-// gradient of poisson7:400, whose rows stop together, 4% slower, and that
-// of diffusion:200, whose rows stop over many steps, 36% faster.
+// listBelow: the steps of the adaptive set-up work on the active rows
+// only (moved into a level of their own, or through their list) once at
+// most 1/listBelow of a level's rows are active. Measured on an H200
+// (docs/gpu.md, eighth session, with lists): a list for every step made
+// the gradient of poisson7:400, whose rows stop together, 4% slower, and
+// that of diffusion:200, whose rows stop over many steps, 36% faster.
 const listBelow = 2
