@@ -240,7 +240,7 @@ func gatherLocal(A *dsmat.Matrix, power, reach int, p backend.Precision, ask boo
 		// enters that source's stripe last from one of this rank's rows,
 		// next to a row asked for at distance 1, whose owner sent the
 		// rows within reach-1 of it in its stripe. A later round's
-		// search, which took 8 ms of two GPUs' set-up of diffusion:200
+		// search, which took 8 ms of two ranks' set-up of diffusion:200
 		// (docs/gpu.md, eleventh session), would find nothing.
 		asks := make([][]int64, len(x.sources))
 		if ask && (round == 0 || len(x.sources) > 1) {
