@@ -91,10 +91,12 @@ type found struct {
 func (x *collection) spread(n int, visit func(f *found, j int)) []found {
 	parts := make([]found, parallel.Chunks(n))
 	parallel.For(n, func(c, lo, hi int) {
-		parts[c].asks = make([][]int64, len(x.sources))
+		// a local, stored once: the chunks' parts share cache lines
+		f := found{asks: make([][]int64, len(x.sources))}
 		for j := lo; j < hi; j++ {
-			visit(&parts[c], j)
+			visit(&f, j)
 		}
+		parts[c] = f
 	})
 	return parts
 }
@@ -145,7 +147,7 @@ func (x *collection) serve(k int, ask []int64, reach int) ([]int32, error) {
 		type part struct{ out, next []int32 }
 		parts := make([]part, parallel.Chunks(len(level)))
 		parallel.For(len(level), func(c, lo, hi int) {
-			p := &parts[c]
+			var p part // a local, stored once: the chunks' parts share cache lines
 			for _, i := range level[lo:hi] {
 				if atomic.LoadInt32(&dist[i]) != d+1 { // reached closer since
 					continue
@@ -163,6 +165,7 @@ func (x *collection) serve(k int, ask []int64, reach int) ([]int32, error) {
 					}
 				}
 			}
+			parts[c] = p
 		})
 		for _, p := range parts {
 			out = append(out, p.out...)

@@ -44,13 +44,15 @@ func (s Split) Join() *csr.Matrix[float32] {
 func (s Split) LongestRow() int {
 	most := make([]int, parallel.Chunks(s.Border.Rows))
 	parallel.For(s.Border.Rows, func(c, lo, hi int) {
+		var m int32 // a local: chunks writing most[c] per row share its cache lines
 		for i := lo; i < hi; i++ {
 			n := s.Border.RowPtr[i+1] - s.Border.RowPtr[i]
 			if i >= s.Own {
 				n += s.Diag.RowPtr[i-s.Own+1] - s.Diag.RowPtr[i-s.Own]
 			}
-			most[c] = max(most[c], int(n))
+			m = max(m, n)
 		}
+		most[c] = int(m)
 	})
 	return slices.Max(most)
 }

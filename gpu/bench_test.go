@@ -263,3 +263,30 @@ func BenchmarkLaunch(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkMemory measures what device memory costs the host: cuMemAlloc
+// and cuMemFree of 1, 8 and 32 GiB, untouched (the cost of freeing does not
+// depend on what was written). The FSAI set-up's state is sized by the
+// longest pattern for every row (tens of GB), so its layout avoids
+// allocations it does not need (fsai_level.go).
+func BenchmarkMemory(b *testing.B) {
+	be := openGPU(b)
+	for _, gib := range []int{1, 8, 32} {
+		b.Run(fmt.Sprintf("%dGiB", gib), func(b *testing.B) {
+			var alloc, free time.Duration
+			for i := 0; i < b.N; i++ {
+				t := time.Now()
+				p, err := be.alloc(gib<<30, "benchmark")
+				if err != nil {
+					b.Skip(err) // a smaller GPU
+				}
+				alloc += time.Since(t)
+				t = time.Now()
+				be.free(p, "benchmark")
+				free += time.Since(t)
+			}
+			b.ReportMetric(alloc.Seconds()*1e3/float64(b.N), "alloc-ms")
+			b.ReportMetric(free.Seconds()*1e3/float64(b.N), "free-ms")
+		})
+	}
+}

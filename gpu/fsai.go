@@ -73,7 +73,8 @@ func int32s(rows []int) []int32 {
 
 // fsaiMatrix is the matrix a set-up reads: whole on the host, or a rank's
 // local system in the two parts of an afsai.Split, which newFSAIRun joins
-// on the device (fsai_join.go).
+// on the device (fsai_join.go). The set-up of a split matrix computes its
+// own rows, split.Own and after, which the join lists on the device.
 type fsaiMatrix struct {
 	whole *csr.Matrix[float32]
 	split *afsai.Split
@@ -87,8 +88,17 @@ func (a fsaiMatrix) size() (rows, nnz int) {
 	return a.whole.Rows, a.whole.NNZ()
 }
 
-// adaptiveSetup runs the adaptive set-up of p for the rows of a, checked
-// by the caller, whose longest row has longest entries and whose diagonal
+// count returns how many rows a set-up of a computes: rows, or a split
+// matrix's own rows (rows is nil then).
+func (a fsaiMatrix) count(rows []int32) int {
+	if a.split != nil {
+		return a.split.Diag.Rows
+	}
+	return len(rows)
+}
+
+// adaptiveSetup runs the adaptive set-up of p for the rows of a (nil for a
+// split matrix: its own rows), checked by the caller, whose longest row has longest entries and whose diagonal
 // is diag (nil for a split matrix, whose join makes it), as job says: its
 // keep, own and maxBatch (tests run several batches); the rest of the job
 // is filled in here.
@@ -132,6 +142,9 @@ type fsaiJob struct {
 	// into a level of their own; 0: minLevelRows per multiprocessor
 	// (tests move a few rows)
 	levelRows int
+	// levelsApart puts the levels in an allocation of their own even
+	// where the batch's dead Cholesky factors hold them (tests)
+	levelsApart bool
 	// patBytes is the device memory of the patterns of all rows, which a
 	// set-up on given patterns keeps instead of a batch's (fixed.go); 0:
 	// the batch holds its own.
@@ -154,11 +167,12 @@ type fsaiResult struct {
 	kt   afsai.KernelTimes
 }
 
-// runFSAI computes the rows of G for rows of a, whose diagonal is diag (nil
-// for a split matrix, whose join makes it), as job says.
+// runFSAI computes the rows of G for rows of a (nil for a split matrix:
+// its own rows), whose diagonal is diag (nil for a split matrix, whose join
+// makes it), as job says.
 func (b *Backend) runFSAI(a fsaiMatrix, diag []float32, rows []int32, job fsaiJob) (fsaiResult, error) {
 	n, _ := a.size()
-	if len(rows) == 0 {
+	if a.count(rows) == 0 {
 		res := fsaiResult{g: &csr.Matrix[float32]{Cols: n, RowPtr: make([]int32, 1)}}
 		if job.keep {
 			d, err := b.NewMatrix(&csr.Matrix[float64]{RowPtr: make([]int32, 1)}, nil, backend.Single)
@@ -227,9 +241,12 @@ type fsaiRun struct {
 	parts []gPart
 
 	keptRun // for a job that keeps G on the device (fsai_keep.go)
-	// levels holds the levels of the adaptive steps (fsai_level.go),
-	// allocated at the first level and kept for the batches after
-	levels arena
+	// lv holds the levels of a batch's adaptive steps (fsai_level.go):
+	// nil before the first level, then tail, the batch's dead Cholesky
+	// factors, or levels, an allocation made where the tail was too small
+	// and kept for the batches after
+	lv           *arena
+	tail, levels arena
 }
 
 // gPart is a batch's rows of G: their columns and values.
@@ -239,10 +256,10 @@ type gPart struct {
 }
 
 // newFSAIRun puts the structure of a and the rows on the device (a split
-// matrix whole, values and diagonal too), and allocates the state of
-// batches as large as half the free device memory then allows (less the
-// job's patterns, and at most job.maxBatch rows): usually all rows at once.
-// rows must not be empty.
+// matrix whole, values and diagonal too, and its own rows, which rows does
+// not list), and allocates the state of batches as large as half the free
+// device memory then allows (less the job's patterns, and at most
+// job.maxBatch rows): usually all rows at once. There must be rows.
 func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int32, job fsaiJob) (*fsaiRun, error) {
 	defer b.enter()()
 	if b.err != nil {
@@ -253,7 +270,7 @@ func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int32, job fsaiJob) (*fsaiRun,
 		return nil, err
 	}
 	n, nnz := a.size()
-	r := &fsaiRun{b: b, fn: fn, job: job, rows: len(rows), bufs: fsaiBuffers{b: b}, tm: stageTimer{b: b}}
+	r := &fsaiRun{b: b, fn: fn, job: job, rows: a.count(rows), bufs: fsaiBuffers{b: b}, tm: stageTimer{b: b}}
 	s := job.setup
 	pl := job.pl
 	s.mmax, s.s, s.tol = int64(pl.mmax), int64(pl.s), 64*math.Ldexp(1, -24)
@@ -261,7 +278,7 @@ func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int32, job fsaiJob) (*fsaiRun,
 	s.col = r.bufs.alloc(4*nnz, "A columns")
 	s.val = r.bufs.alloc(4*nnz, "A values")
 	s.diag = r.bufs.alloc(4*n, "A diagonal")
-	r.rowsDev = r.bufs.alloc(4*len(rows), "requested rows")
+	r.rowsDev = r.bufs.alloc(4*r.rows, "requested rows")
 	if r.bufs.err != nil {
 		r.bufs.free()
 		return nil, r.bufs.err
@@ -272,8 +289,8 @@ func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int32, job fsaiJob) (*fsaiRun,
 	} else {
 		uploadSlice(b, s.rowptr, a.whole.RowPtr)
 		uploadSlice(b, s.col, a.whole.ColIdx)
+		uploadSlice(b, r.rowsDev, rows)
 	}
-	uploadSlice(b, r.rowsDev, rows)
 	r.tm.mark(&r.kt.Upload)
 	if err == nil {
 		err = r.tm.collect()
@@ -296,9 +313,9 @@ func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int32, job fsaiJob) (*fsaiRun,
 	r.host = b.newHostWords(2*job.outLen + 3*nb + 1)
 	r.cols, r.vals = r.host.int32s(job.outLen), r.host.float32s(job.outLen)
 	r.lens, r.states, r.ptr = r.host.int32s(nb), r.host.int32s(nb), r.host.int32s(nb+1)
-	r.g = csr.Matrix[float32]{Rows: len(rows), Cols: n}
+	r.g = csr.Matrix[float32]{Rows: r.rows, Cols: n}
 	if !job.keep { // a job that keeps G builds its block's row pointers (startKept)
-		r.g.RowPtr = make([]int32, len(rows)+1)
+		r.g.RowPtr = make([]int32, r.rows+1)
 	}
 	return r, nil
 }
@@ -500,7 +517,7 @@ func (r *fsaiRun) batchStats(nb int, st *afsai.Stats) int64 {
 	}
 	parts := make([]part, parallel.Chunks(nb))
 	parallel.For(nb, func(c, lo, hi int) {
-		p := &parts[c]
+		var p part // a local: the chunks' parts share cache lines
 		for k := lo; k < hi; k++ {
 			p.maxPattern = max(p.maxPattern, int(r.lens[k]))
 			p.nnz += int64(r.lens[k]) + 1
@@ -508,6 +525,7 @@ func (r *fsaiRun) batchStats(nb int, st *afsai.Stats) int64 {
 				p.broken++
 			}
 		}
+		parts[c] = p
 	})
 	var nnz int64
 	for _, p := range parts {
@@ -537,7 +555,7 @@ func (r *fsaiRun) adaptiveSteps(_, nb int) error {
 	s := &l.params.setup // the level the kernels work on
 	levels := []*fsaiLevel{{setup: *s, lists: r.lists}}
 	defer func() {
-		r.levels.used, r.levels.err = 0, nil
+		r.lv, r.levels.used, r.levels.err = nil, 0, nil
 		*s = levels[0].setup // every kernel outside the steps sees the batch
 	}()
 	n := nb // rows in this step
@@ -586,7 +604,7 @@ func (r *fsaiRun) adaptiveSteps(_, nb int) error {
 		if active > n/listBelow {
 			continue
 		}
-		if v := r.newLevel(*s, s.next, active); v != nil {
+		if v := r.newLevel(*s, s.next, active, step); v != nil {
 			levels = append(levels, v)
 			*s = v.setup
 			tm.mark(&kt.Compact)

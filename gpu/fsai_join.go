@@ -2,14 +2,18 @@ package gpu
 
 import (
 	"runtime"
+	"sort"
 
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/backend"
 )
 
 // join puts the local system of the parts a on the device, into the
-// set-up's A (s: row pointers, columns, values and diagonal). The host
-// uploads the border as it is, into a scratch allocation, and A's diagonal
+// set-up's A (s: row pointers, columns, values and diagonal), and lists
+// the rows the set-up computes, a.Own and after, in r.rowsDev. The host
+// uploads the border's rows up to its last entry into a scratch
+// allocation (the rows after hold nothing: most of a stripe, all of it on
+// one rank; their pointers are set on the device), and A's diagonal
 // block is read where it is: the bound operator's block when a.Bound is one
 // of this backend's matrices (nothing of it is uploaded again), otherwise
 // uploaded beside the border, its values rounded to float32 on the way.
@@ -33,7 +37,9 @@ func (r *fsaiRun) join(a *afsai.Split, s *fsaiSetup) error {
 	ptrs, cols := tmp, tmp+uintptr(4*nptr)
 	vals := cols + uintptr(4*nent)
 	bad := vals + uintptr(4*nent)
-	uploadSlice(b, ptrs, a.Border.RowPtr)
+	filled := sort.Search(m, func(i int) bool { return int(a.Border.RowPtr[i]) == bnnz }) // rows up to the last entry
+	uploadSlice(b, ptrs, a.Border.RowPtr[:filled+1])
+	b.memset32(ptrs+uintptr(4*(filled+1)), uint32(bnnz), m-filled)
 	uploadSlice(b, cols, a.Border.ColIdx)
 	uploadSlice(b, vals, a.Border.Val)
 	if diag == nil { // the block goes up after the border, in float32
@@ -48,7 +54,7 @@ func (r *fsaiRun) join(a *afsai.Split, s *fsaiSetup) error {
 	}
 	b.launch(&r.fn.join[diag.prec], b.elementBlocks(m), uint64(m), uint64(a.Own), uint64(ptrs), uint64(cols),
 		uint64(vals), uint64(diag.rowPtr), uint64(diag.col), uint64(diag.val),
-		uint64(s.rowptr), uint64(s.col), uint64(s.val), uint64(s.diag), uint64(bad))
+		uint64(s.rowptr), uint64(s.col), uint64(s.val), uint64(s.diag), uint64(bad), uint64(r.rowsDev))
 	first := int32(m) // the first bad row
 	b.download(b.host, bad, 4)
 	if b.syncLocked() == nil {

@@ -7,7 +7,6 @@ import (
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
-	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // G kept on the device (afsai.Device's AdaptiveFactor). PCG applies G and
@@ -59,13 +58,7 @@ func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, test fsaiJob) (a
 	} else {
 		longest = a.LongestRow()
 	}
-	rows := make([]int32, n-own) // millions: written on all cores
-	parallel.For(len(rows), func(_, lo, hi int) {
-		for k := lo; k < hi; k++ {
-			rows[k] = int32(own + k)
-		}
-	})
-	res, err := b.adaptiveSetup(fsaiMatrix{split: &a}, longest, nil, rows, p, fsaiJob{keep: true, own: own, maxBatch: test.maxBatch,
+	res, err := b.adaptiveSetup(fsaiMatrix{split: &a}, longest, nil, nil, p, fsaiJob{keep: true, own: own, maxBatch: test.maxBatch,
 		levelRows: test.levelRows})
 	if err != nil {
 		return afsai.DeviceFactor{}, res.st, res.kt, err

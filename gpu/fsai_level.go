@@ -11,11 +11,20 @@ package gpu
 // hands its rows' results back up, the deepest first, so that the batch
 // holds all rows for the assembly of G.
 //
-// The levels lie in one allocation of the run (fsaiRun.levels), made at the
-// first level with room for twice its rows, which holds every level below
-// it too (each has at most half the rows of the one above), and reused by
-// the batches after: one allocation for the set-up rather than a dozen per
-// level, which cost 15 ms on diffusion:200 (docs/gpu.md, eleventh session).
+// The levels need no memory of their own where the batch's Cholesky
+// factors have room for them: once the rows still active have moved down,
+// the batch's rows never grow again, so their factors' entries past the
+// triangle of the longest pattern they reached are dead (fsaiRun.deadTail).
+// On diffusion:200 the levels took 28 GB, whose cuMemFree alone cost 10
+// ms (0.35 ms per GB, touched or not, measured on an H200; docs/gpu.md,
+// twelfth session); the dead part of the factors, 26 GB when the first
+// rows move down after the third step, holds all of them. Where it is too
+// small (rows that move down late), the levels lie in one allocation of
+// the run (fsaiRun.levels), made at the first level with room for twice
+// its rows, which holds every level below it too (each has at most half
+// the rows of the one above), and reused by the batches after: one
+// allocation for the set-up rather than a dozen per level, which cost 15
+// ms on diffusion:200 (docs/gpu.md, eleventh session).
 
 // fsaiLevel is a set of rows the steps work on: the batch (the top level)
 // or the rows of the level above still active when it moved them down.
@@ -35,18 +44,18 @@ const minLevelRows = warpBorderRows
 // above) listed in up, rows of them, and moves their state there. It
 // returns nil, moving nothing, for fewer rows than the job's levelRows, or
 // when the device memory is short: the steps then go on through the list.
-func (r *fsaiRun) newLevel(above fsaiSetup, up uintptr, rows int) *fsaiLevel {
+func (r *fsaiRun) newLevel(above fsaiSetup, up uintptr, rows, step int) *fsaiLevel {
 	b := r.b
 	least := r.job.levelRows
 	if least == 0 {
 		least = minLevelRows * b.sms
 	}
-	if rows < least || !r.levelRoom(rows) {
+	if rows < least || !r.levelRoom(above, rows, step) {
 		return nil
 	}
 	v := &fsaiLevel{setup: above, up: up}
-	r.carveLevel(&r.levels, v, rows)
-	if r.levels.err != nil {
+	r.carveLevel(r.lv, v, rows)
+	if r.lv.err != nil {
 		return nil
 	}
 	r.l.levels(&r.fn.compact, above, v.setup, up)
@@ -64,36 +73,55 @@ func (r *fsaiRun) carveLevel(a *arena, v *fsaiLevel, rows int) {
 	}
 }
 
-// levelRoom reports whether the run's levels have room for one more of
-// rows rows, allocating them, with room for twice as many, when there are
-// none yet or too few for a first level: only then, and only within half
-// of the device memory free.
-func (r *fsaiRun) levelRoom(rows int) bool {
+// levelRoom reports whether the batch's levels have room for one more of
+// rows rows, below the level above, which moves them down after step. For
+// the batch's first level it finds them a place (r.lv): the dead part of
+// the batch's factors when it holds them, else the run's allocation of
+// levels, made, with room for twice as many rows, when there is none yet or
+// one too small, and only within half of the device memory free.
+func (r *fsaiRun) levelRoom(above fsaiSetup, rows, step int) bool {
 	var need arena // sizes the level
 	need.size = int(^uint(0) >> 1)
 	r.carveLevel(&need, &fsaiLevel{}, rows)
+	if r.lv != nil {
+		return r.lv.used+need.used+256 <= r.lv.size // below the first: what the first was given
+	}
+	if !r.job.levelsApart {
+		if r.tail = r.deadTail(above, step); need.used+256 <= r.tail.size {
+			r.lv = &r.tail
+			return true
+		}
+	}
 	a := &r.levels
-	if a.used+need.used+256 <= a.size {
-		return true
+	if need.used+256 > a.size {
+		b := r.b
+		free, err := b.freeMemory()
+		if err != nil || uint64(2*need.used) > free/2 {
+			return false
+		}
+		if a.base != 0 {
+			b.free(a.base, "levels of the adaptive steps")
+			*a = arena{}
+		}
+		p, err := b.alloc(2*need.used, "levels of the adaptive steps")
+		if err != nil {
+			return false
+		}
+		*a = arena{base: p, size: 2 * need.used}
 	}
-	if a.used > 0 {
-		return false // a level below the first: as much as the first was given
-	}
-	b := r.b
-	free, err := b.freeMemory()
-	if err != nil || uint64(2*need.used) > free/2 {
-		return false
-	}
-	if a.base != 0 {
-		b.free(a.base, "levels of the adaptive steps")
-		*a = arena{}
-	}
-	p, err := b.alloc(2*need.used, "levels of the adaptive steps")
-	if err != nil {
-		return false
-	}
-	*a = arena{base: p, size: 2 * need.used}
+	r.lv = a
 	return true
+}
+
+// deadTail returns the Cholesky factors of the level top, the batch, past
+// the triangle of the longest pattern that its rows reach when the rows
+// still active after step move down: (step+1)*s entries, as a step adds at
+// most s. Nothing there is read or written again.
+func (r *fsaiRun) deadTail(top fsaiSetup, step int) arena {
+	pl := r.job.pl
+	tri := func(m int) int { return m * (m + 1) / 2 }
+	live := (4*tri(min((step+1)*pl.s, pl.mmax))*int(top.nb) + 255) &^ 255 // bytes, cuMemAlloc's alignment
+	return arena{base: top.l + uintptr(live), size: 4*tri(pl.mmax)*int(top.nb) - live}
 }
 
 // restore hands the results of level v's rows back to the level above.

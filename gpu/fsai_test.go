@@ -187,7 +187,9 @@ func fsaiTestParams() []afsai.Params {
 // the same float32 matrix and rows, which must give the same G bit for bit
 // and the same Stats: all rows in one batch, the last rows (the rank's own
 // rows in the distributed case) in batches of 97 rows, and all rows with
-// the active rows moved into levels of their own down to a single row.
+// the active rows moved into levels of their own down to a single row,
+// the levels in the batch's dead Cholesky factors where they fit and in an
+// allocation of their own.
 func TestAdaptiveSetupMatchesCPU(t *testing.T) {
 	b := openGPU(t)
 	for _, c := range fsaiCases(t) {
@@ -201,11 +203,13 @@ func TestAdaptiveSetupMatchesCPU(t *testing.T) {
 				name         string
 				rows         []int
 				batch, level int
-			}{{"all", all, 0, 0}, {"last", all[n/3:], 97, 0}, {"levels", all, 0, 1}} {
+				apart        bool
+			}{{"all", all, 0, 0, false}, {"last", all[n/3:], 97, 0, false}, {"levels", all, 0, 1, false},
+				{"levels-apart", all, 0, 1, true}} {
 				name := fmt.Sprintf("%s/steps%d-s%d-eps%g-stall%g-scaled%t/%s",
 					c.name, p.Steps, p.StepSize, p.Eps, p.Stall, p.Scaled, sub.name)
 				t.Run(name, func(t *testing.T) {
-					res, err := b.adaptiveWhole(c.a32, sub.rows, p, fsaiJob{maxBatch: sub.batch, levelRows: sub.level})
+					res, err := b.adaptiveWhole(c.a32, sub.rows, p, fsaiJob{maxBatch: sub.batch, levelRows: sub.level, levelsApart: sub.apart})
 					if _, perr := planFSAI(longestRow(c.a32), p); perr != nil {
 						// too wide for the gradient's table: refused, as the plan says
 						if !errors.Is(err, afsai.ErrDeviceUnsupported) {

@@ -17,7 +17,8 @@
 // writes the row, its pointer and its diagonal entry (afsai.checkInput's
 // diagonal), the block's values rounded to float32 as the host rounds them,
 // and lowers *bad to the row when that entry is not positive and finite
-// (the host sets *bad to m first).
+// (the host sets *bad to m first). An own row also writes its index into
+// rows, the list of the rows the set-up computes.
 
 template <typename T>
 __device__ __forceinline__ void fsai_join(int m, int own, const int *__restrict__ bptr,
@@ -25,7 +26,8 @@ __device__ __forceinline__ void fsai_join(int m, int own, const int *__restrict_
                                           const int *__restrict__ dptr, const int *__restrict__ dcol,
                                           const T *__restrict__ dval, int *__restrict__ rowptr,
                                           int *__restrict__ col, float *__restrict__ val,
-                                          float *__restrict__ diag, int *__restrict__ bad)
+                                          float *__restrict__ diag, int *__restrict__ bad,
+                                          int *__restrict__ rows)
 {
     for (long long t = fsai_tid(); t < m; t += fsai_stride()) {
         const int i = (int)t;
@@ -33,6 +35,7 @@ __device__ __forceinline__ void fsai_join(int m, int own, const int *__restrict_
         if (i >= own) {
             d0 = dptr[i - own];
             d1 = dptr[i - own + 1];
+            rows[i - own] = i;
         }
         int at = bptr[i] + d0;
         rowptr[i] = at;
@@ -62,9 +65,9 @@ __device__ __forceinline__ void fsai_join(int m, int own, const int *__restrict_
 #define FSAI_JOIN(name, T)                                                                             \
     extern "C" __global__ void name(int m, int own, const int *bptr, const int *bcol, const float *bval, \
                                     const int *dptr, const int *dcol, const T *dval, int *rowptr,      \
-                                    int *col, float *val, float *diag, int *bad)                       \
+                                    int *col, float *val, float *diag, int *bad, int *rows)            \
     {                                                                                                  \
-        fsai_join<T>(m, own, bptr, bcol, bval, dptr, dcol, dval, rowptr, col, val, diag, bad);        \
+        fsai_join<T>(m, own, bptr, bcol, bval, dptr, dcol, dval, rowptr, col, val, diag, bad, rows);  \
     }
 
 FSAI_JOIN(fsai_join_s, float)
