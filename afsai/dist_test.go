@@ -136,6 +136,9 @@ func TestGatherLocal(t *testing.T) {
 						!slices.Equal(a32.ColIdx, want.ColIdx) || !slices.Equal(a32.Val, want.Val) || ls32.A != nil {
 						t.Fatalf("%s power %d: the single-precision local system is not the double one rounded", dc.name, power)
 					}
+					if err := CheckSplit(*ls32.split, DefaultParams()); err != nil {
+						t.Fatalf("%s power %d: %v", dc.name, power, err)
+					}
 					if got, want := ls32.split.LongestRow(), longestRow(ls.A); got != want {
 						t.Errorf("%s power %d: longest row %d, the joined system's %d", dc.name, power, got, want)
 					}

@@ -9,12 +9,15 @@ import (
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
-// Split is a rank's local system in the two parts the block collection
-// leaves it in: Border, m x m, holds the received rows (before Own) whole
-// and, from Own on, the own rows' entries in the received rows' columns;
-// Diag is A's diagonal block: the own rows' entries from column Own on,
-// numbered from 0. Row i of the system is Border's row i followed, from Own
-// on, by Diag's row i-Own with Own added to its columns.
+// Split is a rank's local system of m = Own + Diag.Rows rows in the two
+// parts the block collection leaves it in: Border, r x m (r <= m), holds
+// the received rows (before Own) whole and, from Own on, the own rows'
+// entries in the received rows' columns, up to the last own row that has
+// any (only the rows that A's left blocks store do: on a stripe of a mesh,
+// its first few; the rows from r on have none); Diag is A's diagonal
+// block: the own rows' entries from column Own on, numbered from 0. Row i
+// of the system is Border's row i (none from r on) followed, from Own on,
+// by Diag's row i-Own with Own added to its columns.
 //
 // Most of the system is Diag, which the rank holds already: a Device joins
 // the parts where it computes (the GPU on the device) instead of the host
@@ -31,7 +34,16 @@ type Split struct {
 
 // Size returns the system's rows and entries.
 func (s Split) Size() (rows, nnz int) {
-	return s.Border.Rows, s.Border.NNZ() + s.Diag.NNZ()
+	return s.Own + s.Diag.Rows, s.Border.NNZ() + s.Diag.NNZ()
+}
+
+// borderRow returns the start and end of row i's entries in the border.
+func (s Split) borderRow(i int) (lo, hi int32) {
+	if i >= s.Border.Rows {
+		n := s.Border.RowPtr[s.Border.Rows]
+		return n, n
+	}
+	return s.Border.RowPtr[i], s.Border.RowPtr[i+1]
 }
 
 // Join returns the system as one matrix, its values in float32: what the
@@ -42,11 +54,13 @@ func (s Split) Join() *csr.Matrix[float32] {
 
 // LongestRow returns the most entries of a row of the system.
 func (s Split) LongestRow() int {
-	most := make([]int, parallel.Chunks(s.Border.Rows))
-	parallel.For(s.Border.Rows, func(c, lo, hi int) {
+	rows, _ := s.Size()
+	most := make([]int, parallel.Chunks(rows))
+	parallel.For(rows, func(c, lo, hi int) {
 		var m int32 // a local: chunks writing most[c] per row share its cache lines
 		for i := lo; i < hi; i++ {
-			n := s.Border.RowPtr[i+1] - s.Border.RowPtr[i]
+			b0, b1 := s.borderRow(i)
+			n := b1 - b0
 			if i >= s.Own {
 				n += s.Diag.RowPtr[i-s.Own+1] - s.Diag.RowPtr[i-s.Own]
 			}
@@ -65,8 +79,8 @@ func CheckSplit(s Split, p Params) error {
 		return err
 	}
 	b, d := s.Border, s.Diag
-	if b.Rows != b.Cols || len(b.RowPtr) != b.Rows+1 || d.Rows != d.Cols || len(d.RowPtr) != d.Rows+1 ||
-		s.Own < 0 || s.Own+d.Rows != b.Rows {
+	m := s.Own + d.Rows
+	if b.Rows > m || b.Cols != m || len(b.RowPtr) != b.Rows+1 || d.Rows != d.Cols || len(d.RowPtr) != d.Rows+1 || s.Own < 0 {
 		return fmt.Errorf("afsai: local system of a %dx%d border and a %dx%d diagonal block from row %d", b.Rows, b.Cols, d.Rows, d.Cols, s.Own)
 	}
 	return nil
@@ -82,10 +96,10 @@ func DiagonalError(i int, d float64) error {
 // precision T, on all cores: every chunk of rows copies its rows where the
 // sums of the parts' row pointers place them.
 func join[T csr.Real](border *csr.Matrix[T], diag *csr.Matrix[float64], own int) *csr.Matrix[T] {
-	m := border.Rows
+	m := own + diag.Rows
 	out := &csr.Matrix[T]{Rows: m, Cols: m, RowPtr: make([]int32, m+1)}
 	start := func(i int) int32 { // the first entry of row i, i <= m
-		p := border.RowPtr[i]
+		p := border.RowPtr[min(i, border.Rows)]
 		if i > own {
 			p += diag.RowPtr[i-own]
 		}
@@ -97,10 +111,12 @@ func join[T csr.Real](border *csr.Matrix[T], diag *csr.Matrix[float64], own int)
 		for i := lo; i < hi; i++ {
 			at := start(i)
 			out.RowPtr[i+1] = start(i + 1)
-			cols, vals := border.Row(i)
-			copy(out.ColIdx[at:], cols)
-			copy(out.Val[at:], vals)
-			at += int32(len(cols))
+			if i < border.Rows {
+				cols, vals := border.Row(i)
+				copy(out.ColIdx[at:], cols)
+				copy(out.Val[at:], vals)
+				at += int32(len(cols))
+			}
 			if i < own {
 				continue
 			}

@@ -13,7 +13,8 @@ import (
 // the rows the set-up computes, a.Own and after, in r.rowsDev. The host
 // uploads the border's rows up to its last entry into a scratch
 // allocation (the rows after hold nothing: most of a stripe, all of it on
-// one rank; their pointers are set on the device), and A's diagonal
+// one rank; their pointers are set on the device, to the border's end),
+// and A's diagonal
 // block is read where it is: the bound operator's block when a.Bound is one
 // of this backend's matrices (nothing of it is uploaded again), otherwise
 // uploaded beside the border, its values rounded to float32 on the way.
@@ -23,7 +24,8 @@ import (
 // positive and finite, as afsai.CheckAdaptive does for the joined system.
 func (r *fsaiRun) join(a *afsai.Split, s *fsaiSetup) error {
 	b := r.b
-	m, bnnz := a.Border.Rows, a.Border.NNZ()
+	m, _ := a.Size()
+	bnnz := a.Border.NNZ()
 	diag := r.boundDiagonal(a)
 	nptr, nent := m+1, bnnz
 	if diag == nil {
@@ -37,7 +39,7 @@ func (r *fsaiRun) join(a *afsai.Split, s *fsaiSetup) error {
 	ptrs, cols := tmp, tmp+uintptr(4*nptr)
 	vals := cols + uintptr(4*nent)
 	bad := vals + uintptr(4*nent)
-	filled := sort.Search(m, func(i int) bool { return int(a.Border.RowPtr[i]) == bnnz }) // rows up to the last entry
+	filled := sort.Search(a.Border.Rows, func(i int) bool { return int(a.Border.RowPtr[i]) == bnnz }) // rows up to the last entry
 	uploadSlice(b, ptrs, a.Border.RowPtr[:filled+1])
 	b.memset32(ptrs+uintptr(4*(filled+1)), uint32(bnnz), m-filled)
 	uploadSlice(b, cols, a.Border.ColIdx)

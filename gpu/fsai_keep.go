@@ -49,7 +49,8 @@ func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, test fsaiJob) (a
 	if err := afsai.CheckSplit(a, p); err != nil {
 		return afsai.DeviceFactor{}, afsai.Stats{}, afsai.KernelTimes{}, err
 	}
-	n, own := a.Border.Rows, a.Own
+	n, _ := a.Size()
+	own := a.Own
 	longest := 0
 	if n == own { // no device work: the parts are checked here
 		if _, err := afsai.CheckAdaptive(a.Join(), nil, p); err != nil {

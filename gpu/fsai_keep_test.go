@@ -97,7 +97,8 @@ func joinedRowDiff(left *csr.Matrix[float32], diag *csr.Matrix[float64], own int
 
 // splitAt returns a as a local system split at own (afsai.Split): the
 // border holds the rows before own and the other rows' entries before own,
-// in float32; the diagonal block the rest, in float64.
+// in float32, up to the last row with any (as the block collection leaves
+// it); the diagonal block the rest, in float64.
 func splitAt(a *csr.Matrix[float64], own int) afsai.Split {
 	n := a.Rows
 	border := &csr.Matrix[float32]{Rows: n, Cols: n, RowPtr: make([]int32, n+1)}
@@ -116,6 +117,10 @@ func splitAt(a *csr.Matrix[float64], own int) afsai.Split {
 			diag.RowPtr[i-own+1] = int32(len(diag.ColIdx))
 		}
 	}
+	for border.Rows > 0 && border.RowPtr[border.Rows-1] == border.RowPtr[border.Rows] {
+		border.Rows--
+	}
+	border.RowPtr = border.RowPtr[:border.Rows+1]
 	return afsai.Split{Border: border, Diag: diag, Own: own}
 }
 
