@@ -2,6 +2,7 @@ package afsai
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
@@ -207,11 +208,71 @@ func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (s
 	if err != nil {
 		return f, st, err
 	}
-	info.SetupDevice = dev.Name()
+	info.recordDevice(dev.Name(), times)
+	f.rows = csr.Convert[float64](g)
+	return f, st, nil
+}
+
+// recordDevice records that the set-up ran on the device name, and adds
+// its stage times.
+func (info *Info) recordDevice(name string, times KernelTimes) {
+	info.SetupDevice = name
 	if info.SetupKernels == nil {
 		info.SetupKernels = &KernelTimes{}
 	}
 	info.SetupKernels.add(times)
-	f.rows = csr.Convert[float64](g)
-	return f, st, nil
+}
+
+// RowsDevice is a Device that computes some of a local system's own rows
+// and joins such parts into G's diagonal block. With it a rank starts its
+// set-up from A's diagonal block, on the rows whose set-up cannot reach a
+// received row, while it collects its neighbours' rows, and computes the
+// other rows once it has them (early.go). The CPU set-up has no such
+// overlap to gain: it would compute on the cores the collection uses.
+type RowsDevice interface {
+	Device
+	// AdaptiveRows computes the rows of G that AdaptiveFactor computes
+	// for the own rows listed in rows (numbered from 0: local rows
+	// a.Own+r; ascending, CheckRows), and keeps them as AdaptiveFactor
+	// keeps all: the entries from column a.Own on in part.Block, on the
+	// device, the entries before on the host (part.Left, len(rows) rows).
+	AdaptiveRows(a Split, rows []int32, p Params) (RowsPart, Stats, KernelTimes, error)
+	// Touches reports whether a part of rows reaches a marked own row
+	// (numbered from 0; marked ascending): whether one of its rows, or a
+	// column of its block, is marked.
+	Touches(part RowsPart, marked []int32) (bool, error)
+	// JoinRows makes G's diagonal block of n own rows from parts whose
+	// rows cover 0 to n-1 once each, and its transpose, on the device. It
+	// leaves the parts as they are.
+	JoinRows(n int, parts []RowsPart) (diag, diagT backend.Matrix, err error)
+}
+
+// RowsPart is the rows of G that RowsDevice.AdaptiveRows computed: Rows
+// lists them (own rows numbered from 0), Left holds their entries in the
+// columns before the rank's own, Block, on the device, the others (own
+// columns numbered from 0; a block of the rows it stores: its k-th row is
+// own row Rows[k]).
+type RowsPart struct {
+	Rows  []int32
+	Left  *csr.Matrix[float32]
+	Block backend.Matrix
+}
+
+// Free releases the part's block.
+func (p *RowsPart) Free() {
+	if p.Block != nil {
+		p.Block.Free()
+		p.Block = nil
+	}
+}
+
+// CheckRows validates the rows of RowsDevice.AdaptiveRows for the local
+// system s: own rows numbered from 0, ascending, each once.
+func CheckRows(s Split, rows []int32) error {
+	for k, r := range rows {
+		if r < 0 || int(r) >= s.Diag.Rows || (k > 0 && r <= rows[k-1]) {
+			return fmt.Errorf("afsai: row list: entry %d is %d: want own rows 0 to %d, ascending", k, r, s.Diag.Rows-1)
+		}
+	}
+	return nil
 }

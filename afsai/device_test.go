@@ -43,21 +43,85 @@ func (d *hostDevice) AdaptiveFactor(s Split, p Params) (DeviceFactor, Stats, Ker
 	}
 	left, diag := splitRows(g, own)
 	f := DeviceFactor{Left: left}
-	for _, b := range []struct {
-		dst *backend.Matrix
-		a   *csr.Matrix[float64]
-	}{{&f.Diag, diag}, {&f.DiagT, csr.Transpose(diag)}} {
-		m, err := d.NewMatrix(b.a, nil, backend.Single)
-		if err != nil {
-			if f.Diag != nil {
-				f.Diag.Free()
-			}
-			return DeviceFactor{}, st, KernelTimes{}, err
+	if f.Diag, err = d.store(diag, nil); err == nil {
+		if f.DiagT, err = d.store(csr.Transpose(diag), nil); err != nil {
+			f.Diag.Free()
 		}
-		*b.dst = m
-		d.made[m] = b.a
 	}
-	return f, st, KernelTimes{}, nil
+	return f, st, KernelTimes{}, err
+}
+
+// rowsHostDevice is hostDevice with the RowsDevice methods: New then sets
+// up early, during the collection (early.go).
+type rowsHostDevice struct{ *hostDevice }
+
+func (d rowsHostDevice) AdaptiveRows(s Split, rows []int32, p Params) (RowsPart, Stats, KernelTimes, error) {
+	if err := CheckRows(s, rows); err != nil {
+		return RowsPart{}, Stats{}, KernelTimes{}, err
+	}
+	local := make([]int, len(rows))
+	for k, r := range rows {
+		local[k] = s.Own + int(r)
+	}
+	g, st, err := Adaptive(s.Join(), local, p)
+	if err != nil {
+		return RowsPart{}, st, KernelTimes{}, err
+	}
+	left, block := splitRows(g, s.Own)
+	block.Cols = s.Diag.Rows
+	m, err := d.store(block, rows)
+	return RowsPart{Rows: rows, Left: left, Block: m}, st, KernelTimes{}, err
+}
+
+func (d rowsHostDevice) Touches(part RowsPart, marked []int32) (bool, error) {
+	block := d.made[part.Block]
+	isMarked := func(r int32) bool {
+		_, in := slices.BinarySearch(marked, r)
+		return in
+	}
+	for k, r := range part.Rows {
+		cols, _ := block.Row(k)
+		if isMarked(r) || slices.ContainsFunc(cols, isMarked) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (d rowsHostDevice) JoinRows(n int, parts []RowsPart) (diag, diagT backend.Matrix, err error) {
+	a := &csr.Matrix[float64]{Rows: n, Cols: n, RowPtr: make([]int32, n+1)}
+	for _, part := range parts {
+		block := d.made[part.Block]
+		for k, r := range part.Rows {
+			a.RowPtr[r+1] = block.RowPtr[k+1] - block.RowPtr[k]
+		}
+	}
+	for i := range n {
+		a.RowPtr[i+1] += a.RowPtr[i]
+	}
+	a.ColIdx, a.Val = make([]int32, a.RowPtr[n]), make([]float64, a.RowPtr[n])
+	for _, part := range parts {
+		block := d.made[part.Block]
+		for k, r := range part.Rows {
+			cols, vals := block.Row(k)
+			copy(a.ColIdx[a.RowPtr[r]:], cols)
+			copy(a.Val[a.RowPtr[r]:], vals)
+		}
+	}
+	if diag, err = d.store(a, nil); err == nil {
+		diagT, err = d.store(csr.Transpose(a), nil)
+	}
+	return diag, diagT, err
+}
+
+// store puts a on the backend in float32, with its row map, and records
+// its host copy.
+func (d *hostDevice) store(a *csr.Matrix[float64], rowMap []int32) (backend.Matrix, error) {
+	m, err := d.NewMatrix(a, rowMap, backend.Single)
+	if err == nil {
+		d.made[m] = a
+	}
+	return m, err
 }
 
 func (d *hostDevice) ReadMatrix(m backend.Matrix) (*csr.Matrix[float64], []int32, error) {
@@ -145,21 +209,28 @@ func TestDeviceFactor(t *testing.T) {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
 			for _, dc := range distCases(t, c) {
 				for _, noPlace := range []bool{false, true} {
-					deviceFactorCase(t, c, dc, noPlace && c.Rank() == c.Size()-1)
+					for _, early := range []bool{false, true} {
+						deviceFactorCase(t, c, dc, noPlace && c.Rank() == c.Size()-1, early)
+					}
 				}
 			}
 		})
 	}
 }
 
-func deviceFactorCase(t *testing.T, c *comm.Comm, dc distCase, noPlace bool) {
+// deviceFactorCase runs TestDeviceFactor's checks on one case, with a
+// device that sets up early (rowsHostDevice) or not.
+func deviceFactorCase(t *testing.T, c *comm.Comm, dc distCase, noPlace, rows bool) {
 	cfg := DefaultConfig()
 	ref, err := New(dc.A, cpu.New(1), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ref.Free()
-	dev := &hostDevice{Backend: cpu.New(1), made: map[backend.Matrix]*csr.Matrix[float64]{}, noPlace: noPlace}
+	var dev backend.Backend = &hostDevice{Backend: cpu.New(1), made: map[backend.Matrix]*csr.Matrix[float64]{}, noPlace: noPlace}
+	if rows {
+		dev = rowsHostDevice{dev.(*hostDevice)}
+	}
 	got, err := New(dc.A, dev, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -167,6 +238,9 @@ func deviceFactorCase(t *testing.T, c *comm.Comm, dc distCase, noPlace bool) {
 	defer got.Free()
 	if got.G.Matrix().Diag != nil || got.Gt.Matrix().Diag != nil {
 		t.Fatalf("%s: G's diagonal block was not left on the device", dc.name)
+	}
+	if early := got.Info.EarlyRows > 0; early != rows {
+		t.Errorf("%s: %d rows set up early on a device with AdaptiveRows %t", dc.name, got.Info.EarlyRows, rows)
 	}
 	if got.Info.NNZ != ref.Info.NNZ || got.Info.ApplyStorage != ref.Info.ApplyStorage {
 		t.Errorf("%s: nnz %d, storage %s; the host path's %d, %s", dc.name,

@@ -1,6 +1,7 @@
 package afsai
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -65,12 +66,19 @@ type Info struct {
 	// (the last collection's), Collections how many collections it took:
 	// an exact adaptive set-up starts near and goes further only where a
 	// row needs it (collectFactor).
-	Reach       int     `json:"reach"`
-	Collections int     `json:"collections"`
-	GatherS     float64 `json:"gather_s"` // slowest rank's seconds per stage, summed over collections
-	ComputeS    float64 `json:"compute_s"`
-	TransposeS  float64 `json:"transpose_s"`
-	UploadS     float64 `json:"upload_s"`
+	Reach       int `json:"reach"`
+	Collections int `json:"collections"`
+	// GatherS to UploadS are the slowest rank's seconds per stage, summed
+	// over collections. On a device that computes most rows during the
+	// first collection (EarlyRows), gather_s and compute_s overlap:
+	// compute_s leaves out the time the set-up waited for the collection.
+	GatherS    float64 `json:"gather_s"`
+	ComputeS   float64 `json:"compute_s"`
+	TransposeS float64 `json:"transpose_s"`
+	UploadS    float64 `json:"upload_s"`
+	// EarlyRows is how many rows of G the device computed from A's
+	// diagonal blocks while the first collection ran (RowsDevice).
+	EarlyRows int64 `json:"early_rows"`
 	// this rank's (rank 0's in the report) local system
 	LocalRows int `json:"local_rows"`
 	LocalNNZ  int `json:"local_nnz"`
@@ -180,7 +188,8 @@ func newOn(A *dsmat.Matrix, be backend.Backend, bound backend.Matrix, cfg Config
 const firstReach = 5
 
 // collectFactor collects this rank's local system and computes its stripe of
-// G. Collective.
+// G. Collective. On a RowsDevice the first collection and the set-up
+// overlap (earlySetup).
 //
 // An exact adaptive set-up (Reach 0) does not collect all it could look at
 // (Steps+1 hops, 21 by default, where most rows look 2 to 4 hops away):
@@ -203,15 +212,28 @@ func collectFactor(A *dsmat.Matrix, be backend.Backend, bound backend.Matrix, cf
 		stats Stats
 		done  bool
 	)
+	dev := earlyDevice(be, cfg)
 	for {
 		info.Reach, info.Collections = reach, info.Collections+1
+		var (
+			got *localSystem
+			err error
+			e   early // the first collection's on a RowsDevice
+		)
 		t := time.Now()
-		got, err := gatherLocal(A, power, reach, cfg.Setup, !done)
+		if dev != nil && info.Collections == 1 {
+			e = earlySetup(A, dev, bound, cfg, reach)
+			got, err = e.ls, e.gatherErr
+			info.GatherS += e.gatherS
+		} else {
+			got, err = gatherLocal(A, power, reach, cfg.Setup, !done)
+			info.GatherS += time.Since(t).Seconds()
+		}
 		if err := c.Agree(err); err != nil {
+			e.f.free()
 			f.free()
 			return nil, f, stats, err
 		}
-		info.GatherS += time.Since(t).Seconds()
 		if got != nil && got.split != nil {
 			got.split.Bound = bound
 		}
@@ -219,9 +241,16 @@ func collectFactor(A *dsmat.Matrix, be backend.Backend, bound backend.Matrix, cf
 			t = time.Now()
 			f.free()
 			ls = got
-			f, stats, err = setupFactor(ls, cfg, be, info)
+			if e.ls != nil && !errors.Is(e.err, ErrDeviceUnsupported) {
+				f, stats, err = e.f, e.stats, e.err
+				info.recordDevice(dev.Name(), e.kt)
+				info.EarlyRows = int64(e.rows)
+				info.ComputeS += e.computeS
+			} else {
+				f, stats, err = setupFactor(ls, cfg, be, info)
+				info.ComputeS += time.Since(t).Seconds()
+			}
 			done = err == nil && (final || ls.complete(f.rows))
-			info.ComputeS += time.Since(t).Seconds()
 		}
 		if err := c.Agree(err); err != nil {
 			f.free()
@@ -312,7 +341,7 @@ func factorRows[T csr.Real](a *csr.Matrix[T], rows []int, cfg Config) (*csr.Matr
 
 // reduce completes the figures that need every rank.
 func (info *Info) reduce(c *comm.Comm, G, A *dsmat.Matrix, st Stats, ls *localSystem) error {
-	sums := []int64{int64(st.FallbackRows)}
+	sums := []int64{int64(st.FallbackRows), info.EarlyRows}
 	if err := comm.Allreduce(c, comm.Sum, sums); err != nil {
 		return err
 	}
@@ -331,7 +360,7 @@ func (info *Info) reduce(c *comm.Comm, G, A *dsmat.Matrix, st Stats, ls *localSy
 	}
 	info.NNZ = G.NNZ()
 	info.Density = float64(G.NNZ()) / float64(A.NNZ())
-	info.FallbackRows = sums[0]
+	info.FallbackRows, info.EarlyRows = sums[0], sums[1]
 	info.MaxPattern = int(maxes[0])
 	info.PeakRatio = maxes[1]
 	info.GatherS, info.ComputeS, info.TransposeS, info.UploadS = maxes[2], maxes[3], maxes[4], maxes[5]

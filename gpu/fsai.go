@@ -73,8 +73,9 @@ func int32s(rows []int) []int32 {
 
 // fsaiMatrix is the matrix a set-up reads: whole on the host, or a rank's
 // local system in the two parts of an afsai.Split, which newFSAIRun joins
-// on the device (fsai_join.go). The set-up of a split matrix computes its
-// own rows, split.Own and after, which the join lists on the device.
+// on the device (fsai_join.go). The set-up of a split matrix computes the
+// rows it is given or, given none, its own rows, split.Own and after,
+// which the join lists on the device.
 type fsaiMatrix struct {
 	whole *csr.Matrix[float32]
 	split *afsai.Split
@@ -88,17 +89,17 @@ func (a fsaiMatrix) size() (rows, nnz int) {
 	return a.whole.Rows, a.whole.NNZ()
 }
 
-// count returns how many rows a set-up of a computes: rows, or a split
-// matrix's own rows (rows is nil then).
+// count returns how many rows a set-up of a computes: rows, or, for nil
+// rows, a split matrix's own rows.
 func (a fsaiMatrix) count(rows []int32) int {
-	if a.split != nil {
+	if rows == nil && a.split != nil {
 		return a.split.Diag.Rows
 	}
 	return len(rows)
 }
 
 // adaptiveSetup runs the adaptive set-up of p for the rows of a (nil for a
-// split matrix: its own rows), checked by the caller, whose longest row has longest entries and whose diagonal
+// split matrix: all its own rows), checked by the caller, whose longest row has longest entries and whose diagonal
 // is diag (nil for a split matrix, whose join makes it), as job says: its
 // keep, own and maxBatch (tests run several batches); the rest of the job
 // is filled in here.
@@ -168,8 +169,8 @@ type fsaiResult struct {
 }
 
 // runFSAI computes the rows of G for rows of a (nil for a split matrix:
-// its own rows), whose diagonal is diag (nil for a split matrix, whose join
-// makes it), as job says.
+// all its own rows), whose diagonal is diag (nil for a split matrix, whose
+// join makes it), as job says.
 func (b *Backend) runFSAI(a fsaiMatrix, diag []float32, rows []int32, job fsaiJob) (fsaiResult, error) {
 	n, _ := a.size()
 	if a.count(rows) == 0 {
@@ -256,10 +257,10 @@ type gPart struct {
 }
 
 // newFSAIRun puts the structure of a and the rows on the device (a split
-// matrix whole, values and diagonal too, and its own rows, which rows does
-// not list), and allocates the state of batches as large as half the free
-// device memory then allows (less the job's patterns, and at most
-// job.maxBatch rows): usually all rows at once. There must be rows.
+// matrix whole, values and diagonal too; its own rows when rows is nil),
+// and allocates the state of batches as large as half the free device
+// memory then allows (less the job's patterns, and at most job.maxBatch
+// rows): usually all rows at once. There must be rows.
 func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int32, job fsaiJob) (*fsaiRun, error) {
 	defer b.enter()()
 	if b.err != nil {
@@ -285,10 +286,12 @@ func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int32, job fsaiJob) (*fsaiRun,
 	}
 	r.tm.start()
 	if a.split != nil {
-		err = r.join(a.split, &s)
+		err = r.join(a.split, &s, rows == nil)
 	} else {
 		uploadSlice(b, s.rowptr, a.whole.RowPtr)
 		uploadSlice(b, s.col, a.whole.ColIdx)
+	}
+	if rows != nil {
 		uploadSlice(b, r.rowsDev, rows)
 	}
 	r.tm.mark(&r.kt.Upload)

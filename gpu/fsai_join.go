@@ -9,8 +9,8 @@ import (
 )
 
 // join puts the local system of the parts a on the device, into the
-// set-up's A (s: row pointers, columns, values and diagonal), and lists
-// the rows the set-up computes, a.Own and after, in r.rowsDev. The host
+// set-up's A (s: row pointers, columns, values and diagonal), and, with
+// listOwn, lists its own rows, a.Own and after, in r.rowsDev. The host
 // uploads the border's rows up to its last entry into a scratch
 // allocation (the rows after hold nothing: most of a stripe, all of it on
 // one rank; their pointers are set on the device, to the border's end),
@@ -22,7 +22,7 @@ import (
 // block into a joined matrix of the stripe's size. It returns
 // afsai.DiagonalError for the first row whose diagonal entry is not
 // positive and finite, as afsai.CheckAdaptive does for the joined system.
-func (r *fsaiRun) join(a *afsai.Split, s *fsaiSetup) error {
+func (r *fsaiRun) join(a *afsai.Split, s *fsaiSetup, listOwn bool) error {
 	b := r.b
 	m, _ := a.Size()
 	bnnz := a.Border.NNZ()
@@ -54,9 +54,13 @@ func (r *fsaiRun) join(a *afsai.Split, s *fsaiSetup) error {
 	if b.err == nil {
 		b.fail(b.drv.check(b.drv.call(b.drv.memsetD32Async, bad, uintptr(m), 1, b.stream), "cuMemsetD32Async"))
 	}
+	ownList := uintptr(0) // NULL: the kernel lists nothing
+	if listOwn {
+		ownList = r.rowsDev
+	}
 	b.launch(&r.fn.join[diag.prec], b.elementBlocks(m), uint64(m), uint64(a.Own), uint64(ptrs), uint64(cols),
 		uint64(vals), uint64(diag.rowPtr), uint64(diag.col), uint64(diag.val),
-		uint64(s.rowptr), uint64(s.col), uint64(s.val), uint64(s.diag), uint64(bad), uint64(r.rowsDev))
+		uint64(s.rowptr), uint64(s.col), uint64(s.val), uint64(s.diag), uint64(bad), uint64(ownList))
 	first := int32(m) // the first bad row
 	b.download(b.host, bad, 4)
 	if b.syncLocked() == nil {

@@ -46,21 +46,7 @@ func (b *Backend) AdaptiveFactor(a afsai.Split, p afsai.Params) (afsai.DeviceFac
 // sets (its maxBatch and levelRows), so that tests can take the paths of
 // several.
 func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, test fsaiJob) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
-	if err := afsai.CheckSplit(a, p); err != nil {
-		return afsai.DeviceFactor{}, afsai.Stats{}, afsai.KernelTimes{}, err
-	}
-	n, _ := a.Size()
-	own := a.Own
-	longest := 0
-	if n == own { // no device work: the parts are checked here
-		if _, err := afsai.CheckAdaptive(a.Join(), nil, p); err != nil {
-			return afsai.DeviceFactor{}, afsai.Stats{}, afsai.KernelTimes{}, err
-		}
-	} else {
-		longest = a.LongestRow()
-	}
-	res, err := b.adaptiveSetup(fsaiMatrix{split: &a}, longest, nil, nil, p, fsaiJob{keep: true, own: own, maxBatch: test.maxBatch,
-		levelRows: test.levelRows})
+	res, err := b.keptFactor(a, nil, p, test)
 	if err != nil {
 		return afsai.DeviceFactor{}, res.st, res.kt, err
 	}
@@ -76,6 +62,26 @@ func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, test fsaiJob) (a
 		return afsai.DeviceFactor{}, res.st, res.kt, err
 	}
 	return afsai.DeviceFactor{Left: kept.left, Diag: kept.diag, DiagT: diagT}, res.st, res.kt, nil
+}
+
+// keptFactor computes the rows of G for rows, local rows of a from a.Own
+// on (nil: all of them), keeping G on the device (fsaiResult.kept), with
+// the batches and levels that test sets.
+func (b *Backend) keptFactor(a afsai.Split, rows []int32, p afsai.Params, test fsaiJob) (fsaiResult, error) {
+	if err := afsai.CheckSplit(a, p); err != nil {
+		return fsaiResult{}, err
+	}
+	n, _ := a.Size()
+	longest := 0
+	if n == a.Own { // no device work: the parts are checked here
+		if _, err := afsai.CheckAdaptive(a.Join(), nil, p); err != nil {
+			return fsaiResult{}, err
+		}
+	} else {
+		longest = a.LongestRow()
+	}
+	return b.adaptiveSetup(fsaiMatrix{split: &a}, longest, nil, rows, p, fsaiJob{keep: true, own: a.Own, maxBatch: test.maxBatch,
+		levelRows: test.levelRows})
 }
 
 // keptRun is an fsaiRun's state for a job that keeps G on the device. The
@@ -196,7 +202,8 @@ func (r *fsaiRun) joinKept() error {
 	b := r.b
 	r.bufs.free() // the batch state is done with: G's block takes its place
 	n, nnz := r.rows, r.diagNNZ
-	d := &Matrix{b: b, rows: n, cols: n, nnz: nnz, prec: backend.Single, width: spmvWidth(n, nnz, backend.Single)}
+	cols := r.g.Cols - r.job.own // the own rows, which r computed all of or some of
+	d := &Matrix{b: b, rows: n, cols: cols, nnz: nnz, prec: backend.Single, width: spmvWidth(n, nnz, backend.Single)}
 	d.rowPtr, r.diagPtr = r.diagPtr, 0
 	var err error
 	if len(r.chunks) == 1 {

@@ -21,7 +21,7 @@ import (
 )
 
 // Backend must satisfy the interface that afsai.New looks for.
-var _ afsai.Device = (*Backend)(nil)
+var _ afsai.RowsDevice = (*Backend)(nil)
 
 // TestFSAIKernelsCompile compiles the kernels with the NVRTC found (11.2 on
 // the build machine, which has no GPU) and checks that every set-up kernel

@@ -18,7 +18,8 @@
 // diagonal), the block's values rounded to float32 as the host rounds them,
 // and lowers *bad to the row when that entry is not positive and finite
 // (the host sets *bad to m first). An own row also writes its index into
-// rows, the list of the rows the set-up computes.
+// rows, the list of the rows the set-up computes, unless rows is NULL (a
+// set-up of some of the own rows, which the host lists).
 
 template <typename T>
 __device__ __forceinline__ void fsai_join(int m, int own, const int *__restrict__ bptr,
@@ -35,7 +36,8 @@ __device__ __forceinline__ void fsai_join(int m, int own, const int *__restrict_
         if (i >= own) {
             d0 = dptr[i - own];
             d1 = dptr[i - own + 1];
-            rows[i - own] = i;
+            if (rows)
+                rows[i - own] = i;
         }
         int at = bptr[i] + d0;
         rowptr[i] = at;

@@ -1,0 +1,250 @@
+package afsai
+
+import (
+	"time"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+)
+
+// The set-up on a device starts before the collection ends. Most of a
+// rank's rows of G cannot reach a row that it receives: their set-up reads
+// A's rows at the columns of their patterns, and a pattern reaches a
+// received row only through an own row that A's left blocks store (the
+// border's own rows). So the device computes, from A's diagonal block
+// alone, the own rows farther than interiorHops from those rows while the
+// host collects the neighbours' rows, and the others once the local system
+// is there. Touches then checks that no early row reached a border row
+// (else the rank computes all its rows again from the local system), and
+// JoinRows makes G's diagonal block of the two parts. A rank without left
+// blocks, whose local system is its diagonal block, computes all its rows
+// while it serves the others.
+
+// interiorHops: the own rows farther than this many hops from the border's
+// own rows are computed early. A pattern of up to 40 entries (the default)
+// on a 3D grid of 7-point stencils lies within 4 hops of its row
+// (firstReach).
+const interiorHops = firstReach - 1
+
+// early is what earlySetup collected and computed.
+type early struct {
+	ls        *localSystem
+	gatherErr error
+	gatherS   float64 // the collection's wall seconds
+	// computeS is the set-up's wall seconds less those it waited for the
+	// collection; rows is how many own rows it computed before the
+	// collection ended (none when it computed them all again)
+	computeS float64
+	rows     int
+	f        stripe
+	stats    Stats
+	kt       KernelTimes
+	// err is the set-up's error: ErrDeviceUnsupported sends it to the CPU
+	err error
+}
+
+// earlyDevice returns be as a RowsDevice when the set-up of cfg runs on it
+// with G kept on the device (setupFactor), nil otherwise.
+func earlyDevice(be backend.Backend, cfg Config) RowsDevice {
+	dev, ok := be.(RowsDevice)
+	if !ok || cfg.Static || cfg.Setup != backend.Single || (cfg.Apply == backend.Double && cfg.Wide) {
+		return nil
+	}
+	return dev
+}
+
+// earlySetup collects the local system within reach (gatherLocal, in a
+// goroutine: the only one to call MPI until it returns) while dev computes
+// the interior rows, then computes the others. bound is A's diagonal block
+// on dev, or nil. Collective.
+func earlySetup(A *dsmat.Matrix, dev RowsDevice, bound backend.Matrix, cfg Config, reach int) early {
+	var e early
+	collected := make(chan struct{})
+	go func() {
+		defer close(collected)
+		t := time.Now()
+		e.ls, e.gatherErr = gatherLocal(A, cfg.power(), reach, cfg.Setup, true)
+		e.gatherS = time.Since(t).Seconds()
+	}()
+	start := time.Now()
+	var waited time.Duration
+	wait := func() (Split, error) {
+		t := time.Now()
+		<-collected
+		waited = time.Since(t)
+		if e.gatherErr != nil {
+			return Split{}, e.gatherErr
+		}
+		e.ls.split.Bound = bound
+		return *e.ls.split, nil
+	}
+	e.f, e.stats, e.kt, e.rows, e.err = earlyFactor(A, dev, bound, cfg.Params, interiorHops, wait)
+	e.computeS = (time.Since(start) - waited).Seconds()
+	return e
+}
+
+// earlyFactor computes this rank's stripe of G on dev: the interior rows,
+// farther than hops from the border's own rows, from A's diagonal block
+// (bound on dev, or nil), then, once wait has
+// returned the local system, the others; it returns how many rows it
+// computed early. It calls wait whatever happens: the collection must end
+// before any further MPI call. When wait fails, it returns wait's error
+// and no stripe.
+func earlyFactor(A *dsmat.Matrix, dev RowsDevice, bound backend.Matrix, p Params, hops int,
+	wait func() (Split, error)) (stripe, Stats, KernelTimes, int, error) {
+	n := A.LocalRows()
+	diag := Split{Border: &csr.Matrix[float32]{Cols: n, RowPtr: make([]int32, 1)}, Diag: A.Diag, Bound: bound}
+	interior := interiorRows(A, hops)
+	if len(interior) == n { // no left blocks: the local system is the diagonal block
+		df, st, kt, err := dev.AdaptiveFactor(diag, p)
+		s, werr := wait()
+		switch {
+		case werr != nil:
+			freeFactor(df)
+			return stripe{}, st, kt, 0, werr
+		case err == nil && s.Own > 0: // rows received all the same: compute from them
+			freeFactor(df)
+			df, st, kt, err = dev.AdaptiveFactor(s, p)
+			return factorStripe(df), st, kt, 0, err
+		}
+		return factorStripe(df), st, kt, n, err
+	}
+	early, st, kt, err := dev.AdaptiveRows(diag, interior, p)
+	s, werr := wait()
+	if werr == nil {
+		werr = err
+	}
+	if werr != nil {
+		early.Free()
+		return stripe{}, st, kt, 0, werr
+	}
+	defer early.Free()
+	return laterRows(dev, s, early, st, kt, p)
+}
+
+// laterRows computes the own rows of the local system s that the part
+// early does not hold, checks that early's rows reached no border row, and
+// joins the two parts; where early's did, it computes all rows from s
+// instead. st and kt are early's statistics and stage times.
+func laterRows(dev RowsDevice, s Split, early RowsPart, st Stats, kt KernelTimes, p Params) (stripe, Stats, KernelTimes, int, error) {
+	n := s.Diag.Rows
+	rest := complement(early.Rows, n)
+	later, st2, kt2, err := dev.AdaptiveRows(s, rest, p)
+	kt.add(kt2)
+	if err != nil {
+		return stripe{}, st, kt, 0, err
+	}
+	defer later.Free()
+	reached, err := dev.Touches(early, borderOwnRows(s))
+	if err != nil {
+		return stripe{}, st, kt, 0, err
+	}
+	if reached {
+		df, st, kt3, err := dev.AdaptiveFactor(s, p)
+		kt.add(kt3)
+		return factorStripe(df), st, kt, 0, err
+	}
+	st.merge(st2)
+	diag, diagT, err := dev.JoinRows(n, []RowsPart{early, later})
+	if err != nil {
+		return stripe{}, st, kt, 0, err
+	}
+	left := spreadRows(later.Left, rest, n)
+	return stripe{rows: csr.Convert[float64](left), diag: diag, diagT: diagT}, st, kt, len(early.Rows), nil
+}
+
+// factorStripe is a Device's factor as a stripe.
+func factorStripe(df DeviceFactor) stripe {
+	if df.Left == nil {
+		return stripe{}
+	}
+	return stripe{rows: csr.Convert[float64](df.Left), diag: df.Diag, diagT: df.DiagT}
+}
+
+// freeFactor releases a Device's blocks.
+func freeFactor(df DeviceFactor) {
+	f := factorStripe(df)
+	f.free()
+}
+
+// interiorRows returns the own rows of A (numbered from 0, ascending)
+// farther than hops from every own row that a left block stores, in the
+// graph of A's diagonal block: a breadth-first search from those rows.
+func interiorRows(A *dsmat.Matrix, hops int) []int32 {
+	n := A.LocalRows()
+	dist := make([]int8, n) // hops+1 - distance for the rows within hops; 0 beyond
+	var frontier []int32
+	for _, b := range A.Off {
+		if b.Rank >= A.Comm.Rank() {
+			continue
+		}
+		for _, r := range b.Rows {
+			if dist[r] == 0 {
+				dist[r] = int8(hops + 1)
+				frontier = append(frontier, r)
+			}
+		}
+	}
+	for d := hops; d > 0 && len(frontier) > 0; d-- {
+		var next []int32
+		for _, r := range frontier {
+			cols, _ := A.Diag.Row(int(r))
+			for _, c := range cols {
+				if dist[c] == 0 {
+					dist[c] = int8(d)
+					next = append(next, c)
+				}
+			}
+		}
+		frontier = next
+	}
+	interior := make([]int32, 0, n)
+	for i, d := range dist {
+		if d == 0 {
+			interior = append(interior, int32(i))
+		}
+	}
+	return interior
+}
+
+// complement returns the rows 0 to n-1 that rows (ascending) does not
+// list.
+func complement(rows []int32, n int) []int32 {
+	out := make([]int32, 0, n-len(rows))
+	k := 0
+	for i := int32(0); i < int32(n); i++ {
+		if k < len(rows) && rows[k] == i {
+			k++
+			continue
+		}
+		out = append(out, i)
+	}
+	return out
+}
+
+// borderOwnRows returns the own rows of s (numbered from 0) that hold
+// entries in its border: the rows through which a set-up reaches a
+// received row.
+func borderOwnRows(s Split) []int32 {
+	var out []int32
+	for i := s.Own; i < s.Border.Rows; i++ {
+		if s.Border.RowPtr[i+1] > s.Border.RowPtr[i] {
+			out = append(out, int32(i-s.Own))
+		}
+	}
+	return out
+}
+
+// spreadRows returns the matrix of n rows whose row rows[k] is row k of
+// part, and whose other rows are empty.
+func spreadRows(part *csr.Matrix[float32], rows []int32, n int) *csr.Matrix[float32] {
+	out := &csr.Matrix[float32]{Rows: n, Cols: part.Cols, RowPtr: make([]int32, n+1), ColIdx: part.ColIdx, Val: part.Val}
+	for k, r := range rows {
+		out.RowPtr[r+1] = part.RowPtr[k+1] - part.RowPtr[k]
+	}
+	for i := range n {
+		out.RowPtr[i+1] += out.RowPtr[i]
+	}
+	return out
+}

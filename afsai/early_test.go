@@ -1,0 +1,66 @@
+package afsai
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/cpu"
+	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/mpitest"
+)
+
+// TestEarlyFactor: the stripe of G set up early, its interior rows from
+// A's diagonal block alone, is the one AdaptiveFactor computes from the
+// collected local system, bit for bit, with the same statistics: with the
+// interior rows of the set-up (interiorHops), and with every row but the
+// border's own rows early (hops 0), whose patterns then reach those rows,
+// and which all ranks but the first compute again; both paths are taken.
+func TestEarlyFactor(t *testing.T) {
+	for _, np := range []int{2, 3} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			again := 0 // cases computed again on this rank
+			for _, dc := range distCases(t, c) {
+				ls, err := gatherLocal(dc.A, 2, 0, backend.Single, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, hops := range []int{interiorHops, 0} {
+					name := fmt.Sprintf("%s/hops%d", dc.name, hops)
+					dev := rowsHostDevice{&hostDevice{Backend: cpu.New(1), made: map[backend.Matrix]*csr.Matrix[float64]{}}}
+					p := DefaultParams()
+					want, wst, _, err := dev.AdaptiveFactor(*ls.split, p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, st, _, rows, err := earlyFactor(dc.A, dev, nil, p, hops, func() (Split, error) { return *ls.split, nil })
+					if err != nil {
+						t.Fatal(err)
+					}
+					if st != wst {
+						t.Errorf("%s: stats %+v, AdaptiveFactor's %+v", name, st, wst)
+					}
+					left := csr.Convert[float64](want.Left)
+					if !slices.Equal(got.rows.RowPtr, left.RowPtr) || !slices.Equal(got.rows.ColIdx, left.ColIdx) ||
+						!slices.Equal(got.rows.Val, left.Val) || got.rows.Cols != left.Cols {
+						t.Errorf("%s: the entries in other ranks' columns differ", name)
+					}
+					for _, m := range [][2]backend.Matrix{{got.diag, want.Diag}, {got.diagT, want.DiagT}} {
+						g, w := dev.made[m[0]], dev.made[m[1]]
+						if !slices.Equal(g.RowPtr, w.RowPtr) || !slices.Equal(g.ColIdx, w.ColIdx) || !slices.Equal(g.Val, w.Val) {
+							t.Errorf("%s: a diagonal block differs", name)
+						}
+					}
+					if rows == 0 {
+						again++
+					}
+				}
+			}
+			if c.Rank() > 0 && again == 0 {
+				t.Errorf("rank %d computed no case again", c.Rank())
+			}
+		})
+	}
+}
