@@ -127,6 +127,7 @@ func pack(A *dsmat.Matrix, set []int, rows []int32) rowMsg {
 	start := make([]int, k+1) // chunk c writes from start[c]
 	parallel.For(len(rows), func(c, lo, hi int) {
 		cur := newCursors(blocks, int(rows[lo]))
+		entries := 0 // a local: the chunks' counts share cache lines
 		for r := lo; r < hi; r++ {
 			i := int(rows[r])
 			n := A.Diag.RowPtr[i+1] - A.Diag.RowPtr[i]
@@ -135,8 +136,9 @@ func pack(A *dsmat.Matrix, set []int, rows []int32) rowMsg {
 				n += int32(len(cols))
 			}
 			m.rows.Data[r], m.lens.Data[r] = first+int64(i), n
-			start[c+1] += int(n)
+			entries += int(n)
 		}
+		start[c+1] = entries
 	})
 	for c := range k {
 		start[c+1] += start[c]
