@@ -6,6 +6,7 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // Device is a backend that runs the adaptive FSAI set-up itself (the CUDA
@@ -223,55 +224,52 @@ func (info *Info) recordDevice(name string, times KernelTimes) {
 	info.SetupKernels.add(times)
 }
 
-// RowsDevice is a Device that computes some of a local system's own rows
-// and joins such parts into G's diagonal block. With it a rank starts its
-// set-up from A's diagonal block, on the rows whose set-up cannot reach a
-// received row, while it collects its neighbours' rows, and computes the
-// other rows once it has them (early.go). The CPU set-up has no such
-// overlap to gain: it would compute on the cores the collection uses.
+// RowsDevice is a Device that computes a local system's own rows in two
+// parts. With it a rank starts its set-up from A's diagonal block, on the
+// rows whose set-up cannot reach a received row, while it collects its
+// neighbours' rows, and finishes it once it has them (early.go). The CPU
+// set-up has no such overlap to gain: it would compute on the cores the
+// collection uses.
 type RowsDevice interface {
 	Device
-	// AdaptiveRows computes the rows of G that AdaptiveFactor computes
-	// for the own rows listed in rows (numbered from 0: local rows
-	// a.Own+r; ascending, CheckRows), and keeps them as AdaptiveFactor
-	// keeps all: the entries from column a.Own on in part.Block, on the
-	// device, the entries before on the host (part.Left, len(rows) rows).
-	AdaptiveRows(a Split, rows []int32, p Params) (RowsPart, Stats, KernelTimes, error)
-	// Touches reports whether a part of rows reaches a marked own row
-	// (numbered from 0; marked ascending): whether one of its rows, or a
-	// column of its block, is marked.
-	Touches(part RowsPart, marked []int32) (bool, error)
-	// JoinRows makes G's diagonal block of n own rows from parts whose
-	// rows cover 0 to n-1 once each, and its transpose, on the device. It
-	// leaves the parts as they are.
-	JoinRows(n int, parts []RowsPart) (diag, diagT backend.Matrix, err error)
+	// StartRows computes the rows of G that AdaptiveFactor computes for
+	// the own rows of a listed in rows (numbered from 0: local rows
+	// a.Own+r; ascending, CheckRows) and keeps them, with its set-up, for
+	// the run's Finish.
+	StartRows(a Split, rows []int32, p Params) (RowsRun, Stats, KernelTimes, error)
 }
 
-// RowsPart is the rows of G that RowsDevice.AdaptiveRows computed: Rows
-// lists them (own rows numbered from 0), Left holds their entries in the
-// columns before the rank's own, Block, on the device, the others (own
-// columns numbered from 0; a block of the rows it stores: its k-th row is
-// own row Rows[k]).
-type RowsPart struct {
-	Rows  []int32
-	Left  *csr.Matrix[float32]
-	Block backend.Matrix
+// RowsRun is a set-up that RowsDevice.StartRows began.
+type RowsRun interface {
+	// Finish returns what AdaptiveFactor(s, p) returns, for StartRows' p
+	// and a local system s with the diagonal block of StartRows' (the
+	// rank's whole local system, once collected): it computes the own
+	// rows listed in rest, all that StartRows did not, from s and joins
+	// them to the started rows. When a started row, or a column of its
+	// pattern, is listed in marked (own rows numbered from 0, ascending),
+	// it computes all own rows from s instead, and reached is true. The
+	// statistics and stage times are Finish's own. It frees the run.
+	Finish(s Split, rest, marked []int32) (f DeviceFactor, st Stats, kt KernelTimes, reached bool, err error)
+	// Free releases a run that Finish is not called on.
+	Free()
 }
 
-// Free releases the part's block.
-func (p *RowsPart) Free() {
-	if p.Block != nil {
-		p.Block.Free()
-		p.Block = nil
-	}
-}
-
-// CheckRows validates the rows of RowsDevice.AdaptiveRows for the local
-// system s: own rows numbered from 0, ascending, each once.
+// CheckRows validates a row list of a RowsDevice for the local system s:
+// own rows numbered from 0, ascending, each once. It checks on all cores:
+// the lists are most of a stripe.
 func CheckRows(s Split, rows []int32) error {
-	for k, r := range rows {
-		if r < 0 || int(r) >= s.Diag.Rows || (k > 0 && r <= rows[k-1]) {
-			return fmt.Errorf("afsai: row list: entry %d is %d: want own rows 0 to %d, ascending", k, r, s.Diag.Rows-1)
+	bad := make([]int, parallel.Chunks(len(rows))) // per chunk, one more than its first bad entry
+	parallel.For(len(rows), func(c, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			if r := rows[k]; r < 0 || int(r) >= s.Diag.Rows || (k > 0 && r <= rows[k-1]) {
+				bad[c] = k + 1
+				return
+			}
+		}
+	})
+	for _, k := range bad {
+		if k > 0 {
+			return fmt.Errorf("afsai: row list: entry %d is %d: want own rows 0 to %d, ascending", k-1, rows[k-1], s.Diag.Rows-1)
 		}
 	}
 	return nil

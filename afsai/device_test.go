@@ -51,68 +51,96 @@ func (d *hostDevice) AdaptiveFactor(s Split, p Params) (DeviceFactor, Stats, Ker
 	return f, st, KernelTimes{}, err
 }
 
-// rowsHostDevice is hostDevice with the RowsDevice methods: New then sets
-// up early, during the collection (early.go).
+// rowsHostDevice is hostDevice with StartRows: New then sets up early,
+// during the collection (early.go). Its run is the CPU reference of the
+// GPU's: the started rows from the system StartRows is given, the rest
+// from Finish's, joined.
 type rowsHostDevice struct{ *hostDevice }
 
-func (d rowsHostDevice) AdaptiveRows(s Split, rows []int32, p Params) (RowsPart, Stats, KernelTimes, error) {
-	if err := CheckRows(s, rows); err != nil {
-		return RowsPart{}, Stats{}, KernelTimes{}, err
+// hostRun is rowsHostDevice's RowsRun.
+type hostRun struct {
+	d    rowsHostDevice
+	p    Params
+	rows []int32
+	g    *csr.Matrix[float32] // the started rows (in StartRows' local numbering)
+	own  int                  // StartRows' a.Own
+}
+
+func (d rowsHostDevice) StartRows(a Split, rows []int32, p Params) (RowsRun, Stats, KernelTimes, error) {
+	g, st, err := d.rowsOf(a, rows, p)
+	if err != nil {
+		return nil, st, KernelTimes{}, err
+	}
+	return &hostRun{d: d, p: p, rows: rows, g: g, own: a.Own}, st, KernelTimes{}, nil
+}
+
+// rowsOf computes the own rows rows of a on the CPU.
+func (d rowsHostDevice) rowsOf(a Split, rows []int32, p Params) (*csr.Matrix[float32], Stats, error) {
+	if err := CheckRows(a, rows); err != nil {
+		return nil, Stats{}, err
 	}
 	local := make([]int, len(rows))
 	for k, r := range rows {
-		local[k] = s.Own + int(r)
+		local[k] = a.Own + int(r)
 	}
-	g, st, err := Adaptive(s.Join(), local, p)
-	if err != nil {
-		return RowsPart{}, st, KernelTimes{}, err
-	}
-	left, block := splitRows(g, s.Own)
-	block.Cols = s.Diag.Rows
-	m, err := d.store(block, rows)
-	return RowsPart{Rows: rows, Left: left, Block: m}, st, KernelTimes{}, err
+	return Adaptive(a.Join(), local, p)
 }
 
-func (d rowsHostDevice) Touches(part RowsPart, marked []int32) (bool, error) {
-	block := d.made[part.Block]
-	isMarked := func(r int32) bool {
-		_, in := slices.BinarySearch(marked, r)
+func (r *hostRun) Finish(s Split, rest, marked []int32) (DeviceFactor, Stats, KernelTimes, bool, error) {
+	_, started := splitRows(r.g, r.own)
+	isMarked := func(c int32) bool {
+		_, in := slices.BinarySearch(marked, c)
 		return in
 	}
-	for k, r := range part.Rows {
-		cols, _ := block.Row(k)
-		if isMarked(r) || slices.ContainsFunc(cols, isMarked) {
-			return true, nil
+	for k, row := range r.rows {
+		cols, _ := started.Row(k)
+		if isMarked(row) || slices.ContainsFunc(cols, isMarked) {
+			df, st, kt, err := r.d.AdaptiveFactor(s, r.p)
+			return df, st, kt, true, err
 		}
 	}
-	return false, nil
-}
-
-func (d rowsHostDevice) JoinRows(n int, parts []RowsPart) (diag, diagT backend.Matrix, err error) {
-	a := &csr.Matrix[float64]{Rows: n, Cols: n, RowPtr: make([]int32, n+1)}
+	g, st, err := r.d.rowsOf(s, rest, r.p)
+	if err != nil {
+		return DeviceFactor{}, st, KernelTimes{}, false, err
+	}
+	left, later := splitRows(g, s.Own)
+	n := s.Diag.Rows
+	all := &csr.Matrix[float64]{Rows: n, Cols: n, RowPtr: make([]int32, n+1)}
+	spread := &csr.Matrix[float32]{Rows: n, Cols: left.Cols, RowPtr: make([]int32, n+1), ColIdx: left.ColIdx, Val: left.Val}
+	parts := []struct {
+		rows  []int32
+		block *csr.Matrix[float64]
+	}{{r.rows, started}, {rest, later}}
 	for _, part := range parts {
-		block := d.made[part.Block]
-		for k, r := range part.Rows {
-			a.RowPtr[r+1] = block.RowPtr[k+1] - block.RowPtr[k]
+		for k, row := range part.rows {
+			all.RowPtr[row+1] = part.block.RowPtr[k+1] - part.block.RowPtr[k]
 		}
+	}
+	for k, row := range rest {
+		spread.RowPtr[row+1] = left.RowPtr[k+1] - left.RowPtr[k]
 	}
 	for i := range n {
-		a.RowPtr[i+1] += a.RowPtr[i]
+		all.RowPtr[i+1] += all.RowPtr[i]
+		spread.RowPtr[i+1] += spread.RowPtr[i]
 	}
-	a.ColIdx, a.Val = make([]int32, a.RowPtr[n]), make([]float64, a.RowPtr[n])
+	all.ColIdx, all.Val = make([]int32, all.RowPtr[n]), make([]float64, all.RowPtr[n])
 	for _, part := range parts {
-		block := d.made[part.Block]
-		for k, r := range part.Rows {
-			cols, vals := block.Row(k)
-			copy(a.ColIdx[a.RowPtr[r]:], cols)
-			copy(a.Val[a.RowPtr[r]:], vals)
+		for k, row := range part.rows {
+			cols, vals := part.block.Row(k)
+			copy(all.ColIdx[all.RowPtr[row]:], cols)
+			copy(all.Val[all.RowPtr[row]:], vals)
 		}
 	}
-	if diag, err = d.store(a, nil); err == nil {
-		diagT, err = d.store(csr.Transpose(a), nil)
+	f := DeviceFactor{Left: spread}
+	if f.Diag, err = r.d.store(all, nil); err == nil {
+		if f.DiagT, err = r.d.store(csr.Transpose(all), nil); err != nil {
+			f.Diag.Free()
+		}
 	}
-	return diag, diagT, err
+	return f, st, KernelTimes{}, false, err
 }
+
+func (r *hostRun) Free() {}
 
 // store puts a on the backend in float32, with its row map, and records
 // its host copy.
@@ -240,7 +268,7 @@ func deviceFactorCase(t *testing.T, c *comm.Comm, dc distCase, noPlace, rows boo
 		t.Fatalf("%s: G's diagonal block was not left on the device", dc.name)
 	}
 	if early := got.Info.EarlyRows > 0; early != rows {
-		t.Errorf("%s: %d rows set up early on a device with AdaptiveRows %t", dc.name, got.Info.EarlyRows, rows)
+		t.Errorf("%s: %d rows set up early on a device with StartRows %t", dc.name, got.Info.EarlyRows, rows)
 	}
 	if got.Info.NNZ != ref.Info.NNZ || got.Info.ApplyStorage != ref.Info.ApplyStorage {
 		t.Errorf("%s: nnz %d, storage %s; the host path's %d, %s", dc.name,

@@ -6,6 +6,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // The set-up on a device starts before the collection ends. Most of a
@@ -14,10 +15,10 @@ import (
 // received row only through an own row that A's left blocks store (the
 // border's own rows). So the device computes, from A's diagonal block
 // alone, the own rows farther than interiorHops from those rows while the
-// host collects the neighbours' rows, and the others once the local system
-// is there. Touches then checks that no early row reached a border row
-// (else the rank computes all its rows again from the local system), and
-// JoinRows makes G's diagonal block of the two parts. A rank without left
+// host collects the neighbours' rows (RowsDevice.StartRows), and the
+// others once the local system is there (RowsRun.Finish), which checks
+// that no early row reached a border row (else it computes all rows again
+// from the local system) and joins the two parts. A rank without left
 // blocks, whose local system is its diagonal block, computes all its rows
 // while it serves the others.
 
@@ -95,8 +96,8 @@ func earlyFactor(A *dsmat.Matrix, dev RowsDevice, bound backend.Matrix, p Params
 	wait func() (Split, error)) (stripe, Stats, KernelTimes, int, error) {
 	n := A.LocalRows()
 	diag := Split{Border: &csr.Matrix[float32]{Cols: n, RowPtr: make([]int32, 1)}, Diag: A.Diag, Bound: bound}
-	interior := interiorRows(A, hops)
-	if len(interior) == n { // no left blocks: the local system is the diagonal block
+	interior, near := interiorRows(A, hops)
+	if interior == nil { // no left blocks: the local system is the diagonal block
 		df, st, kt, err := dev.AdaptiveFactor(diag, p)
 		s, werr := wait()
 		switch {
@@ -110,48 +111,24 @@ func earlyFactor(A *dsmat.Matrix, dev RowsDevice, bound backend.Matrix, p Params
 		}
 		return factorStripe(df), st, kt, n, err
 	}
-	early, st, kt, err := dev.AdaptiveRows(diag, interior, p)
+	run, st, kt, err := dev.StartRows(diag, interior, p)
 	s, werr := wait()
 	if werr == nil {
 		werr = err
 	}
 	if werr != nil {
-		early.Free()
+		if run != nil {
+			run.Free()
+		}
 		return stripe{}, st, kt, 0, werr
 	}
-	defer early.Free()
-	return laterRows(dev, s, early, st, kt, p)
-}
-
-// laterRows computes the own rows of the local system s that the part
-// early does not hold, checks that early's rows reached no border row, and
-// joins the two parts; where early's did, it computes all rows from s
-// instead. st and kt are early's statistics and stage times.
-func laterRows(dev RowsDevice, s Split, early RowsPart, st Stats, kt KernelTimes, p Params) (stripe, Stats, KernelTimes, int, error) {
-	n := s.Diag.Rows
-	rest := complement(early.Rows, n)
-	later, st2, kt2, err := dev.AdaptiveRows(s, rest, p)
+	df, st2, kt2, reached, err := run.Finish(s, near, borderOwnRows(s))
 	kt.add(kt2)
-	if err != nil {
-		return stripe{}, st, kt, 0, err
-	}
-	defer later.Free()
-	reached, err := dev.Touches(early, borderOwnRows(s))
-	if err != nil {
-		return stripe{}, st, kt, 0, err
-	}
 	if reached {
-		df, st, kt3, err := dev.AdaptiveFactor(s, p)
-		kt.add(kt3)
-		return factorStripe(df), st, kt, 0, err
+		return factorStripe(df), st2, kt, 0, err
 	}
 	st.merge(st2)
-	diag, diagT, err := dev.JoinRows(n, []RowsPart{early, later})
-	if err != nil {
-		return stripe{}, st, kt, 0, err
-	}
-	left := spreadRows(later.Left, rest, n)
-	return stripe{rows: csr.Convert[float64](left), diag: diag, diagT: diagT}, st, kt, len(early.Rows), nil
+	return factorStripe(df), st, kt, len(interior), err
 }
 
 // factorStripe is a Device's factor as a stripe.
@@ -170,8 +147,9 @@ func freeFactor(df DeviceFactor) {
 
 // interiorRows returns the own rows of A (numbered from 0, ascending)
 // farther than hops from every own row that a left block stores, in the
-// graph of A's diagonal block: a breadth-first search from those rows.
-func interiorRows(A *dsmat.Matrix, hops int) []int32 {
+// graph of A's diagonal block, and the others, near: a breadth-first
+// search from those rows. Without left blocks it returns nil lists.
+func interiorRows(A *dsmat.Matrix, hops int) (interior, near []int32) {
 	n := A.LocalRows()
 	dist := make([]int8, n) // hops+1 - distance for the rows within hops; 0 beyond
 	var frontier []int32
@@ -186,6 +164,9 @@ func interiorRows(A *dsmat.Matrix, hops int) []int32 {
 			}
 		}
 	}
+	if len(frontier) == 0 {
+		return nil, nil
+	}
 	for d := hops; d > 0 && len(frontier) > 0; d-- {
 		var next []int32
 		for _, r := range frontier {
@@ -199,28 +180,41 @@ func interiorRows(A *dsmat.Matrix, hops int) []int32 {
 		}
 		frontier = next
 	}
-	interior := make([]int32, 0, n)
-	for i, d := range dist {
-		if d == 0 {
-			interior = append(interior, int32(i))
-		}
-	}
-	return interior
+	return partition(dist)
 }
 
-// complement returns the rows 0 to n-1 that rows (ascending) does not
-// list.
-func complement(rows []int32, n int) []int32 {
-	out := make([]int32, 0, n-len(rows))
-	k := 0
-	for i := int32(0); i < int32(n); i++ {
-		if k < len(rows) && rows[k] == i {
-			k++
-			continue
+// partition returns the rows i with dist[i] zero, ascending, and the
+// others, found on all cores: each chunk counts its rows of each list,
+// then writes them where the counts of the chunks before it place them.
+func partition(dist []int8) (zero, other []int32) {
+	n := len(dist)
+	zeros := make([]int, parallel.Chunks(n)+1) // chunk c's zero rows start at zeros[c]
+	parallel.For(n, func(c, lo, hi int) {
+		k := 0 // a local: the chunks' counts share cache lines
+		for _, d := range dist[lo:hi] {
+			if d == 0 {
+				k++
+			}
 		}
-		out = append(out, i)
+		zeros[c+1] = k
+	})
+	for c := 1; c < len(zeros); c++ {
+		zeros[c] += zeros[c-1]
 	}
-	return out
+	zero, other = make([]int32, zeros[len(zeros)-1]), make([]int32, n-zeros[len(zeros)-1])
+	parallel.For(n, func(c, lo, hi int) {
+		z, o := zeros[c], lo-zeros[c] // the others before the chunk: its rows before, less the zeros
+		for i := lo; i < hi; i++ {
+			if dist[i] == 0 {
+				zero[z] = int32(i)
+				z++
+			} else {
+				other[o] = int32(i)
+				o++
+			}
+		}
+	})
+	return zero, other
 }
 
 // borderOwnRows returns the own rows of s (numbered from 0) that hold
@@ -232,19 +226,6 @@ func borderOwnRows(s Split) []int32 {
 		if s.Border.RowPtr[i+1] > s.Border.RowPtr[i] {
 			out = append(out, int32(i-s.Own))
 		}
-	}
-	return out
-}
-
-// spreadRows returns the matrix of n rows whose row rows[k] is row k of
-// part, and whose other rows are empty.
-func spreadRows(part *csr.Matrix[float32], rows []int32, n int) *csr.Matrix[float32] {
-	out := &csr.Matrix[float32]{Rows: n, Cols: part.Cols, RowPtr: make([]int32, n+1), ColIdx: part.ColIdx, Val: part.Val}
-	for k, r := range rows {
-		out.RowPtr[r+1] = part.RowPtr[k+1] - part.RowPtr[k]
-	}
-	for i := range n {
-		out.RowPtr[i+1] += out.RowPtr[i]
 	}
 	return out
 }

@@ -71,6 +71,22 @@ func (s Split) LongestRow() int {
 	return slices.Max(most)
 }
 
+// LongestBorderRow returns the most entries of a row of the system among
+// the rows that the border holds (the first Border.Rows): the other rows
+// are the diagonal block's, so that with the block's longest row it gives
+// the system's, at the cost of the border's rows.
+func (s Split) LongestBorderRow() int {
+	most := 0
+	for i := range s.Border.Rows {
+		n := s.Border.RowPtr[i+1] - s.Border.RowPtr[i]
+		if i >= s.Own {
+			n += s.Diag.RowPtr[i-s.Own+1] - s.Diag.RowPtr[i-s.Own]
+		}
+		most = max(most, int(n))
+	}
+	return most
+}
+
 // CheckSplit validates the shape of s and p as Adaptive validates its input
 // (the diagonal entries excepted, which a Device checks where it joins the
 // parts, with DiagonalError), so that Devices refuse the same input.

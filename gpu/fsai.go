@@ -112,7 +112,7 @@ func (b *Backend) adaptiveSetup(a fsaiMatrix, longest int, diag []float32, rows 
 	if p.Scaled {
 		s.scaled = 1
 	}
-	job.name, job.pl, job.setup, job.grow = "adaptive FSAI", pl, s, (*fsaiRun).adaptiveSteps
+	job.name, job.pl, job.setup, job.grow, job.longest = "adaptive FSAI", pl, s, (*fsaiRun).adaptiveSteps, longest
 	return b.runFSAI(a, diag, rows, job)
 }
 
@@ -156,6 +156,12 @@ type fsaiJob struct {
 	// into fsaiResult.kept instead of bringing G to the host.
 	keep bool
 	own  int
+	// longest is the most entries of a row of the matrix (the plan's)
+	longest int
+	// hold keeps the run for a second part of the rows (rowsRun): the
+	// batches leave their state allocated and runFSAI hands the run over
+	// in fsaiResult.run instead of freeing it
+	hold bool
 }
 
 // fsaiResult is what a set-up computed: G on the host, or, for a job that
@@ -166,6 +172,7 @@ type fsaiResult struct {
 	kept *keptRows
 	st   afsai.Stats
 	kt   afsai.KernelTimes
+	run  *fsaiRun // the run of a job that holds it
 }
 
 // runFSAI computes the rows of G for rows of a (nil for a split matrix:
@@ -188,7 +195,12 @@ func (b *Backend) runFSAI(a fsaiMatrix, diag []float32, rows []int32, job fsaiJo
 	if err != nil {
 		return fsaiResult{}, err
 	}
-	defer r.free()
+	held := false
+	defer func() {
+		if !held {
+			r.free()
+		}
+	}()
 	var val []float32 // a split matrix's values are on the device
 	if a.whole != nil {
 		val = a.whole.Val
@@ -202,6 +214,9 @@ func (b *Backend) runFSAI(a fsaiMatrix, diag []float32, rows []int32, job fsaiJo
 	if res.kept == nil {
 		out := *g
 		res.g = &out
+	}
+	if job.hold {
+		res.run, held = r, true
 	}
 	return res, nil
 }

@@ -66,7 +66,8 @@ func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, test fsaiJob) (a
 
 // keptFactor computes the rows of G for rows, local rows of a from a.Own
 // on (nil: all of them), keeping G on the device (fsaiResult.kept), with
-// the batches and levels that test sets.
+// the batches and levels that test sets, and holding the run when it says
+// so.
 func (b *Backend) keptFactor(a afsai.Split, rows []int32, p afsai.Params, test fsaiJob) (fsaiResult, error) {
 	if err := afsai.CheckSplit(a, p); err != nil {
 		return fsaiResult{}, err
@@ -81,7 +82,7 @@ func (b *Backend) keptFactor(a afsai.Split, rows []int32, p afsai.Params, test f
 		longest = a.LongestRow()
 	}
 	return b.adaptiveSetup(fsaiMatrix{split: &a}, longest, nil, rows, p, fsaiJob{keep: true, own: a.Own, maxBatch: test.maxBatch,
-		levelRows: test.levelRows})
+		levelRows: test.levelRows, hold: test.hold})
 }
 
 // keptRun is an fsaiRun's state for a job that keeps G on the device. The
@@ -200,7 +201,9 @@ func (r *fsaiRun) assembleKept(first, nb int, st *afsai.Stats) error {
 // after the other into arrays of their joint size.
 func (r *fsaiRun) joinKept() error {
 	b := r.b
-	r.bufs.free() // the batch state is done with: G's block takes its place
+	if !r.job.hold {
+		r.bufs.free() // the batch state is done with: G's block takes its place
+	}
 	n, nnz := r.rows, r.diagNNZ
 	cols := r.g.Cols - r.job.own // the own rows, which r computed all of or some of
 	d := &Matrix{b: b, rows: n, cols: cols, nnz: nnz, prec: backend.Single, width: spmvWidth(n, nnz, backend.Single)}

@@ -1,64 +1,160 @@
 package gpu
 
 import (
-	"fmt"
 	"runtime"
 	"slices"
 
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
-// G's rows in parts (afsai.RowsDevice; kernels/fsai_rows.cu): a rank
+// G's rows in two parts (afsai.RowsDevice; kernels/fsai_rows.cu): a rank
 // computes most of its rows from A's diagonal block while it collects its
-// neighbours' rows, and the rest once it has them. A part's block is a
-// Matrix of the rows it stores, with a row map to their own rows.
+// neighbours' rows, and the rest once it has them, in the same set-up
+// (fsaiRun.next): its batch state, kernels and host memory serve both
+// parts, and are freed once, at the end. Each part's rows are a Matrix of
+// the rows it stores, with a row map to their own rows; joinRows makes G's
+// diagonal block of the two.
 
-// AdaptiveRows computes the rows of G for the own rows rows of a and keeps
-// them on the device (afsai.RowsDevice).
-func (b *Backend) AdaptiveRows(a afsai.Split, rows []int32, p afsai.Params) (afsai.RowsPart, afsai.Stats, afsai.KernelTimes, error) {
+// rowPart is some own rows of G on the device: rows lists them (own rows
+// numbered from 0), left holds their entries left of the own columns
+// (len(rows) rows), block the others, with rows as its row map.
+type rowPart struct {
+	rows  []int32
+	left  *csr.Matrix[float32]
+	block *Matrix
+}
+
+// rowsRun is a set-up that StartRows began (afsai.RowsRun).
+type rowsRun struct {
+	b     *Backend
+	r     *fsaiRun // nil when StartRows had no rows
+	first rowPart
+	p     afsai.Params
+}
+
+// StartRows computes the rows of G for the own rows rows of a and keeps
+// them, and the set-up, for Finish (afsai.RowsDevice).
+func (b *Backend) StartRows(a afsai.Split, rows []int32, p afsai.Params) (afsai.RowsRun, afsai.Stats, afsai.KernelTimes, error) {
 	if err := afsai.CheckRows(a, rows); err != nil {
-		return afsai.RowsPart{}, afsai.Stats{}, afsai.KernelTimes{}, err
+		return nil, afsai.Stats{}, afsai.KernelTimes{}, err
 	}
+	res, err := b.keptFactor(a, localRows(rows, a.Own), p, fsaiJob{hold: true})
+	if err != nil {
+		return nil, res.st, res.kt, err
+	}
+	x := &rowsRun{b: b, r: res.run, p: p}
+	if x.first, err = b.keptPart(res, rows, a.Own); err != nil {
+		x.Free()
+		return nil, res.st, res.kt, err
+	}
+	return x, res.st, res.kt, nil
+}
+
+// localRows returns own rows as local rows of a system whose own rows
+// start at own, converted on all cores.
+func localRows(rows []int32, own int) []int32 {
 	local := make([]int32, len(rows))
-	for k, r := range rows {
-		local[k] = int32(a.Own) + r
-	}
-	res, err := b.keptFactor(a, local, p, fsaiJob{})
-	if err != nil {
-		return afsai.RowsPart{}, res.st, res.kt, err
-	}
-	block := res.kept.diag
-	if len(rows) > 0 {
-		if block.rowMap, err = b.alloc(4*len(rows), "row map of a part of G"); err == nil {
-			uploadSlice(b, block.rowMap, rows)
-			err = b.Sync()
+	parallel.For(len(rows), func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			local[k] = int32(own) + rows[k]
 		}
+	})
+	return local
+}
+
+// keptPart makes a part of the rows rows that res kept, in a system whose
+// own rows start at own: its block takes rows as its row map, which is
+// the run's list of the rows where own is 0 (then the run gives it up).
+func (b *Backend) keptPart(res fsaiResult, rows []int32, own int) (rowPart, error) {
+	part := rowPart{rows: rows, left: res.kept.left, block: res.kept.diag}
+	m := part.block
+	if len(rows) == 0 {
+		return part, nil
+	}
+	var err error
+	if r := res.run; r != nil && own == 0 {
+		m.rowMap, r.rowsDev = r.bufs.take(r.rowsDev), 0
+	} else if m.rowMap, err = b.alloc(4*len(rows), "row map of a part of G"); err == nil {
+		uploadSlice(b, m.rowMap, rows)
+		err = b.Sync()
 	}
 	if err != nil {
-		block.Free()
-		return afsai.RowsPart{}, res.st, res.kt, err
+		m.Free()
 	}
-	return afsai.RowsPart{Rows: rows, Left: res.kept.left, Block: block}, res.st, res.kt, nil
+	return part, err
 }
 
-// partBlock returns the block of a part, checked to be one of this
-// backend's with a row map of its rows.
-func (b *Backend) partBlock(op string, part afsai.RowsPart) (*Matrix, error) {
-	m, err := b.ownMatrix(op, part.Block)
-	if err == nil && (m.rows != len(part.Rows) || (m.rows > 0 && m.rowMap == 0)) {
-		err = fmt.Errorf("gpu: %s: a block of %d rows for a part of %d", op, m.rows, len(part.Rows))
+// Finish computes the own rows rest from s in the run's set-up and joins
+// them to the started rows, or all own rows of s when a started row
+// reaches a marked one (afsai.RowsRun).
+func (x *rowsRun) Finish(s afsai.Split, rest, marked []int32) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, bool, error) {
+	defer x.Free()
+	b := x.b
+	reached, err := b.touches(x.first, marked)
+	if err != nil {
+		return afsai.DeviceFactor{}, afsai.Stats{}, afsai.KernelTimes{}, false, err
 	}
-	return m, err
+	if reached || x.r == nil {
+		x.Free() // before the new set-up, for its memory
+		df, st, kt, err := b.AdaptiveFactor(s, x.p)
+		return df, st, kt, reached, err
+	}
+	if err := afsai.CheckRows(s, rest); err != nil {
+		return afsai.DeviceFactor{}, afsai.Stats{}, afsai.KernelTimes{}, false, err
+	}
+	res, err := x.r.next(&s, localRows(rest, s.Own), x.p)
+	if err != nil {
+		return afsai.DeviceFactor{}, res.st, res.kt, false, err
+	}
+	second, err := b.keptPart(res, rest, s.Own)
+	if err != nil {
+		return afsai.DeviceFactor{}, res.st, res.kt, false, err
+	}
+	defer second.block.Free()
+	n := s.Diag.Rows
+	diag, diagT, err := b.joinRows(n, []rowPart{x.first, second})
+	if err != nil {
+		return afsai.DeviceFactor{}, res.st, res.kt, false, err
+	}
+	return afsai.DeviceFactor{Left: spreadRows(second.left, rest, n), Diag: diag, DiagT: diagT}, res.st, res.kt, false, nil
 }
 
-// Touches reports whether a part reaches a marked own row
-// (afsai.RowsDevice).
-func (b *Backend) Touches(part afsai.RowsPart, marked []int32) (bool, error) {
+// Free releases the run and the started rows.
+func (x *rowsRun) Free() {
+	if x.r != nil {
+		x.r.free()
+		x.r = nil
+	}
+	if x.first.block != nil {
+		x.first.block.Free()
+		x.first.block = nil
+	}
+}
+
+// spreadRows returns the entries of left, whose k-th row is own row
+// rows[k], as a matrix of n rows whose other rows are empty.
+func spreadRows(left *csr.Matrix[float32], rows []int32, n int) *csr.Matrix[float32] {
+	out := &csr.Matrix[float32]{Rows: n, Cols: left.Cols, RowPtr: make([]int32, n+1), ColIdx: left.ColIdx, Val: left.Val}
+	parallel.For(len(rows), func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			out.RowPtr[rows[k]+1] = left.RowPtr[k+1] - left.RowPtr[k]
+		}
+	})
+	parallel.Accumulate(out.RowPtr)
+	return out
+}
+
+// touches reports whether a part reaches a marked own row (numbered from
+// 0, ascending): whether one of its rows, or a column of its block, is
+// marked.
+func (b *Backend) touches(part rowPart, marked []int32) (bool, error) {
 	defer b.enter()()
-	m, err := b.partBlock("Touches", part)
-	if err != nil || m.rows == 0 || len(marked) == 0 {
-		return false, err
+	m := part.block
+	if m == nil || m.rows == 0 || len(marked) == 0 {
+		return false, nil
 	}
 	fn, err := b.fsaiKernels()
 	if err != nil {
@@ -87,22 +183,15 @@ func (b *Backend) Touches(part afsai.RowsPart, marked []int32) (bool, error) {
 	return *(*int32)(b.host) > 0, nil
 }
 
-// JoinRows makes G's diagonal block of n own rows from parts, and its
-// transpose (afsai.RowsDevice): each part writes its rows' lengths at
-// their places, a prefix sum makes the row pointers, and each part copies
-// its rows there.
-func (b *Backend) JoinRows(n int, parts []afsai.RowsPart) (diag, diagT backend.Matrix, err error) {
+// joinRows makes G's diagonal block of n own rows from parts whose rows
+// cover 0 to n-1 once each, and its transpose: each part writes its rows'
+// lengths at their places, a prefix sum makes the row pointers, and each
+// part copies its rows there.
+func (b *Backend) joinRows(n int, parts []rowPart) (diag, diagT backend.Matrix, err error) {
 	defer b.enter()()
-	blocks := make([]*Matrix, len(parts))
-	rows, nnz := 0, 0
-	for k, part := range parts {
-		if blocks[k], err = b.partBlock("JoinRows", part); err != nil {
-			return nil, nil, err
-		}
-		rows, nnz = rows+blocks[k].rows, nnz+blocks[k].nnz
-	}
-	if rows != n {
-		return nil, nil, fmt.Errorf("gpu: JoinRows: parts of %d rows for a block of %d", rows, n)
+	nnz := 0
+	for _, part := range parts {
+		nnz += part.block.nnz
 	}
 	fn, err := b.fsaiKernels()
 	if err != nil {
@@ -122,14 +211,14 @@ func (b *Backend) JoinRows(n int, parts []afsai.RowsPart) (diag, diagT backend.M
 		return nil, nil, err
 	}
 	b.memset32(d.rowPtr, 0, 1)
-	for _, m := range blocks {
-		if m.rows > 0 {
+	for _, part := range parts {
+		if m := part.block; m.rows > 0 {
 			b.launch(&fn.rowsCount, b.elementBlocks(m.rows), uint64(m.rows), uint64(m.rowMap), uint64(m.rowPtr), uint64(d.rowPtr))
 		}
 	}
 	b.scan(d.rowPtr, n+1, sums)
-	for _, m := range blocks {
-		if m.rows > 0 {
+	for _, part := range parts {
+		if m := part.block; m.rows > 0 {
 			b.launch(&fn.rowsCopy, b.elementBlocks(m.rows), uint64(m.rows), uint64(m.rowMap), uint64(m.rowPtr), uint64(m.col),
 				uint64(m.val), uint64(d.rowPtr), uint64(d.col), uint64(d.val))
 		}
@@ -144,4 +233,61 @@ func (b *Backend) JoinRows(n int, parts []afsai.RowsPart) (diag, diagT backend.M
 		return nil, nil, err
 	}
 	return d, diagT, nil
+}
+
+// next computes, in a run held after its first rows (fsaiJob.hold), G's
+// rows for rows, local rows of the local system a, which replaces the
+// first rows' system: A goes up again, joined from a, and the steps take
+// the plan of a's longest row; the batch state, the kernels and the host
+// memory serve again. The rows are kept as the first rows were.
+func (r *fsaiRun) next(a *afsai.Split, rows []int32, p afsai.Params) (fsaiResult, error) {
+	b := r.b
+	if err := afsai.CheckSplit(*a, p); err != nil {
+		return fsaiResult{}, err
+	}
+	// a's rows past its border are the diagonal block's, which the first
+	// rows' system held whole
+	longest := max(r.job.longest, a.LongestBorderRow())
+	pl, err := planFSAI(longest, p)
+	if err != nil {
+		return fsaiResult{}, err
+	}
+	defer b.enter()()
+	s := &r.l.params.setup
+	for _, old := range []uintptr{s.rowptr, s.col, s.val, s.diag, r.rowsDev} {
+		if old != 0 {
+			r.bufs.release(old, "FSAI set-up")
+		}
+	}
+	n, nnz := a.Size()
+	s.rowptr = r.bufs.alloc(4*(n+1), "A row pointers")
+	s.col = r.bufs.alloc(4*nnz, "A columns")
+	s.val = r.bufs.alloc(4*nnz, "A values")
+	s.diag = r.bufs.alloc(4*n, "A diagonal")
+	r.rowsDev = r.bufs.alloc(4*len(rows), "requested rows")
+	if r.bufs.err != nil {
+		return fsaiResult{}, r.bufs.err
+	}
+	r.kt = afsai.KernelTimes{}
+	r.tm.start()
+	err = r.join(a, s, false)
+	uploadSlice(b, r.rowsDev, rows)
+	r.tm.mark(&r.kt.Upload)
+	if err == nil {
+		err = r.tm.collect()
+	}
+	if err != nil {
+		return fsaiResult{}, err
+	}
+	r.job.pl, r.job.longest, r.job.own, r.rows = pl, longest, a.Own, len(rows)
+	r.g = csr.Matrix[float32]{Rows: r.rows, Cols: n}
+	r.left = &csr.Matrix[float32]{Rows: r.rows, Cols: n, RowPtr: make([]int32, r.rows+1)}
+	r.diagNNZ, r.kept = 0, nil
+	_, st, err := r.compute(nil, nil)
+	runtime.KeepAlive(rows)
+	if err != nil {
+		r.kept.free()
+		return fsaiResult{st: st, kt: r.kt}, err
+	}
+	return fsaiResult{st: st, kt: r.kt, kept: r.kept}, nil
 }

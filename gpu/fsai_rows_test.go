@@ -9,101 +9,74 @@ import (
 	"github.com/fsai-dist/fsai-dist/csr"
 )
 
-// TestAdaptiveRowsJoin: G's rows computed in two parts (the even and the
-// odd own rows) and joined are AdaptiveFactor's, bit for bit: each part's
-// block, read back with its row map, holds AdaptiveFactor's rows, its
-// left entries are those rows' left entries, the joined block and its
-// transpose are AdaptiveFactor's, and the statistics add up to its. Touches
-// agrees with the host's reading of the parts. With own 0 (one rank) and
-// n/3 (rows received).
-func TestAdaptiveRowsJoin(t *testing.T) {
+// TestStartRowsFinish: G set up in two parts, the even own rows started
+// from the diagonal block alone and the odd ones finished from the local
+// system in the same set-up, is AdaptiveFactor's, bit for bit (the left
+// entries, the diagonal block and its transpose, the statistics), when
+// Finish is told the border's own rows: it joins the parts where no
+// started row reached one, and computes all rows again where one did.
+// Marking every row takes the second path wherever rows were started.
+// With own 0 (one rank: the diagonal block is the local system) and n/3.
+func TestStartRowsFinish(t *testing.T) {
 	b := openGPU(t)
 	p := afsai.DefaultParams()
 	for _, c := range fsaiCases(t) {
 		n := c.a.Rows
 		for _, own := range []int{0, n / 3} {
-			t.Run(fmt.Sprintf("%s/own%d", c.name, own), func(t *testing.T) {
-				s := splitAt(c.a, own)
-				want, wst, _, err := b.AdaptiveFactor(s, p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer want.Diag.Free()
-				defer want.DiagT.Free()
-				wdiag, _ := readBack(t, b, want.Diag)
-				var parts []afsai.RowsPart
-				var st afsai.Stats
-				for parity := range 2 {
-					var rows []int32
-					for r := int32(parity); r < int32(n-own); r += 2 {
-						rows = append(rows, r)
-					}
-					part, pst, _, err := b.AdaptiveRows(s, rows, p)
+			for _, all := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/own%d/markall%t", c.name, own, all), func(t *testing.T) {
+					s := splitAt(c.a, own)
+					want, wst, _, err := b.AdaptiveFactor(s, p)
 					if err != nil {
 						t.Fatal(err)
 					}
-					defer part.Free()
-					parts = append(parts, part)
-					st.NNZ, st.FallbackRows = st.NNZ+pst.NNZ, st.FallbackRows+pst.FallbackRows
-					st.MaxPattern = max(st.MaxPattern, pst.MaxPattern)
-					checkPart(t, b, part, wdiag, want.Left)
-				}
-				if st != wst {
-					t.Errorf("stats of the parts %+v, AdaptiveFactor's %+v", st, wst)
-				}
-				diag, diagT, err := b.JoinRows(n-own, parts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer diag.Free()
-				defer diagT.Free()
-				got, _ := readBack(t, b, diag)
-				gotT, _ := readBack(t, b, diagT)
-				checkSameMatrix(t, "the joined block", got, wdiag)
-				wantT, _ := readBack(t, b, want.DiagT)
-				checkSameMatrix(t, "its transpose", gotT, wantT)
-				for _, marked := range [][]int32{nil, parts[1].Rows, {int32(n-own) - 1}, {0}} {
-					reached, err := b.Touches(parts[0], marked)
+					defer want.Diag.Free()
+					defer want.DiagT.Free()
+					var even, odd, marked []int32
+					for r := int32(0); r < int32(n-own); r++ {
+						if r%2 == 0 {
+							even = append(even, r)
+						} else {
+							odd = append(odd, r)
+						}
+						if all || (int(r)+own < s.Border.Rows && s.Border.RowPtr[int(r)+own+1] > s.Border.RowPtr[int(r)+own]) {
+							marked = append(marked, r)
+						}
+					}
+					diag := afsai.Split{Border: &csr.Matrix[float32]{Cols: n - own, RowPtr: make([]int32, 1)}, Diag: s.Diag}
+					run, st, _, err := b.StartRows(diag, even, p)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if w := touches(parts[0].Rows, wdiag, marked); reached != w {
-						t.Errorf("Touches of %d marked rows: %t, the host's %t", len(marked), reached, w)
+					f, st2, _, reached, err := run.Finish(s, odd, marked)
+					if err != nil {
+						t.Fatal(err)
 					}
-				}
-			})
+					defer f.Diag.Free()
+					defer f.DiagT.Free()
+					if all && len(even) > 0 && !reached {
+						t.Errorf("every row marked, and no started row reached one")
+					}
+					if !reached {
+						st.NNZ, st.FallbackRows = st.NNZ+st2.NNZ, st.FallbackRows+st2.FallbackRows
+						st.MaxPattern = max(st.MaxPattern, st2.MaxPattern)
+					} else {
+						st = st2
+					}
+					if st != wst {
+						t.Errorf("stats %+v (reached %t), AdaptiveFactor's %+v", st, reached, wst)
+					}
+					if !slices.Equal(f.Left.RowPtr, want.Left.RowPtr) || !slices.Equal(f.Left.ColIdx, want.Left.ColIdx) ||
+						!slices.Equal(f.Left.Val, want.Left.Val) || f.Left.Cols != want.Left.Cols {
+						t.Errorf("the left entries differ (reached %t)", reached)
+					}
+					for _, m := range [][2]*Matrix{{f.Diag.(*Matrix), want.Diag.(*Matrix)}, {f.DiagT.(*Matrix), want.DiagT.(*Matrix)}} {
+						got, _ := readBack(t, b, m[0])
+						w, _ := readBack(t, b, m[1])
+						checkSameMatrix(t, fmt.Sprintf("a block (reached %t)", reached), got, w)
+					}
+				})
+			}
 		}
 	}
 }
-
-// checkPart checks a part against AdaptiveFactor's block and left rows.
-func checkPart(t *testing.T, b *Backend, part afsai.RowsPart, wdiag *csr.Matrix[float64], wleft *csr.Matrix[float32]) {
-	t.Helper()
-	block, rowMap := readBack(t, b, part.Block)
-	if len(part.Rows) > 0 && !slices.Equal(rowMap, part.Rows) {
-		t.Fatalf("the block's row map is not the part's rows")
-	}
-	for k, r := range part.Rows {
-		gc, gv := block.Row(k)
-		wc, wv := wdiag.Row(int(r))
-		lc, lv := part.Left.Row(k)
-		wlc, wlv := wleft.Row(int(r))
-		if !slices.Equal(gc, wc) || !slices.Equal(gv, wv) || !slices.Equal(lc, wlc) || !slices.Equal(lv, wlv) {
-			t.Fatalf("own row %d: block %v %v left %v %v; AdaptiveFactor's %v %v, %v %v", r, gc, gv, lc, lv, wc, wv, wlc, wlv)
-		}
-	}
-}
-
-// touches is Touches on the host: whether a row of rows, or a column of
-// its row of diag, is marked.
-func touches(rows []int32, diag *csr.Matrix[float64], marked []int32) bool {
-	isMarked := func(c int32) bool { return slices.Contains(marked, c) }
-	for _, r := range rows {
-		cols, _ := diag.Row(int(r))
-		if isMarked(r) || slices.ContainsFunc(cols, isMarked) {
-			return true
-		}
-	}
-	return false
-}
-

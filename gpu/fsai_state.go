@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/fsai-dist/fsai-dist/afsai"
 )
@@ -109,6 +110,18 @@ func (f *fsaiBuffers) alloc(bytes int, what string) uintptr {
 	if p != 0 {
 		f.ptrs = append(f.ptrs, p)
 	}
+	return p
+}
+
+// release frees one allocation of f now.
+func (f *fsaiBuffers) release(p uintptr, what string) {
+	f.take(p)
+	f.b.free(p, what)
+}
+
+// take hands one allocation of f over to the caller, who frees it.
+func (f *fsaiBuffers) take(p uintptr) uintptr {
+	f.ptrs = slices.DeleteFunc(f.ptrs, func(q uintptr) bool { return q == p })
 	return p
 }
 
