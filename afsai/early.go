@@ -87,11 +87,10 @@ func earlySetup(A *dsmat.Matrix, dev RowsDevice, bound backend.Matrix, cfg Confi
 
 // earlyFactor computes this rank's stripe of G on dev: the interior rows,
 // farther than hops from the border's own rows, from A's diagonal block
-// (bound on dev, or nil), then, once wait has
-// returned the local system, the others; it returns how many rows it
-// computed early. It calls wait whatever happens: the collection must end
-// before any further MPI call. When wait fails, it returns wait's error
-// and no stripe.
+// (bound on dev, or nil), then, once wait has returned the local system,
+// the others; it returns how many rows it computed early. It calls wait
+// whatever happens: the collection must end before any further MPI call.
+// When wait fails, it returns wait's error and no stripe.
 func earlyFactor(A *dsmat.Matrix, dev RowsDevice, bound backend.Matrix, p Params, hops int,
 	wait func() (Split, error)) (stripe, Stats, KernelTimes, int, error) {
 	n := A.LocalRows()
