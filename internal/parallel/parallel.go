@@ -82,8 +82,34 @@ func Scan[T int32 | int64](out []T, count func(i int) T) {
 // Accumulate turns the row lengths p[1:] into row pointers in place,
 // p[i+1] += p[i] in order, on all cores. Fresh memory that it writes first
 // (lengths that are mostly zeros) is then touched on all cores, not one.
+// It is Scan with the lengths read in the loops themselves, about 5 times
+// faster than through Scan's function (BenchmarkAccumulate, 4M row
+// pointers on 2 cores: 2.0-2.4 ms against 10.9-11.6).
 func Accumulate[T int32 | int64](p []T) {
-	Scan(p, func(i int) T { return p[i+1] })
+	n := len(p) - 1
+	if n < 1 {
+		return
+	}
+	sums := make([]T, Chunks(n)+1)
+	For(n, func(c, lo, hi int) {
+		var s T
+		for _, v := range p[lo+1 : hi+1] {
+			s += v
+		}
+		sums[c+1] = s
+	})
+	sums[0] = p[0]
+	for c := 1; c < len(sums); c++ {
+		sums[c] += sums[c-1]
+	}
+	For(n, func(c, lo, hi int) {
+		at := sums[c]
+		q := p[lo+1 : hi+1]
+		for i, v := range q {
+			at += v
+			q[i] = at
+		}
+	})
 }
 
 // Gather sets dst[k] = src[idx[k]] on all cores.
