@@ -188,7 +188,7 @@ func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (s
 		return stripe{rows: g}, st, err
 	}
 	dev, ok := be.(Device)
-	if !ok || cfg.Static || cfg.Setup != backend.Single {
+	if !ok || !cfg.onDevice() {
 		return onCPU()
 	}
 	var f stripe
@@ -196,7 +196,7 @@ func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (s
 	var st Stats
 	var times KernelTimes
 	var err error
-	if cfg.Apply == backend.Double && cfg.Wide {
+	if !cfg.keptOnDevice() {
 		g, st, times, err = dev.AdaptiveSetup(ls.matrix32(), ls.ownRows(), cfg.Params)
 	} else {
 		var df DeviceFactor
@@ -212,6 +212,19 @@ func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (s
 	info.recordDevice(dev.Name(), times)
 	f.rows = csr.Convert[float64](g)
 	return f, st, nil
+}
+
+// onDevice reports whether the set-up of cfg runs on a Device backend: the
+// adaptive one in single precision (the blueprint's).
+func (cfg Config) onDevice() bool {
+	return !cfg.Static && cfg.Setup == backend.Single
+}
+
+// keptOnDevice reports whether a Device keeps G where PCG applies it
+// (AdaptiveFactor): unless cfg asks for G and G' in float64 storage (Wide),
+// which the host makes.
+func (cfg Config) keptOnDevice() bool {
+	return !(cfg.Apply == backend.Double && cfg.Wide)
 }
 
 // recordDevice records that the set-up ran on the device name, and adds

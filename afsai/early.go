@@ -49,7 +49,7 @@ type early struct {
 // with G kept on the device (setupFactor), nil otherwise.
 func earlyDevice(be backend.Backend, cfg Config) RowsDevice {
 	dev, ok := be.(RowsDevice)
-	if !ok || cfg.Static || cfg.Setup != backend.Single || (cfg.Apply == backend.Double && cfg.Wide) {
+	if !ok || !cfg.onDevice() || !cfg.keptOnDevice() {
 		return nil
 	}
 	return dev

@@ -37,13 +37,16 @@ func (s Split) Size() (rows, nnz int) {
 	return s.Own + s.Diag.Rows, s.Border.NNZ() + s.Diag.NNZ()
 }
 
-// borderRow returns the start and end of row i's entries in the border.
-func (s Split) borderRow(i int) (lo, hi int32) {
-	if i >= s.Border.Rows {
-		n := s.Border.RowPtr[s.Border.Rows]
-		return n, n
+// rowLen returns the entries of row i of the system.
+func (s Split) rowLen(i int) int32 {
+	var n int32
+	if i < s.Border.Rows {
+		n = s.Border.RowPtr[i+1] - s.Border.RowPtr[i]
 	}
-	return s.Border.RowPtr[i], s.Border.RowPtr[i+1]
+	if i >= s.Own {
+		n += s.Diag.RowPtr[i-s.Own+1] - s.Diag.RowPtr[i-s.Own]
+	}
+	return n
 }
 
 // Join returns the system as one matrix, its values in float32: what the
@@ -59,12 +62,7 @@ func (s Split) LongestRow() int {
 	parallel.For(rows, func(c, lo, hi int) {
 		var m int32 // a local: chunks writing most[c] per row share its cache lines
 		for i := lo; i < hi; i++ {
-			b0, b1 := s.borderRow(i)
-			n := b1 - b0
-			if i >= s.Own {
-				n += s.Diag.RowPtr[i-s.Own+1] - s.Diag.RowPtr[i-s.Own]
-			}
-			m = max(m, n)
+			m = max(m, s.rowLen(i))
 		}
 		most[c] = int(m)
 	})
@@ -76,15 +74,11 @@ func (s Split) LongestRow() int {
 // are the diagonal block's, so that with the block's longest row it gives
 // the system's, at the cost of the border's rows.
 func (s Split) LongestBorderRow() int {
-	most := 0
+	var most int32
 	for i := range s.Border.Rows {
-		n := s.Border.RowPtr[i+1] - s.Border.RowPtr[i]
-		if i >= s.Own {
-			n += s.Diag.RowPtr[i-s.Own+1] - s.Diag.RowPtr[i-s.Own]
-		}
-		most = max(most, int(n))
+		most = max(most, s.rowLen(i))
 	}
-	return most
+	return int(most)
 }
 
 // CheckSplit validates the shape of s and p as Adaptive validates its input

@@ -54,24 +54,13 @@ func For(n int, f func(c, lo, hi int)) {
 // count is called twice per index; count(i) is called before out[i+1] is
 // written, so it may read out[i+1] (Accumulate).
 func Scan[T int32 | int64](out []T, count func(i int) T) {
-	n := len(out) - 1
-	if n < 1 {
-		return
-	}
-	sums := make([]T, Chunks(n)+1)
-	For(n, func(c, lo, hi int) {
+	scanChunks(out, func(lo, hi int) T {
 		var s T
 		for i := lo; i < hi; i++ {
 			s += count(i)
 		}
-		sums[c+1] = s
-	})
-	sums[0] = out[0]
-	for c := 1; c < len(sums); c++ {
-		sums[c] += sums[c-1]
-	}
-	For(n, func(c, lo, hi int) {
-		at := sums[c]
+		return s
+	}, func(lo, hi int, at T) {
 		for i := lo; i < hi; i++ {
 			at += count(i)
 			out[i+1] = at
@@ -86,30 +75,36 @@ func Scan[T int32 | int64](out []T, count func(i int) T) {
 // faster than through Scan's function (BenchmarkAccumulate, 4M row
 // pointers on 2 cores: 2.0-2.4 ms against 10.9-11.6).
 func Accumulate[T int32 | int64](p []T) {
-	n := len(p) - 1
-	if n < 1 {
-		return
-	}
-	sums := make([]T, Chunks(n)+1)
-	For(n, func(c, lo, hi int) {
+	scanChunks(p, func(lo, hi int) T {
 		var s T
 		for _, v := range p[lo+1 : hi+1] {
 			s += v
 		}
-		sums[c+1] = s
-	})
-	sums[0] = p[0]
-	for c := 1; c < len(sums); c++ {
-		sums[c] += sums[c-1]
-	}
-	For(n, func(c, lo, hi int) {
-		at := sums[c]
+		return s
+	}, func(lo, hi int, at T) {
 		q := p[lo+1 : hi+1]
 		for i, v := range q {
 			at += v
 			q[i] = at
 		}
 	})
+}
+
+// scanChunks is the prefix sum of Scan and Accumulate over out[1:], from
+// out[0]: sum returns the total of a chunk of indices [lo, hi), fill writes
+// the chunk's sums from at, the total of the chunks before it.
+func scanChunks[T int32 | int64](out []T, sum func(lo, hi int) T, fill func(lo, hi int, at T)) {
+	n := len(out) - 1
+	if n < 1 {
+		return
+	}
+	sums := make([]T, Chunks(n)+1)
+	For(n, func(c, lo, hi int) { sums[c+1] = sum(lo, hi) })
+	sums[0] = out[0]
+	for c := 1; c < len(sums); c++ {
+		sums[c] += sums[c-1]
+	}
+	For(n, func(c, lo, hi int) { fill(lo, hi, sums[c]) })
 }
 
 // Gather sets dst[k] = src[idx[k]] on all cores.
