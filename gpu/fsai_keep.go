@@ -7,6 +7,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // G kept on the device (afsai.Device's AdaptiveFactor). PCG applies G and
@@ -149,7 +150,6 @@ func (r *fsaiRun) assembleKept(first, nb int, st *afsai.Stats) error {
 	b.download(unsafe.Pointer(&tail[0]), diagPtr+uintptr(4*nb), 4)
 	b.download(unsafe.Pointer(&tail[1]), r.leftPtr+uintptr(4*nb), 4)
 	b.download(unsafe.Pointer(&tail[2]), r.stats, 8)
-	downloadSlice(b, left.RowPtr[first+1:first+nb+1], r.leftPtr+4)
 	if b.syncLocked() != nil {
 		return b.err
 	}
@@ -185,6 +185,17 @@ func (r *fsaiRun) assembleKept(first, nb int, st *afsai.Stats) error {
 	l.rows(&fn.assemble, nb, uint64(own), uint64(diagPtr), uint64(diagBase), uint64(c.col), uint64(c.val),
 		uint64(r.leftPtr), uint64(leftBase), uint64(leftCol), uint64(leftVal))
 	tm.mark(&kt.Assemble)
+	leftRows := left.RowPtr[first+1 : first+nb+1]
+	switch {
+	case nLeft > 0:
+		downloadSlice(b, leftRows, r.leftPtr+4)
+	case leftBase > 0: // without entries the batch's rows all end where the rows before did
+		parallel.For(nb, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				leftRows[i] = int32(leftBase)
+			}
+		})
+	} // and at 0 they hold zero: a batch's row pointers are written once
 	cols, vals := make([]int32, nLeft), make([]float32, nLeft)
 	downloadSlice(b, cols, leftCol)
 	downloadSlice(b, vals, leftVal)

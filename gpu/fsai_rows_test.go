@@ -80,3 +80,30 @@ func TestStartRowsFinish(t *testing.T) {
 		}
 	}
 }
+
+// TestSpreadRows: a part's left entries spread over all own rows keep each
+// row's entries at its place and leave the other rows empty (no GPU).
+func TestSpreadRows(t *testing.T) {
+	for _, rows := range [][]int32{nil, {0}, {6}, {1, 4, 5}, {0, 1, 2, 3, 4, 5, 6}} {
+		const n = 7
+		left := &csr.Matrix[float32]{Rows: len(rows), Cols: 9, RowPtr: make([]int32, len(rows)+1)}
+		for k := range rows {
+			for e := 0; e <= k%3; e++ { // rows of 1, 2 and 3 entries
+				left.ColIdx = append(left.ColIdx, int32(e))
+				left.Val = append(left.Val, float32(10*k+e))
+			}
+			left.RowPtr[k+1] = int32(len(left.ColIdx))
+		}
+		got := spreadRows(left, rows, n)
+		want := make([]int32, n+1)
+		for k, r := range rows {
+			want[r+1] = left.RowPtr[k+1] - left.RowPtr[k]
+		}
+		for i := 0; i < n; i++ {
+			want[i+1] += want[i]
+		}
+		if got.Rows != n || !slices.Equal(got.RowPtr, want) || !slices.Equal(got.ColIdx, left.ColIdx) {
+			t.Errorf("rows %v: %d rows, row pointers %v, want %d and %v", rows, got.Rows, got.RowPtr, n, want)
+		}
+	}
+}
