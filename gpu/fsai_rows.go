@@ -266,11 +266,10 @@ func (r *fsaiRun) next(a *afsai.Split, rows []int32, p afsai.Params) (fsaiResult
 	}
 	defer b.enter()()
 	s := &r.l.params.setup
-	for _, old := range []uintptr{s.rowptr, s.col, s.val, s.diag, r.rowsDev} {
-		if old != 0 {
-			r.bufs.release(old, "FSAI set-up")
-		}
-	}
+	// the first rows' arrays are freed after the new ones are allocated: an
+	// allocation right after a free took milliseconds (docs/gpu.md,
+	// thirteenth session)
+	old := []uintptr{s.rowptr, s.col, s.val, s.diag, r.rowsDev}
 	n, nnz := a.Size()
 	s.rowptr = r.bufs.alloc(4*(n+1), "A row pointers")
 	s.col = r.bufs.alloc(4*nnz, "A columns")
@@ -279,6 +278,11 @@ func (r *fsaiRun) next(a *afsai.Split, rows []int32, p afsai.Params) (fsaiResult
 	r.rowsDev = r.bufs.alloc(4*len(rows), "requested rows")
 	if r.bufs.err != nil {
 		return fsaiResult{}, r.bufs.err
+	}
+	for _, p := range old {
+		if p != 0 {
+			r.bufs.release(p, "FSAI set-up")
+		}
 	}
 	r.kt = afsai.KernelTimes{}
 	r.tm.start()
