@@ -246,10 +246,12 @@ func (info *Info) recordDevice(name string, times KernelTimes) {
 type RowsDevice interface {
 	Device
 	// StartRows computes the rows of G that AdaptiveFactor computes for
-	// the own rows of a listed in rows (numbered from 0: local rows
-	// a.Own+r; ascending, CheckRows) and keeps them, with its set-up, for
-	// the run's Finish.
-	StartRows(a Split, rows []int32, p Params) (RowsRun, Stats, KernelTimes, error)
+	// the interior own rows of a, a system of A's diagonal block alone
+	// (Own 0): those farther than hops from every own row listed in seeds
+	// in the graph of a's diagonal block (InteriorRows, CheckStart), and
+	// keeps them, with its set-up, for the run's Finish. It returns the
+	// other own rows, near, ascending.
+	StartRows(a Split, seeds []int32, hops int, p Params) (run RowsRun, near []int32, st Stats, kt KernelTimes, err error)
 }
 
 // RowsRun is a set-up that RowsDevice.StartRows began.
@@ -265,6 +267,20 @@ type RowsRun interface {
 	Finish(s Split, rest, marked []int32) (f DeviceFactor, st Stats, kt KernelTimes, reached bool, err error)
 	// Free releases a run that Finish is not called on.
 	Free()
+}
+
+// CheckStart validates the arguments of RowsDevice.StartRows: a system
+// of a diagonal block alone, seeds a row list (CheckRows), hops not
+// negative.
+func CheckStart(a Split, seeds []int32, hops int) error {
+	if a.Own != 0 || a.Border.NNZ() != 0 {
+		return fmt.Errorf("afsai: rows started in a local system of %d rows before its own and %d entries in its border: want its diagonal block alone",
+			a.Own, a.Border.NNZ())
+	}
+	if hops < 0 {
+		return fmt.Errorf("afsai: rows started %d hops from the seed rows: want 0 or more", hops)
+	}
+	return CheckRows(a, seeds)
 }
 
 // CheckRows validates a row list of a RowsDevice for the local system s:

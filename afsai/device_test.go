@@ -66,12 +66,16 @@ type hostRun struct {
 	own  int                  // StartRows' a.Own
 }
 
-func (d rowsHostDevice) StartRows(a Split, rows []int32, p Params) (RowsRun, Stats, KernelTimes, error) {
+func (d rowsHostDevice) StartRows(a Split, seeds []int32, hops int, p Params) (RowsRun, []int32, Stats, KernelTimes, error) {
+	if err := CheckStart(a, seeds, hops); err != nil {
+		return nil, nil, Stats{}, KernelTimes{}, err
+	}
+	rows, near := InteriorRows(a.Diag, seeds, hops)
 	g, st, err := d.rowsOf(a, rows, p)
 	if err != nil {
-		return nil, st, KernelTimes{}, err
+		return nil, nil, st, KernelTimes{}, err
 	}
-	return &hostRun{d: d, p: p, rows: rows, g: g, own: a.Own}, st, KernelTimes{}, nil
+	return &hostRun{d: d, p: p, rows: rows, g: g, own: a.Own}, near, st, KernelTimes{}, nil
 }
 
 // rowsOf computes the own rows rows of a on the CPU.

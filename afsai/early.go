@@ -1,6 +1,7 @@
 package afsai
 
 import (
+	"slices"
 	"time"
 
 	"github.com/fsai-dist/fsai-dist/backend"
@@ -95,8 +96,8 @@ func earlyFactor(A *dsmat.Matrix, dev RowsDevice, bound backend.Matrix, p Params
 	wait func() (Split, error)) (stripe, Stats, KernelTimes, int, error) {
 	n := A.LocalRows()
 	diag := Split{Border: &csr.Matrix[float32]{Cols: n, RowPtr: make([]int32, 1)}, Diag: A.Diag, Bound: bound}
-	interior, near := interiorRows(A, hops)
-	if interior == nil { // no left blocks: the local system is the diagonal block
+	seeds := leftRows(A)
+	if len(seeds) == 0 { // no left blocks: the local system is the diagonal block
 		df, st, kt, err := dev.AdaptiveFactor(diag, p)
 		s, werr := wait()
 		switch {
@@ -110,7 +111,7 @@ func earlyFactor(A *dsmat.Matrix, dev RowsDevice, bound backend.Matrix, p Params
 		}
 		return factorStripe(df), st, kt, n, err
 	}
-	run, st, kt, err := dev.StartRows(diag, interior, p)
+	run, near, st, kt, err := dev.StartRows(diag, seeds, hops, p)
 	s, werr := wait()
 	if werr == nil {
 		werr = err
@@ -127,7 +128,7 @@ func earlyFactor(A *dsmat.Matrix, dev RowsDevice, bound backend.Matrix, p Params
 		return factorStripe(df), st2, kt, 0, err
 	}
 	st.merge(st2)
-	return factorStripe(df), st, kt, len(interior), err
+	return factorStripe(df), st, kt, n - len(near), err
 }
 
 // factorStripe is a Device's factor as a stripe.
@@ -144,35 +145,41 @@ func freeFactor(df DeviceFactor) {
 	f.free()
 }
 
-// interiorRows returns the own rows of A (numbered from 0, ascending)
-// farther than hops from every own row that a left block stores, in the
-// graph of A's diagonal block, and the others, near: a breadth-first
-// search from those rows. Without left blocks it returns nil lists.
-func interiorRows(A *dsmat.Matrix, hops int) (interior, near []int32) {
-	n := A.LocalRows()
-	dist := make([]int8, n) // hops+1 - distance for the rows within hops; 0 beyond
-	var frontier []int32
+// leftRows returns the own rows (numbered from 0) that A's left blocks
+// store, ascending: the rows through which a set-up reaches a received
+// row.
+func leftRows(A *dsmat.Matrix) []int32 {
+	var rows []int32
 	for _, b := range A.Off {
-		if b.Rank >= A.Comm.Rank() {
-			continue
-		}
-		for _, r := range b.Rows {
-			if dist[r] == 0 {
-				dist[r] = int8(hops + 1)
-				frontier = append(frontier, r)
-			}
+		if b.Rank < A.Comm.Rank() {
+			rows = append(rows, b.Rows...)
 		}
 	}
-	if len(frontier) == 0 {
-		return nil, nil
+	slices.Sort(rows)
+	return slices.Compact(rows)
+}
+
+// InteriorRows returns the rows of the square matrix d (numbered from 0,
+// ascending) farther than hops from every row in seeds in its graph, and
+// the others, near: a breadth-first search from the seeds along the rows'
+// columns, the CPU reference of RowsDevice.StartRows (which may search
+// along the columns' rows: the same on a symmetric pattern).
+func InteriorRows(d *csr.Matrix[float64], seeds []int32, hops int) (interior, near []int32) {
+	dist := make([]int32, d.Rows) // hops+1 - distance for the rows within hops; 0 beyond
+	frontier := make([]int32, 0, len(seeds))
+	for _, r := range seeds {
+		if dist[r] == 0 {
+			dist[r] = int32(hops + 1)
+			frontier = append(frontier, r)
+		}
 	}
-	for d := hops; d > 0 && len(frontier) > 0; d-- {
+	for h := hops; h > 0 && len(frontier) > 0; h-- {
 		var next []int32
 		for _, r := range frontier {
-			cols, _ := A.Diag.Row(int(r))
+			cols, _ := d.Row(int(r))
 			for _, c := range cols {
 				if dist[c] == 0 {
-					dist[c] = int8(d)
+					dist[c] = int32(h)
 					next = append(next, c)
 				}
 			}
@@ -185,7 +192,7 @@ func interiorRows(A *dsmat.Matrix, hops int) (interior, near []int32) {
 // partition returns the rows i with dist[i] zero, ascending, and the
 // others, found on all cores: each chunk counts its rows of each list,
 // then writes them where the counts of the chunks before it place them.
-func partition(dist []int8) (zero, other []int32) {
+func partition(dist []int32) (zero, other []int32) {
 	n := len(dist)
 	zeros := make([]int, parallel.Chunks(n)+1) // chunk c's zero rows start at zeros[c]
 	parallel.For(n, func(c, lo, hi int) {

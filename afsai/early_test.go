@@ -64,3 +64,33 @@ func TestEarlyFactor(t *testing.T) {
 		})
 	}
 }
+
+// TestInteriorRows: on a path of 10 rows, the rows farther than hops from
+// the seeds, and the others.
+func TestInteriorRows(t *testing.T) {
+	const n = 10
+	path := &csr.Matrix[float64]{Rows: n, Cols: n, RowPtr: make([]int32, n+1)}
+	for i := range n {
+		for j := max(i-1, 0); j <= min(i+1, n-1); j++ {
+			path.ColIdx = append(path.ColIdx, int32(j))
+			path.Val = append(path.Val, 1)
+		}
+		path.RowPtr[i+1] = int32(len(path.ColIdx))
+	}
+	for _, c := range []struct {
+		seeds          []int32
+		hops           int
+		interior, near []int32
+	}{
+		{nil, 3, []int32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, []int32{}},
+		{[]int32{0}, 0, []int32{1, 2, 3, 4, 5, 6, 7, 8, 9}, []int32{0}},
+		{[]int32{0}, 2, []int32{3, 4, 5, 6, 7, 8, 9}, []int32{0, 1, 2}},
+		{[]int32{4, 9}, 1, []int32{0, 1, 2, 6, 7}, []int32{3, 4, 5, 8, 9}},
+		{[]int32{5}, 200, []int32{}, []int32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}},
+	} {
+		interior, near := InteriorRows(path, c.seeds, c.hops)
+		if !slices.Equal(interior, c.interior) || !slices.Equal(near, c.near) {
+			t.Errorf("seeds %v, %d hops: interior %v near %v, want %v and %v", c.seeds, c.hops, interior, near, c.interior, c.near)
+		}
+	}
+}

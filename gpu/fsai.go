@@ -162,6 +162,13 @@ type fsaiJob struct {
 	// batches leave their state allocated and runFSAI hands the run over
 	// in fsaiResult.run instead of freeing it
 	hold bool
+	// interior computes only the interior rows of a split matrix: its own
+	// rows farther than hops from every own row in seeds in the graph of
+	// its diagonal block (fsai_interior.go); fsaiResult.near lists the
+	// others
+	interior bool
+	seeds    []int32
+	hops     int
 }
 
 // fsaiResult is what a set-up computed: G on the host, or, for a job that
@@ -173,27 +180,24 @@ type fsaiResult struct {
 	st   afsai.Stats
 	kt   afsai.KernelTimes
 	run  *fsaiRun // the run of a job that holds it
+	near []int32  // the own rows that a job of interior rows left out
 }
 
 // runFSAI computes the rows of G for rows of a (nil for a split matrix:
 // all its own rows), whose diagonal is diag (nil for a split matrix, whose
 // join makes it), as job says.
 func (b *Backend) runFSAI(a fsaiMatrix, diag []float32, rows []int32, job fsaiJob) (fsaiResult, error) {
-	n, _ := a.size()
 	if a.count(rows) == 0 {
-		res := fsaiResult{g: &csr.Matrix[float32]{Cols: n, RowPtr: make([]int32, 1)}}
-		if job.keep {
-			d, err := b.NewMatrix(&csr.Matrix[float64]{RowPtr: make([]int32, 1)}, nil, backend.Single)
-			if err != nil {
-				return fsaiResult{}, err
-			}
-			res.kept = &keptRows{left: res.g, diag: d.(*Matrix)}
-		}
-		return res, nil
+		return b.noRows(a, job)
 	}
 	r, err := b.newFSAIRun(a, rows, job)
 	if err != nil {
 		return fsaiResult{}, err
+	}
+	if r.rows == 0 { // no interior rows: newFSAIRun freed the run
+		res, err := b.noRows(a, job)
+		res.near = r.near
+		return res, err
 	}
 	held := false
 	defer func() {
@@ -210,13 +214,27 @@ func (b *Backend) runFSAI(a fsaiMatrix, diag []float32, rows []int32, job fsaiJo
 		r.kept.free()
 		return fsaiResult{st: st, kt: r.kt}, err
 	}
-	res := fsaiResult{st: st, kt: r.kt, kept: r.kept}
+	res := fsaiResult{st: st, kt: r.kt, kept: r.kept, near: r.near}
 	if res.kept == nil {
 		out := *g
 		res.g = &out
 	}
 	if job.hold {
 		res.run, held = r, true
+	}
+	return res, nil
+}
+
+// noRows is the result of a set-up of a for no rows.
+func (b *Backend) noRows(a fsaiMatrix, job fsaiJob) (fsaiResult, error) {
+	n, _ := a.size()
+	res := fsaiResult{g: &csr.Matrix[float32]{Cols: n, RowPtr: make([]int32, 1)}}
+	if job.keep {
+		d, err := b.NewMatrix(&csr.Matrix[float64]{RowPtr: make([]int32, 1)}, nil, backend.Single)
+		if err != nil {
+			return fsaiResult{}, err
+		}
+		res.kept = &keptRows{left: res.g, diag: d.(*Matrix)}
 	}
 	return res, nil
 }
@@ -239,6 +257,7 @@ type fsaiRun struct {
 	kt   afsai.KernelTimes // compute adds the device seconds of its stages
 
 	rowsDev                uintptr    // the requested rows, int32
+	near                   []int32    // the own rows that a job of interior rows leaves out
 	lists                  [2]uintptr // the active rows of a step and of the next (adaptiveSteps allocates them)
 	outCol, outVal, outPtr uintptr    // a batch's rows of G (not for a job that keeps G)
 	// placed, when set, receives the rows on the device instead of the
@@ -275,7 +294,8 @@ type gPart struct {
 // matrix whole, values and diagonal too; its own rows when rows is nil),
 // and allocates the state of batches as large as half the free device
 // memory then allows (less the job's patterns, and at most job.maxBatch
-// rows): usually all rows at once. There must be rows.
+// rows): usually all rows at once. There must be rows; a job of interior
+// rows that finds none returns a run of no rows that holds nothing.
 func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int32, job fsaiJob) (*fsaiRun, error) {
 	defer b.enter()()
 	if b.err != nil {
@@ -301,7 +321,7 @@ func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int32, job fsaiJob) (*fsaiRun,
 	}
 	r.tm.start()
 	if a.split != nil {
-		err = r.join(a.split, &s, rows == nil)
+		err = r.join(a.split, &s, rows == nil && !job.interior)
 	} else {
 		uploadSlice(b, s.rowptr, a.whole.RowPtr)
 		uploadSlice(b, s.col, a.whole.ColIdx)
@@ -309,18 +329,21 @@ func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int32, job fsaiJob) (*fsaiRun,
 	if rows != nil {
 		uploadSlice(b, r.rowsDev, rows)
 	}
+	if err == nil && job.interior {
+		r.near, err = r.interior(&s, a.split.Own, a.split.Diag.Rows)
+	}
 	r.tm.mark(&r.kt.Upload)
 	if err == nil {
 		err = r.tm.collect()
 	}
 	runtime.KeepAlive(rows)
-	if err == nil {
+	if err == nil && r.rows > 0 {
 		err = r.allocBatches(&s, n)
 	}
-	if err != nil {
+	if err != nil || r.rows == 0 {
 		r.tm.free()
 		r.bufs.free()
-		return nil, err
+		return r, err
 	}
 	r.l = newFSAILauncher(b, s)
 

@@ -67,8 +67,8 @@ func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, test fsaiJob) (a
 
 // keptFactor computes the rows of G for rows, local rows of a from a.Own
 // on (nil: all of them), keeping G on the device (fsaiResult.kept), with
-// the batches and levels that test sets, and holding the run when it says
-// so.
+// the batches and levels that test sets, and holding the run, or computing
+// only the interior rows, when it says so.
 func (b *Backend) keptFactor(a afsai.Split, rows []int32, p afsai.Params, test fsaiJob) (fsaiResult, error) {
 	if err := afsai.CheckSplit(a, p); err != nil {
 		return fsaiResult{}, err
@@ -83,7 +83,7 @@ func (b *Backend) keptFactor(a afsai.Split, rows []int32, p afsai.Params, test f
 		longest = a.LongestRow()
 	}
 	return b.adaptiveSetup(fsaiMatrix{split: &a}, longest, nil, rows, p, fsaiJob{keep: true, own: a.Own, maxBatch: test.maxBatch,
-		levelRows: test.levelRows, hold: test.hold})
+		levelRows: test.levelRows, hold: test.hold, interior: test.interior, seeds: test.seeds, hops: test.hops})
 }
 
 // keptRun is an fsaiRun's state for a job that keeps G on the device. The

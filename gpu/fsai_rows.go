@@ -18,11 +18,10 @@ import (
 // the rows it stores, with a row map to their own rows; joinRows makes G's
 // diagonal block of the two.
 
-// rowPart is some own rows of G on the device: rows lists them (own rows
-// numbered from 0), left holds their entries left of the own columns
-// (len(rows) rows), block the others, with rows as its row map.
+// rowPart is some own rows of G on the device: left holds their entries
+// left of the own columns, block the others, with a row map that lists
+// the rows (own rows numbered from 0).
 type rowPart struct {
-	rows  []int32
 	left  *csr.Matrix[float32]
 	block *Matrix
 }
@@ -35,31 +34,29 @@ type rowsRun struct {
 	p     afsai.Params
 }
 
-// StartRows computes the rows of G for the own rows rows of a and keeps
-// them, and the set-up, for Finish (afsai.RowsDevice).
-func (b *Backend) StartRows(a afsai.Split, rows []int32, p afsai.Params) (afsai.RowsRun, afsai.Stats, afsai.KernelTimes, error) {
-	if err := afsai.CheckRows(a, rows); err != nil {
-		return nil, afsai.Stats{}, afsai.KernelTimes{}, err
+// StartRows computes the rows of G for the interior own rows of a, a
+// system of A's diagonal block alone (Own 0), and keeps them, and the
+// set-up, for Finish; it returns the other own rows (afsai.RowsDevice).
+// The device finds the interior rows in the system it joined
+// (fsai_interior.go).
+func (b *Backend) StartRows(a afsai.Split, seeds []int32, hops int, p afsai.Params) (afsai.RowsRun, []int32, afsai.Stats, afsai.KernelTimes, error) {
+	if err := afsai.CheckStart(a, seeds, hops); err != nil {
+		return nil, nil, afsai.Stats{}, afsai.KernelTimes{}, err
 	}
-	res, err := b.keptFactor(a, localRows(rows, a.Own), p, fsaiJob{hold: true})
+	res, err := b.keptFactor(a, nil, p, fsaiJob{hold: true, interior: true, seeds: seeds, hops: hops})
 	if err != nil {
-		return nil, res.st, res.kt, err
+		return nil, nil, res.st, res.kt, err
 	}
-	x := &rowsRun{b: b, r: res.run, p: p}
-	if x.first, err = b.keptPart(res, rows, a.Own); err != nil {
-		x.Free()
-		return nil, res.st, res.kt, err
+	x := &rowsRun{b: b, r: res.run, p: p, first: rowPart{left: res.kept.left, block: res.kept.diag}}
+	if r := res.run; r != nil { // the run's rows, local rows of a system whose own rows start at 0, are own rows
+		x.first.block.rowMap, r.rowsDev = r.bufs.take(r.rowsDev), 0
 	}
-	return x, res.st, res.kt, nil
+	return x, res.near, res.st, res.kt, nil
 }
 
 // localRows returns own rows as local rows of a system whose own rows
-// start at own, converted on all cores: rows itself when own is 0 (a
-// copy of millions of rows costs its fresh pages).
+// start at own, converted on all cores.
 func localRows(rows []int32, own int) []int32 {
-	if own == 0 {
-		return rows
-	}
 	local := make([]int32, len(rows))
 	parallel.For(len(rows), func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
@@ -67,28 +64,6 @@ func localRows(rows []int32, own int) []int32 {
 		}
 	})
 	return local
-}
-
-// keptPart makes a part of the rows rows that res kept, in a system whose
-// own rows start at own: its block takes rows as its row map, which is
-// the run's list of the rows where own is 0 (then the run gives it up).
-func (b *Backend) keptPart(res fsaiResult, rows []int32, own int) (rowPart, error) {
-	part := rowPart{rows: rows, left: res.kept.left, block: res.kept.diag}
-	m := part.block
-	if len(rows) == 0 {
-		return part, nil
-	}
-	var err error
-	if r := res.run; r != nil && own == 0 {
-		m.rowMap, r.rowsDev = r.bufs.take(r.rowsDev), 0
-	} else if m.rowMap, err = b.alloc(4*len(rows), "row map of a part of G"); err == nil {
-		uploadSlice(b, m.rowMap, rows)
-		err = b.Sync()
-	}
-	if err != nil {
-		m.Free()
-	}
-	return part, err
 }
 
 // Finish computes the own rows rest from s in the run's set-up and joins
@@ -113,11 +88,17 @@ func (x *rowsRun) Finish(s afsai.Split, rest, marked []int32) (afsai.DeviceFacto
 	if err != nil {
 		return afsai.DeviceFactor{}, res.st, res.kt, false, err
 	}
-	second, err := b.keptPart(res, rest, s.Own)
-	if err != nil {
-		return afsai.DeviceFactor{}, res.st, res.kt, false, err
-	}
+	second := rowPart{left: res.kept.left, block: res.kept.diag}
 	defer second.block.Free()
+	if len(rest) > 0 {
+		if second.block.rowMap, err = b.alloc(4*len(rest), "row map of a part of G"); err == nil {
+			uploadSlice(b, second.block.rowMap, rest)
+			err = b.Sync()
+		}
+		if err != nil {
+			return afsai.DeviceFactor{}, res.st, res.kt, false, err
+		}
+	}
 	n := s.Diag.Rows
 	diag, diagT, err := b.joinRows(n, []rowPart{x.first, second})
 	if err != nil {

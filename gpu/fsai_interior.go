@@ -1,0 +1,46 @@
+package gpu
+
+// The interior rows of a set-up that starts before the collection ends
+// (afsai.RowsDevice, kernels/fsai_interior.cu): the own rows farther than
+// some hops from the rows that A's left blocks store, found on the device
+// in the system the run joined there. On the host the search, the lists of
+// 4M rows and their upload took 6 to 8 ms of the 13 before the first step
+// on a rank of diffusion:200 (docs/gpu.md, thirteenth session).
+
+// interior lists in r.rowsDev, which has room for every own row, the own
+// rows of the joined system s (m of them from row own) that are farther
+// than r.job.hops from every own row in r.job.seeds in the graph of its
+// diagonal block, as local rows; r.rows becomes their number. It returns
+// the other own rows, numbered from 0, ascending.
+func (r *fsaiRun) interior(s *fsaiSetup, own, m int) ([]int32, error) {
+	b, fn, seeds := r.b, r.fn, r.job.seeds
+	// dist and near have m entries, pos m+1 (the seeds wait there until
+	// the search is over), then the prefix sum's scratch
+	scratch, err := b.alloc(4*(3*m+1+ceilDiv(m+1, scanTile)), "interior rows")
+	if err != nil {
+		return nil, err
+	}
+	defer b.free(scratch, "interior rows")
+	dist, pos := scratch, scratch+uintptr(4*m)
+	near, sums := pos+uintptr(4*(m+1)), pos+uintptr(4*(2*m+1))
+	b.memset32(dist, 0, m)
+	if len(seeds) > 0 {
+		uploadSlice(b, pos, seeds)
+		b.launch(&fn.seed, b.elementBlocks(len(seeds)), uint64(len(seeds)), uint64(pos), uint64(dist))
+	}
+	for level := 1; level <= r.job.hops; level++ {
+		b.launch(&fn.hops, b.elementBlocks(m), uint64(m), uint64(own), uint64(s.rowptr), uint64(s.col), uint64(dist), uint64(level))
+	}
+	b.memset32(pos, 0, 1)
+	b.launch(&fn.interiorFlags, b.elementBlocks(m), uint64(m), uint64(dist), uint64(pos))
+	b.scan(pos, m+1, sums)
+	b.launch(&fn.interiorSplit, b.elementBlocks(m), uint64(m), uint64(own), uint64(dist), uint64(pos), uint64(r.rowsDev), uint64(near))
+	b.download(b.host, pos+uintptr(4*m), 4)
+	if err := b.syncLocked(); err != nil {
+		return nil, err
+	}
+	r.rows = int(*(*int32)(b.host))
+	out := make([]int32, m-r.rows)
+	downloadSlice(b, out, near)
+	return out, b.syncLocked()
+}
