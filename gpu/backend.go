@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync"
 	"time"
 	"unsafe"
 )
@@ -79,8 +80,12 @@ type Backend struct {
 	staging           staging // large copies from and to pageable host memory (staging.go)
 	args              *launchArgs
 	pinner            runtime.Pinner
-	err               error
-	closed            bool
+	// freeing counts the frees in flight on other goroutines (freeLater),
+	// and freeErr is their first error
+	freeing sync.WaitGroup
+	freeErr error
+	err     error
+	closed  bool
 }
 
 // launchArgs is the kernelParams array of cuLaunchKernel: ptrs[i] points at
@@ -232,6 +237,7 @@ func (b *Backend) Close() error {
 	if b.closed {
 		return nil
 	}
+	b.awaitFrees()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	b.fail(b.release())
@@ -256,9 +262,11 @@ func (b *Backend) Device() string {
 		b.driverVersion/1000, b.driverVersion%1000/10, b.target, nv)
 }
 
-// enter locks the goroutine to its OS thread and makes the context current
-// there; the caller defers the returned unlock. A failure is recorded.
+// enter waits for the frees in flight (freeLater), locks the goroutine to
+// its OS thread and makes the context current there; the caller defers the
+// returned unlock. A failure is recorded.
 func (b *Backend) enter() (unlock func()) {
+	b.awaitFrees()
 	runtime.LockOSThread()
 	if b.ctx != 0 {
 		b.fail(b.drv.check(b.drv.call(b.drv.ctxSetCurrent, b.ctx), "cuCtxSetCurrent"))

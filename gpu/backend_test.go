@@ -592,3 +592,37 @@ func TestAnyGoroutine(t *testing.T) {
 		}
 	}
 }
+
+// TestFreeLater: memory freed on another goroutine is back for the next
+// allocation, which waits for the free, and a free that fails shows as the
+// backend's error at the next call.
+func TestFreeLater(t *testing.T) {
+	b := openUnclosed(t)
+	free0, err := b.freeMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 1 << 30
+	var ptrs []uintptr
+	for range 2 {
+		p, err := b.alloc(size/2, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ptrs = append(ptrs, p)
+	}
+	b.freeLater(ptrs)
+	v, err := b.NewVector(1 << 20) // waits for the frees
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Free()
+	if free, err := b.freeMemory(); err != nil || free+size/2 < free0 {
+		t.Errorf("free device memory %d after the frees, %d before the allocations (%v)", free, free0, err)
+	}
+	b.freeLater([]uintptr{1}) // not an allocation
+	if err := b.Sync(); err == nil || !strings.Contains(err.Error(), "cuMemFree") {
+		t.Errorf("a free of no allocation: error %v", err)
+	}
+	b.Close() // it reports the error again
+}

@@ -393,6 +393,19 @@ func (r *fsaiRun) allocBatches(s *fsaiSetup, n int) error {
 	return r.bufs.err
 }
 
+// freeLater is free with the batch state and the levels, most of the
+// run's device memory, freed on another goroutine (Backend.freeLater).
+func (r *fsaiRun) freeLater() {
+	ptrs := r.bufs.ptrs
+	r.bufs.ptrs = nil
+	if r.levels.base != 0 {
+		ptrs = append(ptrs, r.levels.base)
+		r.levels = arena{}
+	}
+	r.free()
+	r.b.freeLater(ptrs)
+}
+
 // free releases the device memory, the events and the host memory's
 // registration; G's host arrays stay valid.
 func (r *fsaiRun) free() {

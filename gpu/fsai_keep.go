@@ -45,8 +45,12 @@ func (b *Backend) AdaptiveFactor(a afsai.Split, p afsai.Params) (afsai.DeviceFac
 
 // adaptiveFactor is AdaptiveFactor with the batches and levels that test
 // sets (its maxBatch and levelRows), so that tests can take the paths of
-// several.
+// several. The run is held until G's transpose is made, and its state then
+// freed on another goroutine (fsaiRun.freeLater): the transpose took 3 ms
+// longer right after that free on diffusion:200 (docs/gpu.md, thirteenth
+// session), and the free overlaps the host's work on G after.
 func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, test fsaiJob) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
+	test.hold = true
 	res, err := b.keptFactor(a, nil, p, test)
 	if err != nil {
 		return afsai.DeviceFactor{}, res.st, res.kt, err
@@ -55,6 +59,9 @@ func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, test fsaiJob) (a
 	t := time.Now()
 	diagT, err := b.Transpose(kept.diag) // it waits for its kernels
 	res.kt.Transpose = time.Since(t).Seconds()
+	if res.run != nil {
+		res.run.freeLater()
+	}
 	if err != nil {
 		if diagT != nil {
 			diagT.Free()

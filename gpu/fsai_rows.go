@@ -68,7 +68,8 @@ func localRows(rows []int32, own int) []int32 {
 
 // Finish computes the own rows rest from s in the run's set-up and joins
 // them to the started rows, or all own rows of s when a started row
-// reaches a marked one (afsai.RowsRun).
+// reaches a marked one (afsai.RowsRun). Once the parts are joined, the
+// run's state is freed on another goroutine (fsaiRun.freeLater).
 func (x *rowsRun) Finish(s afsai.Split, rest, marked []int32) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, bool, error) {
 	defer x.Free()
 	b := x.b
@@ -89,33 +90,41 @@ func (x *rowsRun) Finish(s afsai.Split, rest, marked []int32) (afsai.DeviceFacto
 		return afsai.DeviceFactor{}, res.st, res.kt, false, err
 	}
 	second := rowPart{left: res.kept.left, block: res.kept.diag}
-	defer second.block.Free()
 	if len(rest) > 0 {
 		if second.block.rowMap, err = b.alloc(4*len(rest), "row map of a part of G"); err == nil {
 			uploadSlice(b, second.block.rowMap, rest)
 			err = b.Sync()
 		}
-		if err != nil {
-			return afsai.DeviceFactor{}, res.st, res.kt, false, err
-		}
 	}
-	n := s.Diag.Rows
-	diag, diagT, err := b.joinRows(n, []rowPart{x.first, second})
+	var diag, diagT backend.Matrix
+	if err == nil {
+		diag, diagT, err = b.joinRows(s.Diag.Rows, []rowPart{x.first, second})
+	}
+	second.block.Free()
 	if err != nil {
 		return afsai.DeviceFactor{}, res.st, res.kt, false, err
 	}
-	return afsai.DeviceFactor{Left: spreadRows(second.left, rest, n), Diag: diag, DiagT: diagT}, res.st, res.kt, false, nil
+	x.free(true)
+	return afsai.DeviceFactor{Left: spreadRows(second.left, rest, s.Diag.Rows), Diag: diag, DiagT: diagT}, res.st, res.kt, false, nil
 }
 
 // Free releases the run and the started rows.
-func (x *rowsRun) Free() {
-	if x.r != nil {
-		x.r.free()
-		x.r = nil
-	}
+func (x *rowsRun) Free() { x.free(false) }
+
+// free releases the started rows, then the run: its state on another
+// goroutine when later is set (fsaiRun.freeLater).
+func (x *rowsRun) free(later bool) {
 	if x.first.block != nil {
 		x.first.block.Free()
 		x.first.block = nil
+	}
+	if x.r != nil {
+		if later {
+			x.r.freeLater()
+		} else {
+			x.r.free()
+		}
+		x.r = nil
 	}
 }
 

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	"github.com/fsai-dist/fsai-dist/backend"
@@ -86,6 +87,39 @@ func (b *Backend) alloc(bytes int, what string) (uintptr, error) {
 func (b *Backend) free(p uintptr, what string) {
 	defer b.enter()()
 	b.fail(b.drv.check(b.drv.call(b.drv.memFree, p), "cuMemFree("+what+")"))
+}
+
+// freeLater frees the device memory at ptrs on a goroutine of its own.
+// cuMemFree of a set-up's state, tens of GB, takes 10 to 20 ms (0.35 ms
+// per GB) and holds the driver, but the host work that follows a set-up,
+// the distributed matrices of G and G' (package afsai), needs no device:
+// it runs meanwhile. The next call into the backend waits for the frees
+// (enter), and records their error.
+func (b *Backend) freeLater(ptrs []uintptr) {
+	if len(ptrs) == 0 {
+		return
+	}
+	b.freeing.Add(1)
+	go func() {
+		defer b.freeing.Done()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		d := b.drv
+		err := d.check(d.call(d.ctxSetCurrent, b.ctx), "cuCtxSetCurrent")
+		for _, p := range ptrs {
+			if err == nil {
+				err = d.check(d.call(d.memFree, p), "cuMemFree(FSAI set-up)")
+			}
+		}
+		b.freeErr = err
+	}()
+}
+
+// awaitFrees waits for the frees of freeLater and records their error.
+func (b *Backend) awaitFrees() {
+	b.freeing.Wait()
+	b.fail(b.freeErr)
+	b.freeErr = nil
 }
 
 // upload queues a copy of bytes from host memory at src to device memory.
