@@ -44,6 +44,13 @@ type DeviceFactor struct {
 	Left *csr.Matrix[float32]
 	// Diag is G's diagonal block and DiagT its transpose, on the device.
 	Diag, DiagT backend.Matrix
+	// Scratch, when not nil, frees in the background the device memory
+	// that the set-up kept past its end (its state: tens of GB on a large
+	// stripe, whose free takes milliseconds while the host may go on).
+	// Call it once. New calls it when every rank's set-up is done: a free
+	// on one GPU stalled the set-up running on another (docs/gpu.md,
+	// thirteenth session).
+	Scratch func()
 }
 
 // FixedDevice is a backend that computes FSAI rows on given patterns itself
@@ -164,15 +171,26 @@ func CheckAdaptive[T csr.Real](a *csr.Matrix[T], rows []int, p Params) ([]T, err
 type stripe struct {
 	rows        *csr.Matrix[float64]
 	diag, diagT backend.Matrix
+	scratch     func() // DeviceFactor.Scratch
 }
 
-// free releases the device blocks that were not handed on.
+// free releases the device blocks that were not handed on, and the
+// set-up's scratch.
 func (f *stripe) free() {
 	for _, m := range []*backend.Matrix{&f.diag, &f.diagT} {
 		if *m != nil {
 			(*m).Free()
 			*m = nil
 		}
+	}
+	f.releaseScratch()
+}
+
+// releaseScratch frees the set-up's scratch on the device, if any.
+func (f *stripe) releaseScratch() {
+	if f.scratch != nil {
+		f.scratch()
+		f.scratch = nil
 	}
 }
 
@@ -201,7 +219,7 @@ func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (s
 	} else {
 		var df DeviceFactor
 		df, st, times, err = dev.AdaptiveFactor(*ls.split, cfg.Params)
-		g, f.diag, f.diagT = df.Left, df.Diag, df.DiagT
+		g, f.diag, f.diagT, f.scratch = df.Left, df.Diag, df.DiagT, df.Scratch
 	}
 	if errors.Is(err, ErrDeviceUnsupported) {
 		return onCPU()

@@ -28,6 +28,14 @@ type hostDevice struct {
 	// noPlace makes its plans refuse to place their rows, as a device
 	// without room for the maps does.
 	noPlace bool
+	// scratches counts the factors' Scratch made, released those called
+	scratches, released int
+}
+
+// scratch is a factor's Scratch, counted.
+func (d *hostDevice) scratch() func() {
+	d.scratches++
+	return func() { d.released++ }
 }
 
 func (d *hostDevice) AdaptiveSetup(a *csr.Matrix[float32], rows []int, p Params) (*csr.Matrix[float32], Stats, KernelTimes, error) {
@@ -42,7 +50,7 @@ func (d *hostDevice) AdaptiveFactor(s Split, p Params) (DeviceFactor, Stats, Ker
 		return DeviceFactor{}, st, KernelTimes{}, err
 	}
 	left, diag := splitRows(g, own)
-	f := DeviceFactor{Left: left}
+	f := DeviceFactor{Left: left, Scratch: d.scratch()}
 	if f.Diag, err = d.store(diag, nil); err == nil {
 		if f.DiagT, err = d.store(csr.Transpose(diag), nil); err != nil {
 			f.Diag.Free()
@@ -135,7 +143,7 @@ func (r *hostRun) Finish(s Split, rest, marked []int32) (DeviceFactor, Stats, Ke
 			copy(all.Val[all.RowPtr[row]:], vals)
 		}
 	}
-	f := DeviceFactor{Left: spread}
+	f := DeviceFactor{Left: spread, Scratch: r.d.scratch()}
 	if f.Diag, err = r.d.store(all, nil); err == nil {
 		if f.DiagT, err = r.d.store(csr.Transpose(all), nil); err != nil {
 			f.Diag.Free()
@@ -259,15 +267,19 @@ func deviceFactorCase(t *testing.T, c *comm.Comm, dc distCase, noPlace, rows boo
 		t.Fatal(err)
 	}
 	defer ref.Free()
-	var dev backend.Backend = &hostDevice{Backend: cpu.New(1), made: map[backend.Matrix]*csr.Matrix[float64]{}, noPlace: noPlace}
+	hd := &hostDevice{Backend: cpu.New(1), made: map[backend.Matrix]*csr.Matrix[float64]{}, noPlace: noPlace}
+	var dev backend.Backend = hd
 	if rows {
-		dev = rowsHostDevice{dev.(*hostDevice)}
+		dev = rowsHostDevice{hd}
 	}
 	got, err := New(dc.A, dev, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer got.Free()
+	if hd.scratches == 0 || hd.released != hd.scratches {
+		t.Errorf("%s: %d of the device's %d scratches released", dc.name, hd.released, hd.scratches)
+	}
 	if got.G.Matrix().Diag != nil || got.Gt.Matrix().Diag != nil {
 		t.Fatalf("%s: G's diagonal block was not left on the device", dc.name)
 	}

@@ -133,13 +133,14 @@ func earlyFactor(A *dsmat.Matrix, dev RowsDevice, bound backend.Matrix, p Params
 
 // factorStripe is a Device's factor as a stripe.
 func factorStripe(df DeviceFactor) stripe {
-	if df.Left == nil {
-		return stripe{}
+	f := stripe{diag: df.Diag, diagT: df.DiagT, scratch: df.Scratch}
+	if df.Left != nil {
+		f.rows = csr.Convert[float64](df.Left)
 	}
-	return stripe{rows: csr.Convert[float64](df.Left), diag: df.Diag, diagT: df.DiagT}
+	return f
 }
 
-// freeFactor releases a Device's blocks.
+// freeFactor releases a Device's blocks and scratch.
 func freeFactor(df DeviceFactor) {
 	f := factorStripe(df)
 	f.free()

@@ -267,7 +267,8 @@ func collectFactor(A *dsmat.Matrix, be backend.Backend, bound backend.Matrix, cf
 			f.free()
 			return nil, f, stats, err
 		}
-		var more int32 // 1 on a rank that computes again
+		f.releaseScratch() // every rank's set-up is done
+		var more int32     // 1 on a rank that computes again
 		if !done {
 			more = 1
 		}

@@ -393,6 +393,15 @@ func (r *fsaiRun) allocBatches(s *fsaiSetup, n int) error {
 	return r.bufs.err
 }
 
+// scratch returns the afsai.DeviceFactor's Scratch of a held run:
+// freeLater; nil for no run.
+func (r *fsaiRun) scratch() func() {
+	if r == nil {
+		return nil
+	}
+	return r.freeLater
+}
+
 // freeLater is free with the batch state and the levels, most of the
 // run's device memory, freed on another goroutine (Backend.freeLater).
 func (r *fsaiRun) freeLater() {

@@ -45,10 +45,10 @@ func (b *Backend) AdaptiveFactor(a afsai.Split, p afsai.Params) (afsai.DeviceFac
 
 // adaptiveFactor is AdaptiveFactor with the batches and levels that test
 // sets (its maxBatch and levelRows), so that tests can take the paths of
-// several. The run is held until G's transpose is made, and its state then
-// freed on another goroutine (fsaiRun.freeLater): the transpose took 3 ms
-// longer right after that free on diffusion:200 (docs/gpu.md, thirteenth
-// session), and the free overlaps the host's work on G after.
+// several. The run is held past G's transpose, and its state freed by the
+// factor's Scratch (fsaiRun.freeLater): the transpose took 3 ms longer
+// right after that free on diffusion:200 (docs/gpu.md, thirteenth
+// session).
 func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, test fsaiJob) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
 	test.hold = true
 	res, err := b.keptFactor(a, nil, p, test)
@@ -59,17 +59,17 @@ func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, test fsaiJob) (a
 	t := time.Now()
 	diagT, err := b.Transpose(kept.diag) // it waits for its kernels
 	res.kt.Transpose = time.Since(t).Seconds()
-	if res.run != nil {
-		res.run.freeLater()
-	}
 	if err != nil {
 		if diagT != nil {
 			diagT.Free()
 		}
 		kept.free()
+		if res.run != nil {
+			res.run.free()
+		}
 		return afsai.DeviceFactor{}, res.st, res.kt, err
 	}
-	return afsai.DeviceFactor{Left: kept.left, Diag: kept.diag, DiagT: diagT}, res.st, res.kt, nil
+	return afsai.DeviceFactor{Left: kept.left, Diag: kept.diag, DiagT: diagT, Scratch: res.run.scratch()}, res.st, res.kt, nil
 }
 
 // keptFactor computes the rows of G for rows, local rows of a from a.Own

@@ -43,8 +43,7 @@ func TestAdaptiveFactorMatchesSetup(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						defer f.Diag.Free()
-						defer f.DiagT.Free()
+						defer freeDeviceFactor(f)
 						if st != wst {
 							t.Errorf("stats %+v, AdaptiveSetup's %+v", st, wst)
 						}
@@ -164,8 +163,7 @@ func TestAdaptiveFactorRefusesWhatSetupRefuses(t *testing.T) {
 				_, wantErr := afsai.CheckAdaptive(csr.Convert[float32](c), nil, p)
 				f, _, _, err := b.adaptiveFactor(boundSplit(t, b, splitAt(c, own), bound), p, fsaiJob{})
 				if err == nil {
-					f.Diag.Free()
-					f.DiagT.Free()
+					freeDeviceFactor(f)
 				}
 				if wantErr == nil || err == nil || err.Error() != wantErr.Error() {
 					t.Errorf("row %d bad, own %d, block %s: error %v, CheckAdaptive's %v", bad, own, bound, err, wantErr)
@@ -175,7 +173,17 @@ func TestAdaptiveFactorRefusesWhatSetupRefuses(t *testing.T) {
 	}
 	s := splitAt(a, n/3)
 	s.Own++
-	if _, _, _, err := b.adaptiveFactor(s, p, fsaiJob{}); err == nil {
+	if f, _, _, err := b.adaptiveFactor(s, p, fsaiJob{}); err == nil {
+		freeDeviceFactor(f)
 		t.Error("parts that do not fit: no error")
+	}
+}
+
+// freeDeviceFactor releases what AdaptiveFactor left on the device.
+func freeDeviceFactor(f afsai.DeviceFactor) {
+	f.Diag.Free()
+	f.DiagT.Free()
+	if f.Scratch != nil {
+		f.Scratch()
 	}
 }

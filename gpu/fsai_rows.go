@@ -68,8 +68,8 @@ func localRows(rows []int32, own int) []int32 {
 
 // Finish computes the own rows rest from s in the run's set-up and joins
 // them to the started rows, or all own rows of s when a started row
-// reaches a marked one (afsai.RowsRun). Once the parts are joined, the
-// run's state is freed on another goroutine (fsaiRun.freeLater).
+// reaches a marked one (afsai.RowsRun). The factor's Scratch frees the
+// run's state (fsaiRun.freeLater).
 func (x *rowsRun) Finish(s afsai.Split, rest, marked []int32) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, bool, error) {
 	defer x.Free()
 	b := x.b
@@ -104,26 +104,20 @@ func (x *rowsRun) Finish(s afsai.Split, rest, marked []int32) (afsai.DeviceFacto
 	if err != nil {
 		return afsai.DeviceFactor{}, res.st, res.kt, false, err
 	}
-	x.free(true)
-	return afsai.DeviceFactor{Left: spreadRows(second.left, rest, s.Diag.Rows), Diag: diag, DiagT: diagT}, res.st, res.kt, false, nil
+	r := x.r
+	x.r = nil // the factor's Scratch frees it
+	return afsai.DeviceFactor{Left: spreadRows(second.left, rest, s.Diag.Rows), Diag: diag, DiagT: diagT, Scratch: r.scratch()},
+		res.st, res.kt, false, nil
 }
 
-// Free releases the run and the started rows.
-func (x *rowsRun) Free() { x.free(false) }
-
-// free releases the started rows, then the run: its state on another
-// goroutine when later is set (fsaiRun.freeLater).
-func (x *rowsRun) free(later bool) {
+// Free releases the started rows and the run.
+func (x *rowsRun) Free() {
 	if x.first.block != nil {
 		x.first.block.Free()
 		x.first.block = nil
 	}
 	if x.r != nil {
-		if later {
-			x.r.freeLater()
-		} else {
-			x.r.free()
-		}
+		x.r.free()
 		x.r = nil
 	}
 }

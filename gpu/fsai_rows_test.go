@@ -35,8 +35,7 @@ func TestStartRowsFinish(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						defer want.Diag.Free()
-						defer want.DiagT.Free()
+						defer freeDeviceFactor(want)
 						var seeds, marked []int32
 						for r := int32(0); r < int32(n-own); r++ {
 							if int(r)%start.every == 1%start.every {
@@ -59,8 +58,7 @@ func TestStartRowsFinish(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						defer f.Diag.Free()
-						defer f.DiagT.Free()
+						defer freeDeviceFactor(f)
 						if all && len(interior) > 0 && !reached {
 							t.Errorf("every row marked, and no started row reached one")
 						}
