@@ -93,8 +93,10 @@ func (b *Backend) free(p uintptr, what string) {
 // cuMemFree of a set-up's state, tens of GB, takes 10 to 20 ms (0.35 ms
 // per GB) and holds the driver, but the host work that follows a set-up,
 // the distributed matrices of G and G' (package afsai), needs no device:
-// it runs meanwhile. The next call into the backend waits for the frees
-// (enter), and records their error.
+// it runs meanwhile, though both then take longer: host work that faulted
+// fresh pages stalled during the free (docs/gpu.md, thirteenth session).
+// The next call into the backend waits for the frees (enter), and records
+// their error.
 func (b *Backend) freeLater(ptrs []uintptr) {
 	if len(ptrs) == 0 {
 		return
