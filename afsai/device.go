@@ -3,6 +3,7 @@ package afsai
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
@@ -40,8 +41,13 @@ type Device interface {
 // DeviceFactor is a rank's stripe of G as AdaptiveFactor leaves it.
 type DeviceFactor struct {
 	// Left holds G's rows with only their entries in columns before own,
-	// in the local system's numbering (most rows are empty).
-	Left *csr.Matrix[float32]
+	// in the local system's numbering (most rows are empty): every own
+	// row, or, when LeftRows is not nil, the own rows it lists (numbered
+	// from 0, ascending; an empty list for none), Left's row k being own
+	// row LeftRows[k]. Then no pass on the host runs over millions of
+	// empty rows.
+	Left     *csr.Matrix[float32]
+	LeftRows []int32
 	// Diag is G's diagonal block and DiagT its transpose, on the device.
 	Diag, DiagT backend.Matrix
 	// Scratch, when not nil, frees in the background the device memory
@@ -51,6 +57,18 @@ type DeviceFactor struct {
 	// on one GPU stalled the set-up running on another (docs/gpu.md,
 	// thirteenth session).
 	Scratch func()
+}
+
+// LeftRow returns the entries of own row i in Left (numbered from 0).
+func (df DeviceFactor) LeftRow(i int) ([]int32, []float32) {
+	if df.LeftRows == nil {
+		return df.Left.Row(i)
+	}
+	k, ok := slices.BinarySearch(df.LeftRows, int32(i))
+	if !ok {
+		return nil, nil
+	}
+	return df.Left.Row(k)
 }
 
 // FixedDevice is a backend that computes FSAI rows on given patterns itself
@@ -170,6 +188,7 @@ func CheckAdaptive[T csr.Real](a *csr.Matrix[T], rows []int, p Params) ([]T, err
 // (diagT), only the entries in other ranks' columns.
 type stripe struct {
 	rows        *csr.Matrix[float64]
+	leftRows    []int32 // DeviceFactor.LeftRows: the own rows that rows holds (nil: all)
 	diag, diagT backend.Matrix
 	scratch     func() // DeviceFactor.Scratch
 }
@@ -219,7 +238,7 @@ func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (s
 	} else {
 		var df DeviceFactor
 		df, st, times, err = dev.AdaptiveFactor(*ls.split, cfg.Params)
-		g, f.diag, f.diagT, f.scratch = df.Left, df.Diag, df.DiagT, df.Scratch
+		g, f.leftRows, f.diag, f.diagT, f.scratch = df.Left, df.LeftRows, df.Diag, df.DiagT, df.Scratch
 	}
 	if errors.Is(err, ErrDeviceUnsupported) {
 		return onCPU()

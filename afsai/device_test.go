@@ -118,7 +118,6 @@ func (r *hostRun) Finish(s Split, rest, marked []int32) (DeviceFactor, Stats, Ke
 	left, later := splitRows(g, s.Own)
 	n := s.Diag.Rows
 	all := &csr.Matrix[float64]{Rows: n, Cols: n, RowPtr: make([]int32, n+1)}
-	spread := &csr.Matrix[float32]{Rows: n, Cols: left.Cols, RowPtr: make([]int32, n+1), ColIdx: left.ColIdx, Val: left.Val}
 	parts := []struct {
 		rows  []int32
 		block *csr.Matrix[float64]
@@ -128,12 +127,8 @@ func (r *hostRun) Finish(s Split, rest, marked []int32) (DeviceFactor, Stats, Ke
 			all.RowPtr[row+1] = part.block.RowPtr[k+1] - part.block.RowPtr[k]
 		}
 	}
-	for k, row := range rest {
-		spread.RowPtr[row+1] = left.RowPtr[k+1] - left.RowPtr[k]
-	}
 	for i := range n {
 		all.RowPtr[i+1] += all.RowPtr[i]
-		spread.RowPtr[i+1] += spread.RowPtr[i]
 	}
 	all.ColIdx, all.Val = make([]int32, all.RowPtr[n]), make([]float64, all.RowPtr[n])
 	for _, part := range parts {
@@ -143,7 +138,7 @@ func (r *hostRun) Finish(s Split, rest, marked []int32) (DeviceFactor, Stats, Ke
 			copy(all.Val[all.RowPtr[row]:], vals)
 		}
 	}
-	f := DeviceFactor{Left: spread, Scratch: r.d.scratch()}
+	f := DeviceFactor{Left: left, LeftRows: rest, Scratch: r.d.scratch()} // the rows rest only, as the GPU's
 	if f.Diag, err = r.d.store(all, nil); err == nil {
 		if f.DiagT, err = r.d.store(csr.Transpose(all), nil); err != nil {
 			f.Diag.Free()

@@ -133,7 +133,7 @@ func earlyFactor(A *dsmat.Matrix, dev RowsDevice, bound backend.Matrix, p Params
 
 // factorStripe is a Device's factor as a stripe.
 func factorStripe(df DeviceFactor) stripe {
-	f := stripe{diag: df.Diag, diagT: df.DiagT, scratch: df.Scratch}
+	f := stripe{leftRows: df.LeftRows, diag: df.Diag, diagT: df.DiagT, scratch: df.Scratch}
 	if df.Left != nil {
 		f.rows = csr.Convert[float64](df.Left)
 	}

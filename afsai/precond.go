@@ -294,7 +294,7 @@ func factorMatrices(A *dsmat.Matrix, f stripe, global []int64) (G, Gt *dsmat.Mat
 	if f.diag == nil {
 		G, err = dsmat.NewLocal(c, A.Part, f.rows, global)
 	} else {
-		G, err = dsmat.NewLocalOffDiagonal(c, A.Part, f.rows, global, f.diag.NNZ())
+		G, err = dsmat.NewLocalOffDiagonal(c, A.Part, f.rows, f.leftRows, global, f.diag.NNZ())
 	}
 	if err != nil {
 		return nil, nil, err

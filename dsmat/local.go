@@ -20,25 +20,30 @@ import (
 // out of them in place rather than copied, and only the off-rank entries are
 // gathered apart, into the off-diagonal blocks. a must not be used after.
 func NewLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], global []int64) (*Matrix, error) {
-	return newLocal(c, part, a, global, -1)
+	return newLocal(c, part, a, nil, global, -1)
 }
 
 // NewLocalOffDiagonal is NewLocal for a stripe whose diagonal block a
 // backend made and holds (FSAI's factor set up on a GPU): a, in NewLocal's
 // numbering, holds only the stripe's entries in other ranks' columns, and
-// diagNNZ counts the diagonal block's. The Matrix has no Diag: BindDiagonal
-// binds it with the backend's block, and SetDiagonal gives it a host copy
-// where one is needed (SetValues, Refresh, value slots). Collective.
-func NewLocalOffDiagonal(c *comm.Comm, part Partition, a *csr.Matrix[float64], global []int64, diagNNZ int) (*Matrix, error) {
-	return newLocal(c, part, a, global, diagNNZ)
+// diagNNZ counts the diagonal block's. Those entries lie in a few of the
+// stripe's rows: rows, when not nil, lists the rows that a holds (numbered
+// from 0, ascending; a's row k is the stripe's row rows[k], the others are
+// empty; an empty list, not nil, for none), so that no pass runs over
+// millions of empty rows. The Matrix has
+// no Diag: BindDiagonal binds it with the backend's block, and SetDiagonal
+// gives it a host copy where one is needed (SetValues, Refresh, value
+// slots). Collective.
+func NewLocalOffDiagonal(c *comm.Comm, part Partition, a *csr.Matrix[float64], rows []int32, global []int64, diagNNZ int) (*Matrix, error) {
+	return newLocal(c, part, a, rows, global, diagNNZ)
 }
 
 // newLocal is NewLocal, and with diagNNZ >= 0 NewLocalOffDiagonal.
-func newLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], global []int64, diagNNZ int) (*Matrix, error) {
-	own, err := checkLocal(c, part, a, global)
+func newLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], rows []int32, global []int64, diagNNZ int) (*Matrix, error) {
+	own, err := checkLocal(c, part, a, rows, global)
 	var counts localCounts
 	if err == nil {
-		counts, err = countLocal(a, own)
+		counts, err = countLocal(a, own, part.Size(c.Rank()))
 	}
 	if n := counts.diagonal(); err == nil && diagNNZ >= 0 && n > 0 {
 		err = fmt.Errorf("dsmat: local stripe without its diagonal block holds %d entries of it", n)
@@ -47,7 +52,7 @@ func newLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], global []int
 		return nil, err
 	}
 	m, nnz := &Matrix{Comm: c, Part: part}, int64(a.NNZ())
-	if off := m.cutLocal(a, global, own, counts, diagNNZ < 0); off != nil {
+	if off := m.cutLocal(a, rows, global, own, part.Size(c.Rank()), counts, diagNNZ < 0); off != nil {
 		m.Off = m.offBlocks(off)
 	}
 	if diagNNZ >= 0 {
@@ -59,21 +64,30 @@ func newLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], global []int
 	return m, nil
 }
 
-// checkLocal checks the shape of a local stripe and its column numbering,
-// and returns the local column of the stripe's first row.
-func checkLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], global []int64) (int, error) {
+// checkLocal checks the shape of a local stripe, its rows (nil: all) and
+// its column numbering, and returns the local column of the stripe's first
+// row.
+func checkLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], rows []int32, global []int64) (int, error) {
 	if part.Ranks() != c.Size() {
 		return 0, fmt.Errorf("dsmat: local stripe: partition of %d ranks on %d", part.Ranks(), c.Size())
 	}
 	lo, hi := part.Range(c.Rank())
 	n := int(hi - lo)
-	if a.Rows != n {
+	switch {
+	case rows == nil && a.Rows != n:
 		return 0, fmt.Errorf("dsmat: local stripe of %d rows, rank %d owns %d", a.Rows, c.Rank(), n)
+	case rows != nil && len(rows) != a.Rows:
+		return 0, fmt.Errorf("dsmat: local stripe of %d rows listed as %d", a.Rows, len(rows))
+	}
+	for k, r := range rows {
+		if r < 0 || int(r) >= n || k > 0 && r <= rows[k-1] {
+			return 0, fmt.Errorf("dsmat: local stripe's row %d is row %d: want rows 0 to %d, ascending", k, r, n-1)
+		}
 	}
 	if len(global) != a.Cols {
 		return 0, fmt.Errorf("dsmat: local stripe of %d columns with %d global indices", a.Cols, len(global))
 	}
-	if len(a.RowPtr) != n+1 || a.RowPtr[0] != 0 || int(a.RowPtr[n]) != len(a.ColIdx) || len(a.ColIdx) != len(a.Val) {
+	if m := a.Rows; len(a.RowPtr) != m+1 || a.RowPtr[0] != 0 || int(a.RowPtr[m]) != len(a.ColIdx) || len(a.ColIdx) != len(a.Val) {
 		return 0, fmt.Errorf("dsmat: local stripe's row pointers do not match %d columns and %d values", len(a.ColIdx), len(a.Val))
 	}
 	bad := make([]bool, parallel.Chunks(len(global)))
@@ -111,10 +125,10 @@ func (n localCounts) diagonal() int {
 	return s
 }
 
-// countLocal counts the entries of a, whose own rows are the local columns
-// [own, own+a.Rows), per chunk of rows, and checks that every row's columns
-// are in range, sorted and unique.
-func countLocal(a *csr.Matrix[float64], own int) (localCounts, error) {
+// countLocal counts the entries of a, whose stripe's nOwn rows are the
+// local columns [own, own+nOwn), per chunk of rows, and checks that every
+// row's columns are in range, sorted and unique.
+func countLocal(a *csr.Matrix[float64], own, nOwn int) (localCounts, error) {
 	chunks := parallel.Chunks(a.Rows)
 	n := localCounts{diag: make([]int, chunks), off: newOffChunks(a.Rows)}
 	errs := make([]error, chunks)
@@ -136,7 +150,7 @@ func countLocal(a *csr.Matrix[float64], own int) (localCounts, error) {
 					errs[c] = fmt.Errorf("dsmat: local stripe row %d: column %d out of range [0,%d) or not sorted and unique", i, col, a.Cols)
 					return
 				}
-				if int(col) >= own && int(col) < own+a.Rows {
+				if int(col) >= own && int(col) < own+nOwn {
 					d++
 				}
 			}
@@ -157,14 +171,15 @@ func countLocal(a *csr.Matrix[float64], own int) (localCounts, error) {
 // cutLocal makes the diagonal block of m out of a's arrays in place, when
 // diag is set (a holds no entries of it otherwise, and m gets none), and
 // returns the other entries of a in global columns, nil when there are
-// none.
+// none; a's row k is the stripe's row rowMap[k] (nil: row k), and the
+// stripe's nOwn rows are the local columns from own on.
 //
 // Every chunk of rows moves its diagonal entries, renumbered, to the start
 // of its own range (a write never passes the read, so the chunk only
 // overwrites entries it has read) and copies out its off-rank entries, on
 // all cores; then the chunks' diagonal entries, in chunk order, slide left
 // to where they belong, each onto entries already moved.
-func (m *Matrix) cutLocal(a *csr.Matrix[float64], global []int64, own int, n localCounts, diag bool) *offEntries {
+func (m *Matrix) cutLocal(a *csr.Matrix[float64], rowMap []int32, global []int64, own, nOwn int, n localCounts, diag bool) *offEntries {
 	rows := a.Rows
 	first := int32(own)
 	off, rowAt, offAt := n.off.entries()
@@ -199,7 +214,7 @@ func (m *Matrix) cutLocal(a *csr.Matrix[float64], global []int64, own int, n loc
 			rowStart := o
 			for k := a.RowPtr[i]; k < a.RowPtr[i+1]; k++ {
 				col, val := a.ColIdx[k], a.Val[k]
-				if col >= first && col < first+int32(rows) {
+				if col >= first && col < first+int32(nOwn) {
 					a.ColIdx[w], a.Val[w] = col-first, val
 					w++
 					d++
@@ -213,6 +228,9 @@ func (m *Matrix) cutLocal(a *csr.Matrix[float64], global []int64, own int, n loc
 			}
 			if o > rowStart {
 				off.rows[r], off.ptr[r+1] = int32(i), int64(o)
+				if rowMap != nil {
+					off.rows[r] = rowMap[i]
+				}
 				r++
 			}
 		}

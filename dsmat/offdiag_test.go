@@ -36,7 +36,8 @@ func splitLocal(a *csr.Matrix[float64], global []int64, first int64) (off, diag 
 }
 
 // TestNewLocalOffDiagonal: a matrix whose diagonal block a backend holds
-// (FSAI's factor from a GPU set-up) is NewLocal's without its Diag, its
+// (FSAI's factor from a GPU set-up), given all the stripe's rows or only
+// those with entries (listed), is NewLocal's without its Diag, its
 // transpose likewise; bound with the backend's blocks they multiply as
 // NewLocal's matrices bound the usual way, and SetDiagonal completes them
 // into NewLocal's. Before that, what needs the host block refuses.
@@ -58,61 +59,67 @@ func TestNewLocalOffDiagonal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, global = localStripe(stripe(full, lo, hi))
-			off, diag := splitLocal(a, global, lo)
-			got, err := dsmat.NewLocalOffDiagonal(c, part, off, global, diag.NNZ())
-			if err != nil {
-				t.Fatal(err)
-			}
-			gotT, err := got.Transpose()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Diag != nil || gotT.Diag != nil || got.NNZ() != want.NNZ() || gotT.NNZ() != wantT.NNZ() ||
-				got.LocalRows() != n || len(got.Off) != len(want.Off) || len(gotT.Off) != len(wantT.Off) {
-				t.Fatalf("rank %d: Diag %v/%v, nnz %d/%d (want %d/%d), off blocks %d/%d (want %d/%d)", c.Rank(),
-					got.Diag != nil, gotT.Diag != nil, got.NNZ(), gotT.NNZ(), want.NNZ(), wantT.NNZ(),
-					len(got.Off), len(gotT.Off), len(want.Off), len(wantT.Off))
-			}
-			if _, err := got.Bind(be, backend.Double); err == nil {
-				t.Error("Bind of a matrix without its diagonal block succeeded")
-			}
-			for _, pair := range []struct {
-				name      string
-				got, want *dsmat.Matrix
-				diag      *csr.Matrix[float64]
-			}{{"G", got, want, diag}, {"G'", gotT, wantT, csr.Transpose(diag)}} {
-				block, err := be.NewMatrix(pair.diag, nil, backend.Double)
+			for _, listed := range []bool{false, true} {
+				a, global = localStripe(stripe(full, lo, hi))
+				off, diag := splitLocal(a, global, lo)
+				var rows []int32
+				if listed {
+					off, rows = listedRows(off)
+				}
+				got, err := dsmat.NewLocalOffDiagonal(c, part, off, rows, global, diag.NNZ())
 				if err != nil {
 					t.Fatal(err)
 				}
-				op, err := pair.got.BindDiagonal(be, block, backend.Double)
+				gotT, err := got.Transpose()
 				if err != nil {
 					t.Fatal(err)
 				}
-				defer op.Free()
-				ref, err := pair.want.Bind(be, backend.Double)
-				if err != nil {
-					t.Fatal(err)
+				if got.Diag != nil || gotT.Diag != nil || got.NNZ() != want.NNZ() || gotT.NNZ() != wantT.NNZ() ||
+					got.LocalRows() != n || len(got.Off) != len(want.Off) || len(gotT.Off) != len(wantT.Off) {
+					t.Fatalf("rank %d: Diag %v/%v, nnz %d/%d (want %d/%d), off blocks %d/%d (want %d/%d)", c.Rank(),
+						got.Diag != nil, gotT.Diag != nil, got.NNZ(), gotT.NNZ(), want.NNZ(), wantT.NNZ(),
+						len(got.Off), len(gotT.Off), len(want.Off), len(wantT.Off))
 				}
-				defer ref.Free()
-				if y, w := product(t, op, lo), product(t, ref, lo); !slices.Equal(y, w) {
-					t.Errorf("rank %d: %s bound with the backend's block multiplies differently", c.Rank(), pair.name)
+				if _, err := got.Bind(be, backend.Double); err == nil {
+					t.Error("Bind of a matrix without its diagonal block succeeded")
 				}
-				if err := op.Refresh(); err == nil {
-					t.Errorf("%s: Refresh without the host block succeeded", pair.name)
-				}
-				if err := pair.got.SetDiagonal(csr.Transpose(csr.Transpose(pair.diag))); err != nil {
-					t.Fatal(err)
-				}
-				if !pair.got.Equal(pair.want) {
-					t.Errorf("rank %d: %s with SetDiagonal differs from NewLocal's", c.Rank(), pair.name)
-				}
-				if err := pair.got.SetDiagonal(pair.diag); err == nil {
-					t.Errorf("%s: a second SetDiagonal succeeded", pair.name)
-				}
-				if err := op.Refresh(); err != nil {
-					t.Errorf("%s: Refresh after SetDiagonal: %v", pair.name, err)
+				for _, pair := range []struct {
+					name      string
+					got, want *dsmat.Matrix
+					diag      *csr.Matrix[float64]
+				}{{"G", got, want, diag}, {"G'", gotT, wantT, csr.Transpose(diag)}} {
+					block, err := be.NewMatrix(pair.diag, nil, backend.Double)
+					if err != nil {
+						t.Fatal(err)
+					}
+					op, err := pair.got.BindDiagonal(be, block, backend.Double)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer op.Free()
+					ref, err := pair.want.Bind(be, backend.Double)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer ref.Free()
+					if y, w := product(t, op, lo), product(t, ref, lo); !slices.Equal(y, w) {
+						t.Errorf("rank %d: %s bound with the backend's block multiplies differently", c.Rank(), pair.name)
+					}
+					if err := op.Refresh(); err == nil {
+						t.Errorf("%s: Refresh without the host block succeeded", pair.name)
+					}
+					if err := pair.got.SetDiagonal(csr.Transpose(csr.Transpose(pair.diag))); err != nil {
+						t.Fatal(err)
+					}
+					if !pair.got.Equal(pair.want) {
+						t.Errorf("rank %d: %s with SetDiagonal differs from NewLocal's", c.Rank(), pair.name)
+					}
+					if err := pair.got.SetDiagonal(pair.diag); err == nil {
+						t.Errorf("%s: a second SetDiagonal succeeded", pair.name)
+					}
+					if err := op.Refresh(); err != nil {
+						t.Errorf("%s: Refresh after SetDiagonal: %v", pair.name, err)
+					}
 				}
 			}
 		})
@@ -120,21 +127,48 @@ func TestNewLocalOffDiagonal(t *testing.T) {
 }
 
 // TestNewLocalOffDiagonalRejects: entries of the diagonal block in the
-// stripe, on one rank, fail on every rank.
+// stripe, or its rows listed out of order, on one rank, fail on every rank.
 func TestNewLocalOffDiagonalRejects(t *testing.T) {
 	mpitest.Run(t, 2, func(t *testing.T, c *comm.Comm) {
 		full := scaled(generate(t, "poisson7:4"), true)
 		part := dsmat.NewPartition(full.N, 2)
 		lo, hi := part.Range(c.Rank())
-		a, global := localStripe(stripe(full, lo, hi))
-		off, _ := splitLocal(a, global, lo)
-		if c.Rank() == 1 {
-			off = a // the whole stripe
-		}
-		if _, err := dsmat.NewLocalOffDiagonal(c, part, off, global, 10); err == nil {
-			t.Errorf("a stripe with diagonal-block entries on rank 1: no error on rank %d", c.Rank())
+		for _, bad := range []string{"diagonal-block entries", "rows out of order"} {
+			a, global := localStripe(stripe(full, lo, hi))
+			off, _ := splitLocal(a, global, lo)
+			off, rows := listedRows(off)
+			if c.Rank() == 1 {
+				switch bad {
+				case "diagonal-block entries":
+					off, rows = a, nil // the whole stripe
+				default:
+					rows = append(rows, 0) // a row before the last
+					off = &csr.Matrix[float64]{Rows: len(rows), Cols: off.Cols, RowPtr: append(off.RowPtr, off.RowPtr[off.Rows]),
+						ColIdx: off.ColIdx, Val: off.Val}
+				}
+			}
+			if _, err := dsmat.NewLocalOffDiagonal(c, part, off, rows, global, 10); err == nil {
+				t.Errorf("a stripe with %s on rank 1: no error on rank %d", bad, c.Rank())
+			}
 		}
 	})
+}
+
+// listedRows returns the rows of a that hold entries, as a matrix of those
+// rows, and their list.
+func listedRows(a *csr.Matrix[float64]) (*csr.Matrix[float64], []int32) {
+	out := &csr.Matrix[float64]{Cols: a.Cols, RowPtr: []int32{0}}
+	rows := []int32{} // not nil: nil lists every row
+	for i := range a.Rows {
+		cols, vals := a.Row(i)
+		if len(cols) > 0 {
+			rows = append(rows, int32(i))
+			out.ColIdx, out.Val = append(out.ColIdx, cols...), append(out.Val, vals...)
+			out.RowPtr = append(out.RowPtr, int32(len(out.ColIdx)))
+		}
+	}
+	out.Rows = len(rows)
+	return out, rows
 }
 
 // product returns op times probe on this rank's rows, from row lo on.

@@ -69,7 +69,11 @@ func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, test fsaiJob) (a
 		}
 		return afsai.DeviceFactor{}, res.st, res.kt, err
 	}
-	return afsai.DeviceFactor{Left: kept.left, Diag: kept.diag, DiagT: diagT, Scratch: res.run.scratch()}, res.st, res.kt, nil
+	df := afsai.DeviceFactor{Left: kept.left, Diag: kept.diag, DiagT: diagT, Scratch: res.run.scratch()}
+	if kept.left.NNZ() == 0 { // no row has entries left of the block: list none, not millions of empty rows
+		df.Left, df.LeftRows = &csr.Matrix[float32]{Cols: kept.left.Cols, RowPtr: []int32{0}}, []int32{}
+	}
+	return df, res.st, res.kt, nil
 }
 
 // keptFactor computes the rows of G for rows, local rows of a from a.Own

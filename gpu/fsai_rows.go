@@ -106,7 +106,7 @@ func (x *rowsRun) Finish(s afsai.Split, rest, marked []int32) (afsai.DeviceFacto
 	}
 	r := x.r
 	x.r = nil // the factor's Scratch frees it
-	return afsai.DeviceFactor{Left: spreadRows(second.left, rest, s.Diag.Rows), Diag: diag, DiagT: diagT, Scratch: r.scratch()},
+	return afsai.DeviceFactor{Left: second.left, LeftRows: rest, Diag: diag, DiagT: diagT, Scratch: r.scratch()},
 		res.st, res.kt, false, nil
 }
 
@@ -120,27 +120,6 @@ func (x *rowsRun) Free() {
 		x.r.free()
 		x.r = nil
 	}
-}
-
-// spreadRows returns the entries of left, whose k-th row is own row
-// rows[k] (ascending), as a matrix of n rows whose other rows are empty.
-// Its row pointers are written once, in order, and never read first: a
-// read of fresh memory maps the zero page, which the write then replaces
-// at the cost of a second fault (3 to 4 times slower on the GPU machine
-// for 4M rows).
-func spreadRows(left *csr.Matrix[float32], rows []int32, n int) *csr.Matrix[float32] {
-	out := &csr.Matrix[float32]{Rows: n, Cols: left.Cols, RowPtr: make([]int32, n+1), ColIdx: left.ColIdx, Val: left.Val}
-	parallel.For(n+1, func(_, lo, hi int) {
-		// row pointer j counts the entries of the rows before j
-		k, _ := slices.BinarySearch(rows, int32(lo))
-		for j := lo; j < hi; j++ {
-			for k < len(rows) && int(rows[k]) < j {
-				k++
-			}
-			out.RowPtr[j] = left.RowPtr[k]
-		}
-	})
-	return out
 }
 
 // touches reports whether a part reaches a marked own row (numbered from
