@@ -223,8 +223,13 @@ func (r *fsaiRun) assembleKept(first, nb int, st *afsai.Stats) error {
 // after the other into arrays of their joint size.
 func (r *fsaiRun) joinKept() error {
 	b := r.b
-	if !r.job.hold {
-		r.bufs.free() // the batch state is done with: G's block takes its place
+	// The batch state is done with unless the run's rows go on in a
+	// second part (a job of interior rows, rowsRun.Finish): freed now,
+	// G's block takes its place where several batches are copied into one.
+	// A single batch's arrays become the block, and a held run keeps its
+	// state past G's transpose (adaptiveFactor).
+	if !r.job.hold || len(r.chunks) > 1 && !r.job.interior {
+		r.bufs.free()
 	}
 	n, nnz := r.rows, r.diagNNZ
 	cols := r.g.Cols - r.job.own // the own rows, which r computed all of or some of
