@@ -30,10 +30,9 @@ func NewLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], global []int
 // stripe's rows: rows, when not nil, lists the rows that a holds (numbered
 // from 0, ascending; a's row k is the stripe's row rows[k], the others are
 // empty; an empty list, not nil, for none), so that no pass runs over
-// millions of empty rows. The Matrix has
-// no Diag: BindDiagonal binds it with the backend's block, and SetDiagonal
-// gives it a host copy where one is needed (SetValues, Refresh, value
-// slots). Collective.
+// millions of empty rows. The Matrix has no Diag: BindDiagonal binds it
+// with the backend's block, and SetDiagonal gives it a host copy where one
+// is needed (SetValues, Refresh, value slots). Collective.
 func NewLocalOffDiagonal(c *comm.Comm, part Partition, a *csr.Matrix[float64], rows []int32, global []int64, diagNNZ int) (*Matrix, error) {
 	return newLocal(c, part, a, rows, global, diagNNZ)
 }
@@ -42,8 +41,10 @@ func NewLocalOffDiagonal(c *comm.Comm, part Partition, a *csr.Matrix[float64], r
 func newLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], rows []int32, global []int64, diagNNZ int) (*Matrix, error) {
 	own, err := checkLocal(c, part, a, rows, global)
 	var counts localCounts
+	nOwn := 0 // the stripe's rows, once the partition is checked
 	if err == nil {
-		counts, err = countLocal(a, own, part.Size(c.Rank()))
+		nOwn = part.Size(c.Rank())
+		counts, err = countLocal(a, own, nOwn)
 	}
 	if n := counts.diagonal(); err == nil && diagNNZ >= 0 && n > 0 {
 		err = fmt.Errorf("dsmat: local stripe without its diagonal block holds %d entries of it", n)
@@ -52,7 +53,7 @@ func newLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], rows []int32
 		return nil, err
 	}
 	m, nnz := &Matrix{Comm: c, Part: part}, int64(a.NNZ())
-	if off := m.cutLocal(a, rows, global, own, part.Size(c.Rank()), counts, diagNNZ < 0); off != nil {
+	if off := m.cutLocal(a, rows, global, own, nOwn, counts, diagNNZ < 0); off != nil {
 		m.Off = m.offBlocks(off)
 	}
 	if diagNNZ >= 0 {
@@ -227,10 +228,11 @@ func (m *Matrix) cutLocal(a *csr.Matrix[float64], rowMap []int32, global []int64
 				ptr[i+1] = int32(d)
 			}
 			if o > rowStart {
-				off.rows[r], off.ptr[r+1] = int32(i), int64(o)
+				row := int32(i)
 				if rowMap != nil {
-					off.rows[r] = rowMap[i]
+					row = rowMap[i]
 				}
+				off.rows[r], off.ptr[r+1] = row, int64(o)
 				r++
 			}
 		}
