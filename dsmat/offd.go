@@ -11,10 +11,14 @@ import (
 // it, the order of the halo buffer), on the rows any block touches. The
 // SpMV applies it in one product once every halo has landed, as PETSc's
 // and hypre's off-diagonal part: one launch however many neighbours. It
-// returns nil without off-diagonal blocks.
+// returns nil without off-diagonal blocks, and a single block as it is; the
+// caller only reads it.
 func (m *Matrix) offDiagonal() (a *csr.Matrix[float64], rowMap []int32) {
-	if len(m.Off) == 0 {
+	switch len(m.Off) {
+	case 0:
 		return nil, nil
+	case 1:
+		return m.Off[0].A, m.Off[0].Rows
 	}
 	for _, b := range m.Off {
 		rowMap = append(rowMap, b.Rows...)
@@ -27,7 +31,12 @@ func (m *Matrix) offDiagonal() (a *csr.Matrix[float64], rowMap []int32) {
 		shift[k] = cols
 		cols += int32(len(b.Cols))
 	}
-	a = &csr.Matrix[float64]{Rows: len(rowMap), Cols: int(cols), RowPtr: make([]int32, len(rowMap)+1)}
+	nnz := 0
+	for _, b := range m.Off {
+		nnz += b.A.NNZ()
+	}
+	a = &csr.Matrix[float64]{Rows: len(rowMap), Cols: int(cols), RowPtr: make([]int32, len(rowMap)+1),
+		ColIdx: make([]int32, 0, nnz), Val: make([]float64, 0, nnz)}
 	next := make([]int, len(m.Off)) // the next stored row of each block
 	for r, row := range rowMap {
 		for k, b := range m.Off {

@@ -1,9 +1,12 @@
 package dsmat
 
 import (
-	"fmt"
+	"math"
+	"math/bits"
 	"slices"
-	"sort"
+	"sync/atomic"
+
+	"github.com/fsai-dist/fsai-dist/csr"
 
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
@@ -49,125 +52,168 @@ func (o offChunks) entries() (e *offEntries, rowAt, nnzAt []int) {
 	return newOffEntries(rowAt[len(o.rows)], nnzAt[len(o.rows)]), rowAt, nnzAt
 }
 
-// offTriplets returns the triplets ts, every one in the rows [first,
-// first+count) of an n x n matrix and no two at the same place, as
-// offEntries in local rows. It sorts by counting over the window of rows
-// the triplets reach (for the blocks of a banded matrix, the stripe's edge
-// next to the neighbour), so it costs what the triplets hold and that
-// window, not the stripe's length.
-func offTriplets(n, first int64, count int, ts []Triplet) (*offEntries, error) {
-	if len(ts) == 0 {
-		return nil, nil
-	}
-	last := first + int64(count)
-	lo, hi := ts[0].Row, ts[0].Row
-	for _, t := range ts {
-		if t.Row < first || t.Row >= last || t.Col < 0 || t.Col >= n {
-			return nil, fmt.Errorf("dsmat: entry (%d,%d) outside rows [%d,%d) and columns [0,%d)", t.Row, t.Col, first, last, n)
-		}
-		lo, hi = min(lo, t.Row), max(hi, t.Row)
-	}
-	at := make([]int64, hi-lo+2) // the window's row pointers
-	stored := 0
-	for _, t := range ts {
-		if at[t.Row-lo+1] == 0 {
-			stored++
-		}
-		at[t.Row-lo+1]++
-	}
-	e := newOffEntries(stored, len(ts))
-	k := 0
-	for r := range hi - lo + 1 {
-		if n := at[r+1]; n > 0 {
-			e.rows[k], e.ptr[k+1] = int32(lo-first+r), e.ptr[k]+n
-			k++
-		}
-		at[r+1] = at[r] + at[r+1]
-	}
-	for _, t := range ts {
-		p := at[t.Row-lo]
-		at[t.Row-lo]++
-		e.col[p], e.val[p] = t.Col, t.Val
-	}
-	// triplets that arrive in column order leave every row sorted already
-	s := new(colVals)
-	for k := range e.rows {
-		a, b := e.ptr[k], e.ptr[k+1]
-		s.col, s.val = e.col[a:b], e.val[a:b]
-		if !sort.IsSorted(s) {
-			sort.Sort(s)
-		}
-		for p := a + 1; p < b; p++ {
-			if e.col[p] == e.col[p-1] {
-				return nil, fmt.Errorf("dsmat: two entries at (%d,%d)", first+int64(e.rows[k]), e.col[p])
-			}
-		}
-	}
-	return e, nil
-}
-
 // offBlocks returns the off-diagonal blocks of the entries e: one block per
 // owner of their columns, with compact column numbering, on all cores.
+//
+// The columns each owner holds are marked in a bitmap over the window they
+// span, whose running count of set bits is the compact numbering: no sort,
+// no search, and the blocks are written once, where they end, after the
+// rows and entries of every chunk of rows and owner are counted.
 func (m *Matrix) offBlocks(e *offEntries) []Block {
-	// the halo: the distinct columns needed from each other rank, found
-	// and sorted by every chunk of entries, then merged
-	parts := make([]map[int][]int64, parallel.Chunks(len(e.col)))
-	parallel.For(len(e.col), func(c, a, b int) {
-		part := map[int][]int64{}
-		for _, col := range e.col[a:b] {
-			q := m.Part.Owner(col)
-			part[q] = append(part[q], col)
+	chunks := parallel.Chunks(len(e.rows))
+	tallies := make([]map[int]*offTally, chunks)
+	parallel.For(len(e.rows), func(c, lo, hi int) {
+		t := map[int]*offTally{}
+		for r := lo; r < hi; r++ {
+			m.eachOwner(e, r, func(q int, a, b int64) {
+				n := t[q]
+				if n == nil {
+					n = &offTally{lo: e.col[a], hi: e.col[b-1]}
+					t[q] = n
+				}
+				n.rows, n.nnz = n.rows+1, n.nnz+int(b-a)
+				n.lo, n.hi = min(n.lo, e.col[a]), max(n.hi, e.col[b-1])
+			})
 		}
-		for q, cols := range part {
-			part[q] = sortUnique(cols)
-		}
-		parts[c] = part
+		tallies[c] = t
 	})
-	needed := map[int][]int64{}
-	for _, p := range parts {
-		for q, cols := range p {
-			needed[q] = append(needed[q], cols...)
+
+	// per owner: its slot, its columns' window, and where each chunk's rows
+	// and entries start in its block
+	slot := map[int]int{}
+	var owners []int
+	for _, t := range tallies {
+		for q := range t {
+			if _, ok := slot[q]; !ok {
+				slot[q] = 0
+				owners = append(owners, q)
+			}
 		}
-	}
-	owners := make([]int, 0, len(needed))
-	for q, cols := range needed {
-		owners = append(owners, q)
-		needed[q] = sortUnique(cols)
 	}
 	slices.Sort(owners)
-
-	// each chunk of rows builds its own off-diagonal blocks, joined in row
-	// order
-	slot := make(map[int]int, len(owners))
+	sets := make([]colSet, len(owners))
+	rowAt, nnzAt := make([][]int, len(owners)), make([][]int, len(owners))
 	for k, q := range owners {
 		slot[q] = k
+		lo, hi := int64(math.MaxInt64), int64(-1)
+		rowAt[k], nnzAt[k] = make([]int, chunks+1), make([]int, chunks+1)
+		for c, t := range tallies {
+			n := t[q]
+			if n == nil {
+				n = &offTally{}
+			} else {
+				lo, hi = min(lo, n.lo), max(hi, n.hi)
+			}
+			rowAt[k][c+1], nnzAt[k][c+1] = rowAt[k][c]+n.rows, nnzAt[k][c]+n.nnz
+		}
+		sets[k] = newColSet(lo, hi)
 	}
-	chunks := make([][]*builder, parallel.Chunks(len(e.rows)))
-	parallel.For(len(e.rows), func(c, a, b int) {
-		blocks := make([]*builder, len(owners))
-		for k := range blocks {
-			blocks[k] = newBuilder()
+	parallel.For(len(e.rows), func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			m.eachOwner(e, r, func(q int, a, b int64) {
+				s := &sets[slot[q]]
+				for _, col := range e.col[a:b] {
+					s.add(col)
+				}
+			})
 		}
-		for r := a; r < b; r++ {
-			for k := e.ptr[r]; k < e.ptr[r+1]; k++ {
-				q := m.Part.Owner(e.col[k])
-				j, _ := slices.BinarySearch(needed[q], e.col[k])
-				blocks[slot[q]].add(int32(j), e.val[k])
-			}
-			for _, bl := range blocks {
-				bl.endRow(int(e.rows[r]))
-			}
-		}
-		chunks[c] = blocks
 	})
+
 	off := make([]Block, len(owners))
-	pieces := make([]*builder, len(chunks))
 	for k, q := range owners {
-		for c, blocks := range chunks {
-			pieces[c] = blocks[k]
-		}
-		b := joinBuilders(pieces)
-		off[k] = Block{Rank: q, A: b.matrix(len(needed[q])), Rows: b.rows, Cols: needed[q]}
+		off[k] = Block{Rank: q, Cols: sets[k].count(), Rows: make([]int32, rowAt[k][chunks]),
+			A: &csr.Matrix[float64]{Rows: rowAt[k][chunks], RowPtr: make([]int32, rowAt[k][chunks]+1),
+				ColIdx: make([]int32, nnzAt[k][chunks]), Val: make([]float64, nnzAt[k][chunks])}}
+		off[k].A.Cols = len(off[k].Cols)
 	}
+	parallel.For(len(e.rows), func(c, lo, hi int) {
+		rows, nnz := make([]int, len(owners)), make([]int, len(owners))
+		for k := range owners {
+			rows[k], nnz[k] = rowAt[k][c], nnzAt[k][c]
+		}
+		for r := lo; r < hi; r++ {
+			m.eachOwner(e, r, func(q int, a, b int64) {
+				k := slot[q]
+				blk, s := &off[k], &sets[k]
+				for p := a; p < b; p++ {
+					blk.A.ColIdx[nnz[k]], blk.A.Val[nnz[k]] = s.index(e.col[p]), e.val[p]
+					nnz[k]++
+				}
+				blk.Rows[rows[k]] = e.rows[r]
+				rows[k]++
+				blk.A.RowPtr[rows[k]] = int32(nnz[k])
+			})
+		}
+	})
 	return off
+}
+
+// offTally counts one chunk's stored rows and entries in one owner's
+// columns, and the least and greatest of those columns.
+type offTally struct {
+	rows, nnz int
+	lo, hi    int64
+}
+
+// eachOwner calls f for each run [a, b) of row r's entries in the columns of
+// one owner q; the columns are ascending, so each owner's are one run.
+func (m *Matrix) eachOwner(e *offEntries, r int, f func(q int, a, b int64)) {
+	end := e.ptr[r+1]
+	for a := e.ptr[r]; a < end; {
+		q := m.Part.Owner(e.col[a])
+		last := m.Part.Offsets[q+1]
+		b := a + 1
+		for b < end && e.col[b] < last {
+			b++
+		}
+		f(q, a, b)
+		a = b
+	}
+}
+
+// colSet is a set of global columns in the window [lo, lo+64*len(bits)): a
+// bitmap, filled on all cores, whose running count numbers the columns in
+// ascending order once count has taken it.
+type colSet struct {
+	lo     int64
+	bits   []uint64
+	before []int32 // the set bits in the words before each word
+}
+
+// newColSet makes an empty set for the columns [lo, hi].
+func newColSet(lo, hi int64) colSet {
+	return colSet{lo: lo, bits: make([]uint64, (hi-lo)/64+1)}
+}
+
+// add puts col in the set; many goroutines may add at once.
+func (s *colSet) add(col int64) {
+	k := col - s.lo
+	atomic.OrUint64(&s.bits[k/64], 1<<(k%64))
+}
+
+// count numbers the set's columns and returns them, ascending.
+func (s *colSet) count() []int64 {
+	s.before = make([]int32, len(s.bits))
+	n := int32(0)
+	for w, x := range s.bits {
+		s.before[w] = n
+		n += int32(bits.OnesCount64(x))
+	}
+	cols := make([]int64, n)
+	parallel.For(len(s.bits), func(_, lo, hi int) {
+		for w := lo; w < hi; w++ {
+			at := s.before[w]
+			for x := s.bits[w]; x != 0; x &= x - 1 {
+				cols[at] = s.lo + int64(64*w+bits.TrailingZeros64(x))
+				at++
+			}
+		}
+	})
+	return cols
+}
+
+// index is col's place in the set's ascending order; col must be in it.
+func (s *colSet) index(col int64) int32 {
+	k := col - s.lo
+	return s.before[k/64] + int32(bits.OnesCount64(s.bits[k/64]&(1<<(k%64)-1)))
 }

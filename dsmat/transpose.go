@@ -12,58 +12,124 @@ import (
 // partition. Collective. The FSAI preconditioner builds G' once with it, so
 // that z = G'(G r) is two distributed SpMVs.
 //
-// The diagonal block is transposed where it is, on all cores; only the
-// entries of the off-diagonal blocks travel, each to the owner of its
-// column, which makes its off-diagonal blocks of them. A matrix whose
-// backend holds its diagonal block (NewLocalOffDiagonal) gives one without:
-// the backend transposes that block.
+// The diagonal block is transposed where it is, on all cores. Each
+// off-diagonal block is transposed by the rank that holds it and sent whole,
+// in its compact numbering, to the owner of its columns, where it is the
+// block of the sender's columns as it arrives: the entries travel once, as
+// two int32 words and a value, and nobody sorts or searches them. A matrix
+// whose backend holds its diagonal block (NewLocalOffDiagonal) gives one
+// without: the backend transposes that block.
 func (m *Matrix) Transpose() (*Matrix, error) {
 	t := &Matrix{Comm: m.Comm, Part: m.Part, nnz: m.nnz}
 	if m.Diag != nil {
 		t.Diag = transposeBlock(m.Diag)
 	}
-	recv, err := routeTriplets(m.Comm, m.Part, m.transposedOff())
-	if err != nil {
-		return nil, fmt.Errorf("dsmat: transpose: %w", err)
-	}
-	lo, hi := t.Part.Range(t.Comm.Rank())
-	off, err := offTriplets(t.N(), lo, int(hi-lo), recv)
+	off, err := m.transposedOff()
 	if err != nil {
 		err = fmt.Errorf("dsmat: transpose: %w", err)
 	}
 	if err := t.Comm.Agree(err); err != nil {
 		return nil, err
 	}
-	if off != nil {
-		t.Off = t.offBlocks(off)
-	}
+	t.Off = off
 	if err := t.prepare(); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// transposedOff returns the entries of m's off-diagonal blocks with row and
-// column swapped, in global numbering: block by block, each in the order of
-// its rows.
-func (m *Matrix) transposedOff() []Triplet {
-	first := m.First()
-	at := make([]int, len(m.Off)+1)
+// transposedOff transposes m's off-diagonal blocks, sends each to the rank
+// that owns its columns and returns the blocks received: this rank's
+// off-diagonal blocks of m's transpose, in rank order. Collective.
+//
+// A block travels as int32 words (its rows, columns and entries, then the
+// local rows of the receiver it fills, then the sender's local rows that
+// are its columns, its row pointers and column indices) and its values.
+func (m *Matrix) transposedOff() ([]Block, error) {
+	c := m.Comm
+	np := c.Size()
+	words, vals := make([]int, np), make([]int, np)
+	ts := make([]*csr.Matrix[float64], len(m.Off))
 	for k, b := range m.Off {
-		at[k+1] = at[k] + b.A.NNZ()
+		ts[k] = transposeBlock(b.A)
+		words[b.Rank] = 3 + len(b.Cols) + len(b.Rows) + len(ts[k].RowPtr) + len(ts[k].ColIdx)
+		vals[b.Rank] = len(ts[k].Val)
 	}
-	ts := make([]Triplet, at[len(m.Off)])
+	sendWords, sendVals := make([]int32, 0, sum(words)), make([]float64, 0, sum(vals))
 	for k, b := range m.Off {
-		parallel.For(b.A.Rows, func(_, lo, hi int) {
-			for r := lo; r < hi; r++ {
-				col := first + int64(b.Rows[r])
-				for e := b.A.RowPtr[r]; e < b.A.RowPtr[r+1]; e++ {
-					ts[at[k]+int(e)] = Triplet{Row: b.Cols[b.A.ColIdx[e]], Col: col, Val: b.A.Val[e]}
-				}
-			}
-		})
+		first := m.Part.Offsets[b.Rank]
+		a := ts[k]
+		sendWords = append(sendWords, int32(a.Rows), int32(a.Cols), int32(len(a.ColIdx)))
+		for _, g := range b.Cols {
+			sendWords = append(sendWords, int32(g-first))
+		}
+		sendWords = append(sendWords, b.Rows...)
+		sendWords = append(sendWords, a.RowPtr...)
+		sendWords = append(sendWords, a.ColIdx...)
+		sendVals = append(sendVals, a.Val...)
 	}
-	return ts
+	counts := make([]int64, 2*np)
+	for q := range np {
+		counts[2*q], counts[2*q+1] = int64(words[q]), int64(vals[q])
+	}
+	got := make([]int64, 2*np)
+	if err := comm.Alltoall(c, counts, got); err != nil {
+		return nil, err
+	}
+	recvWordCounts, recvValCounts := make([]int, np), make([]int, np)
+	for q := range np {
+		recvWordCounts[q], recvValCounts[q] = int(got[2*q]), int(got[2*q+1])
+	}
+	recvWords, recvVals := make([]int32, sum(recvWordCounts)), make([]float64, sum(recvValCounts))
+	if err := comm.Alltoallv(c, sendWords, words, recvWords, recvWordCounts); err != nil {
+		return nil, err
+	}
+	if err := comm.Alltoallv(c, sendVals, vals, recvVals, recvValCounts); err != nil {
+		return nil, err
+	}
+	var off []Block
+	for q := range np {
+		if recvWordCounts[q] == 0 {
+			continue
+		}
+		w, v := recvWords[:recvWordCounts[q]], recvVals[:recvValCounts[q]]
+		recvWords, recvVals = recvWords[recvWordCounts[q]:], recvVals[recvValCounts[q]:]
+		b, err := receivedBlock(q, m.Part.Offsets[q], w, v)
+		if err != nil {
+			return nil, fmt.Errorf("block from rank %d: %w", q, err)
+		}
+		off = append(off, b)
+	}
+	return off, nil
+}
+
+// receivedBlock unpacks the transposed block that rank q, whose rows start
+// at global row first, sent as words w and values v (transposedOff).
+func receivedBlock(q int, first int64, w []int32, v []float64) (Block, error) {
+	if len(w) < 3 {
+		return Block{}, fmt.Errorf("%d words, want at least 3", len(w))
+	}
+	rows, cols, nnz := int(w[0]), int(w[1]), int(w[2])
+	if rows < 0 || cols < 0 || nnz != len(v) || len(w) != 3+rows+cols+rows+1+nnz {
+		return Block{}, fmt.Errorf("%d words and %d values for %d rows, %d columns and %d entries", len(w), len(v), rows, cols, nnz)
+	}
+	w = w[3:]
+	b := Block{Rank: q, Rows: w[:rows:rows], Cols: make([]int64, cols)}
+	for j, r := range w[rows : rows+cols] {
+		b.Cols[j] = first + int64(r)
+	}
+	w = w[rows+cols:]
+	b.A = &csr.Matrix[float64]{Rows: rows, Cols: cols, RowPtr: w[: rows+1 : rows+1], ColIdx: w[rows+1:], Val: v}
+	return b, nil
+}
+
+// sum is the sum of counts.
+func sum(counts []int) int {
+	s := 0
+	for _, n := range counts {
+		s += n
+	}
+	return s
 }
 
 // transposeBlock returns a' on all cores. It is a counting sort by column:
