@@ -50,12 +50,13 @@ type DeviceFactor struct {
 	LeftRows []int32
 	// Diag is G's diagonal block and DiagT its transpose, on the device.
 	Diag, DiagT backend.Matrix
-	// Scratch, when not nil, frees in the background the device memory
-	// that the set-up kept past its end (its state: tens of GB on a large
-	// stripe, whose free takes milliseconds while the host may go on).
-	// Call it once. New calls it when every rank's set-up is done: a free
-	// on one GPU stalled the set-up running on another (docs/gpu.md,
-	// thirteenth session).
+	// Scratch, when not nil, releases the device memory that the set-up
+	// kept past its end (its state: tens of GB on a large stripe), which
+	// the device may keep for its next allocations rather than free: a
+	// free of that size takes milliseconds and stalls the device. Call it
+	// once. New calls it when every rank's set-up is done: a free on one
+	// GPU stalled the set-up running on another (docs/gpu.md, thirteenth
+	// session).
 	Scratch func()
 }
 
@@ -205,7 +206,7 @@ func (f *stripe) free() {
 	f.releaseScratch()
 }
 
-// releaseScratch frees the set-up's scratch on the device, if any.
+// releaseScratch releases the set-up's scratch on the device, if any.
 func (f *stripe) releaseScratch() {
 	if f.scratch != nil {
 		f.scratch()

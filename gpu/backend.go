@@ -27,7 +27,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 	"time"
 	"unsafe"
 )
@@ -80,12 +79,12 @@ type Backend struct {
 	staging           staging // large copies from and to pageable host memory (staging.go)
 	args              *launchArgs
 	pinner            runtime.Pinner
-	// freeing counts the frees in flight on other goroutines (freeLater),
-	// and freeErr is their first error
-	freeing sync.WaitGroup
-	freeErr error
-	err     error
-	closed  bool
+	// spare is device memory out of use, kept for the allocations to come
+	// while keepSpare is set (retire)
+	spare     []uintptr
+	keepSpare bool
+	err       error
+	closed    bool
 }
 
 // launchArgs is the kernelParams array of cuLaunchKernel: ptrs[i] points at
@@ -114,7 +113,7 @@ func Open(deviceIndex int) (*Backend, error) {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	b := &Backend{drv: drv, index: deviceIndex, args: new(launchArgs)}
+	b := &Backend{drv: drv, index: deviceIndex, args: new(launchArgs), keepSpare: true}
 	if err := b.open(); err != nil {
 		b.release()
 		return nil, err
@@ -237,9 +236,9 @@ func (b *Backend) Close() error {
 	if b.closed {
 		return nil
 	}
-	b.awaitFrees()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	b.releaseSpare()
 	b.fail(b.release())
 	b.closed = true
 	err := b.err
@@ -262,11 +261,9 @@ func (b *Backend) Device() string {
 		b.driverVersion/1000, b.driverVersion%1000/10, b.target, nv)
 }
 
-// enter waits for the frees in flight (freeLater), locks the goroutine to
-// its OS thread and makes the context current there; the caller defers the
-// returned unlock. A failure is recorded.
+// enter locks the goroutine to its OS thread and makes the context current
+// there; the caller defers the returned unlock. A failure is recorded.
 func (b *Backend) enter() (unlock func()) {
-	b.awaitFrees()
 	runtime.LockOSThread()
 	if b.ctx != 0 {
 		b.fail(b.drv.check(b.drv.call(b.drv.ctxSetCurrent, b.ctx), "cuCtxSetCurrent"))

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
@@ -593,36 +594,65 @@ func TestAnyGoroutine(t *testing.T) {
 	}
 }
 
-// TestFreeLater: memory freed on another goroutine is back for the next
-// allocation, which waits for the free, and a free that fails shows as the
-// backend's error at the next call.
-func TestFreeLater(t *testing.T) {
+// TestSpare: memory retired stays allocated as spare until a set-up asks
+// for the free memory, or an allocation finds the device full; with
+// KeepSpare(false) it is freed at once; a spare pointer that fails to free
+// shows as the backend's error.
+func TestSpare(t *testing.T) {
 	b := openUnclosed(t)
-	free0, err := b.freeMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	const size = 1 << 30
-	var ptrs []uintptr
-	for range 2 {
-		p, err := b.alloc(size/2, "test")
-		if err != nil {
+	free := func() int64 { // without releasing the spare, as freeMemory does
+		var f, total uint64
+		if err := b.drv.check(b.drv.call(b.drv.memGetInfo, uintptr(unsafe.Pointer(&f)), uintptr(unsafe.Pointer(&total))), "cuMemGetInfo"); err != nil {
 			t.Fatal(err)
 		}
-		ptrs = append(ptrs, p)
+		return int64(f)
 	}
-	b.freeLater(ptrs)
-	v, err := b.NewVector(1 << 20) // waits for the frees
-	if err != nil {
+	allocs := func(n, size int) []uintptr {
+		var ptrs []uintptr
+		for range n {
+			p, err := b.alloc(size, "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ptrs = append(ptrs, p)
+		}
+		return ptrs
+	}
+	const size, slack = 1 << 30, 64 << 20
+	free0 := free()
+	b.retire(allocs(2, size/2))
+	if f := free(); f > free0-size+slack {
+		t.Errorf("free memory %d with 1 GiB spare, %d before", f, free0)
+	}
+	if f, err := b.freeMemory(); err != nil || int64(f) < free0-slack {
+		t.Errorf("freeMemory %d (%v) after the spare is released, %d before", f, err, free0)
+	}
+
+	// the device full: the spare goes, and the allocation succeeds
+	most := int(free0 - 2*size)
+	b.retire(allocs(1, most))
+	p := allocs(1, 4*size)
+	if len(b.spare) != 0 {
+		t.Errorf("%d spare allocations left after an allocation beyond the free memory", len(b.spare))
+	}
+	b.retire(p)
+
+	b.KeepSpare(false)
+	if len(b.spare) != 0 || free() < free0-slack {
+		t.Errorf("KeepSpare(false) left %d spare allocations, free memory %d of %d", len(b.spare), free(), free0)
+	}
+	b.retire(allocs(1, size))
+	if f := free(); len(b.spare) != 0 || f < free0-slack {
+		t.Errorf("retired without keeping: %d spare allocations, free memory %d of %d", len(b.spare), f, free0)
+	}
+
+	b.KeepSpare(true)
+	b.retire([]uintptr{1}) // not an allocation
+	if _, err := b.freeMemory(); err != nil {
 		t.Fatal(err)
 	}
-	v.Free()
-	if free, err := b.freeMemory(); err != nil || free+size/2 < free0 {
-		t.Errorf("free device memory %d after the frees, %d before the allocations (%v)", free, free0, err)
-	}
-	b.freeLater([]uintptr{1}) // not an allocation
 	if err := b.Sync(); err == nil || !strings.Contains(err.Error(), "cuMemFree") {
-		t.Errorf("a free of no allocation: error %v", err)
+		t.Errorf("a spare that is no allocation: error %v", err)
 	}
 	b.Close() // it reports the error again
 }

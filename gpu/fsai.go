@@ -394,17 +394,17 @@ func (r *fsaiRun) allocBatches(s *fsaiSetup, n int) error {
 }
 
 // scratch returns the afsai.DeviceFactor's Scratch of a held run:
-// freeLater; nil for no run.
+// retire; nil for no run.
 func (r *fsaiRun) scratch() func() {
 	if r == nil {
 		return nil
 	}
-	return r.freeLater
+	return r.retire
 }
 
-// freeLater is free with the batch state and the levels, most of the
-// run's device memory, freed on another goroutine (Backend.freeLater).
-func (r *fsaiRun) freeLater() {
+// retire is free with the batch state and the levels, most of the run's
+// device memory, kept by the backend as spare (Backend.retire).
+func (r *fsaiRun) retire() {
 	ptrs := r.bufs.ptrs
 	r.bufs.ptrs = nil
 	if r.levels.base != 0 {
@@ -412,7 +412,8 @@ func (r *fsaiRun) freeLater() {
 		r.levels = arena{}
 	}
 	r.free()
-	r.b.freeLater(ptrs)
+	defer r.b.enter()()
+	r.b.retire(ptrs)
 }
 
 // free releases the device memory, the events and the host memory's

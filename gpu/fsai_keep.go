@@ -45,10 +45,10 @@ func (b *Backend) AdaptiveFactor(a afsai.Split, p afsai.Params) (afsai.DeviceFac
 
 // adaptiveFactor is AdaptiveFactor with the batches and levels that test
 // sets (its maxBatch and levelRows), so that tests can take the paths of
-// several. The run is held past G's transpose, and its state freed by the
-// factor's Scratch (fsaiRun.freeLater): the transpose took 3 ms longer
-// right after that free on diffusion:200 (docs/gpu.md, thirteenth
-// session).
+// several. The run is held past G's transpose, and its state retired by
+// the factor's Scratch (fsaiRun.retire): the transpose took 3 ms longer
+// right after a free of that state on diffusion:200 (docs/gpu.md,
+// thirteenth session).
 func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, test fsaiJob) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
 	test.hold = true
 	res, err := b.keptFactor(a, nil, p, test)

@@ -220,9 +220,10 @@ func (b *Backend) copyDevice(dst, src uintptr, bytes int) {
 	}
 }
 
-// freeMemory returns the device memory free now; the context must be
-// current.
+// freeMemory returns the device memory free now, the spare memory freed
+// first (retire); the context must be current.
 func (b *Backend) freeMemory() (uint64, error) {
+	b.releaseSpare()
 	var free, total uint64
 	err := b.drv.check(b.drv.call(b.drv.memGetInfo, uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total))),
 		"cuMemGetInfo")

@@ -68,8 +68,8 @@ func localRows(rows []int32, own int) []int32 {
 
 // Finish computes the own rows rest from s in the run's set-up and joins
 // them to the started rows, or all own rows of s when a started row
-// reaches a marked one (afsai.RowsRun). The factor's Scratch frees the
-// run's state (fsaiRun.freeLater).
+// reaches a marked one (afsai.RowsRun). The factor's Scratch retires the
+// run's state (fsaiRun.retire).
 func (x *rowsRun) Finish(s afsai.Split, rest, marked []int32) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, bool, error) {
 	defer x.Free()
 	b := x.b

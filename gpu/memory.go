@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"fmt"
-	"runtime"
 	"unsafe"
 
 	"github.com/fsai-dist/fsai-dist/backend"
@@ -75,8 +74,15 @@ func (b *Backend) alloc(bytes int, what string) (uintptr, error) {
 	}
 	var p uintptr
 	d := b.drv
-	err := d.check(d.call(d.memAlloc, uintptr(unsafe.Pointer(&p)), uintptr(bytes)),
-		fmt.Sprintf("cuMemAlloc(%d bytes for %s)", bytes, what))
+	call := func() error {
+		return d.check(d.call(d.memAlloc, uintptr(unsafe.Pointer(&p)), uintptr(bytes)),
+			fmt.Sprintf("cuMemAlloc(%d bytes for %s)", bytes, what))
+	}
+	err := call()
+	if e, ok := err.(*Error); ok && e.Code == cuOutOfMemory && len(b.spare) > 0 {
+		b.releaseSpare() // the device is full: the spare goes first
+		err = call()
+	}
 	if e, ok := err.(*Error); ok && e.Code == cuOutOfMemory {
 		e.Detail = d.memInfo()
 	}
@@ -89,39 +95,45 @@ func (b *Backend) free(p uintptr, what string) {
 	b.fail(b.drv.check(b.drv.call(b.drv.memFree, p), "cuMemFree("+what+")"))
 }
 
-// freeLater frees the device memory at ptrs on a goroutine of its own.
-// cuMemFree of a set-up's state, tens of GB, takes 10 to 20 ms (0.35 ms
-// per GB) and holds the driver, but the host work that follows a set-up,
-// the distributed matrices of G and G' (package afsai), needs no device:
-// it runs meanwhile, though both then take longer: host work that faulted
-// fresh pages stalled during the free (docs/gpu.md, thirteenth session).
-// The next call into the backend waits for the frees (enter), and records
-// their error.
-func (b *Backend) freeLater(ptrs []uintptr) {
-	if len(ptrs) == 0 {
+// retire takes the device memory at ptrs, a finished FSAI set-up's state,
+// out of use. The backend keeps it as spare memory unless told otherwise
+// (KeepSpare): cuMemFree of tens of GB takes 0.35 ms per GB, stalls the
+// launches of every thread of the process meanwhile, and stalled another
+// process's kernels on another GPU of the node (docs/gpu.md, thirteenth
+// and fourteenth sessions). The spare goes back to the device when a
+// set-up sizes its batches by the free memory (freeMemory), when an
+// allocation finds the device full, and at Close.
+func (b *Backend) retire(ptrs []uintptr) {
+	if b.keepSpare {
+		b.spare = append(b.spare, ptrs...)
 		return
 	}
-	b.freeing.Add(1)
-	go func() {
-		defer b.freeing.Done()
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		d := b.drv
-		err := d.check(d.call(d.ctxSetCurrent, b.ctx), "cuCtxSetCurrent")
-		for _, p := range ptrs {
-			if err == nil {
-				err = d.check(d.call(d.memFree, p), "cuMemFree(FSAI set-up)")
-			}
-		}
-		b.freeErr = err
-	}()
+	for _, p := range ptrs {
+		b.free(p, "FSAI set-up state")
+	}
 }
 
-// awaitFrees waits for the frees of freeLater and records their error.
-func (b *Backend) awaitFrees() {
-	b.freeing.Wait()
-	b.fail(b.freeErr)
-	b.freeErr = nil
+// releaseSpare frees the spare memory (retire), recording a failure.
+func (b *Backend) releaseSpare() {
+	ptrs := b.spare
+	b.spare = nil
+	for _, p := range ptrs {
+		b.free(p, "spare memory")
+	}
+}
+
+// KeepSpare sets whether the backend keeps the device memory of finished
+// FSAI set-ups (their state: most of the memory free at their start) until
+// memory runs short, the next set-up or Close, rather than freeing it when
+// the set-up ends, as CuPy's and PyTorch's memory pools keep what is freed.
+// It does by default; ranks that share a device should not, as the memory
+// one keeps cannot serve another's allocations.
+func (b *Backend) KeepSpare(keep bool) {
+	b.keepSpare = keep
+	if !keep {
+		defer b.enter()()
+		b.releaseSpare()
+	}
 }
 
 // upload queues a copy of bytes from host memory at src to device memory.

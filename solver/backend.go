@@ -25,7 +25,10 @@ type BackendOptions struct {
 	// node's cores among its ranks.
 	Threads int
 	// ShareGPU allows more ranks than GPUs on a node: ranks then share the
-	// GPUs round-robin. Without it that is an error.
+	// GPUs round-robin. Without it that is an error. Ranks that share a
+	// GPU free the device memory of a finished set-up at once; a rank with
+	// a GPU of its own keeps it for its next allocations
+	// (gpu.Backend.KeepSpare).
 	ShareGPU bool
 	// HostHalos sends every halo through the host, also between GPUs of one
 	// node, which otherwise exchange device to device (CUDA IPC over NVLink
@@ -63,11 +66,16 @@ func OpenBackend(c *comm.Comm, o BackendOptions) (be backend.Backend, why string
 		if err != nil {
 			return nil, "", err
 		}
+		count, err := gpu.Available()
+		if err != nil {
+			return nil, "", err
+		}
 		be, err := gpu.Open(dev)
 		if err != nil {
 			return nil, "", err
 		}
 		be.SetPeers(!o.HostHalos)
+		be.KeepSpare(nodeSize <= count)
 		return be, "", nil
 	}
 	return nil, "", fmt.Errorf("backend %q is not one of %v", o.Name, backends)
