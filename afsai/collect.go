@@ -35,6 +35,9 @@ type collection struct {
 	msgs []rowMsg // the received rows; held rows lie in them
 	sent [][]bool // per target, the rows of this stripe sent to it
 	dist []int32  // per row of this stripe, one more than its distance in serve's search; 0 outside
+	// further is set when a source's rows of the last exchange lead on
+	// to another source's stripe (serve): a next search may find more
+	further bool
 	// single assembles the local system in single precision (a Split)
 	single bool
 }
@@ -123,11 +126,13 @@ func (x *collection) exchangeAsks(asks [][]int64) ([][]int64, error) {
 }
 
 // exchangeRows sends every target k the rows out[k] of this stripe, packed
-// for its set, and receives and holds the rows the sources send: sizes
-// first, then the rows.
-func (x *collection) exchangeRows(out [][]int32) error {
+// for its set, and whether it should search again (further[k]), and
+// receives and holds the rows the sources send: sizes first, then the
+// rows. x.further tells whether a source said to search again.
+func (x *collection) exchangeRows(out [][]int32, further []bool) error {
+	const words = 3 // rows, entries, search again
 	ns, nt := len(x.sources), len(x.targets)
-	sizes := comm.NewBuf[int64](2 * (nt + ns)) // sent to the targets, then received from the sources
+	sizes := comm.NewBuf[int64](words * (nt + ns)) // sent to the targets, then received from the sources
 	defer sizes.Free()
 	packs := make([]rowMsg, nt)
 	defer func() {
@@ -137,19 +142,26 @@ func (x *collection) exchangeRows(out [][]int32) error {
 	}()
 	ms := messages{c: x.A.Comm}
 	for k, q := range x.sources {
-		recv(&ms, sizes.Slice(2*(nt+k), 2), q, tagSize)
+		recv(&ms, sizes.Slice(words*(nt+k), words), q, tagSize)
 	}
 	for k, p := range x.targets {
 		packs[k] = pack(x.A, x.sets[p], out[k])
-		sizes.Data[2*k], sizes.Data[2*k+1] = int64(len(out[k])), int64(len(packs[k].cols.Data))
-		send(&ms, sizes.Slice(2*k, 2), p, tagSize)
+		w := sizes.Data[words*k : words*(k+1)]
+		w[0], w[1], w[2] = int64(len(out[k])), int64(len(packs[k].cols.Data)), 0
+		if further[k] {
+			w[2] = 1
+		}
+		send(&ms, sizes.Slice(words*k, words), p, tagSize)
 	}
 	if err := ms.wait("sizes"); err != nil {
 		return err
 	}
 	first := len(x.msgs)
+	x.further = false
 	for k, q := range x.sources {
-		rows, nnz := sizes.Data[2*(nt+k)], sizes.Data[2*(nt+k)+1]
+		w := sizes.Data[words*(nt+k) : words*(nt+k+1)]
+		rows, nnz := w[0], w[1]
+		x.further = x.further || w[2] != 0
 		if rows < 0 || nnz < 0 {
 			return fmt.Errorf("afsai: collect rows: rank %d sends %d rows of %d entries", q, rows, nnz)
 		}

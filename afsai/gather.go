@@ -199,8 +199,11 @@ func lowerSets(g []uint8, np, power int) [][]int {
 // round fetches them all; each further change of stripe along a shortest
 // path may take one more, and reach rounds always fetch all. Each round is
 // one collective reduction and sparse point-to-point messages; a last
-// reduction finds nothing more to ask (a rank with one source skips its
-// search there: it cannot find anything). reach <= 0 collects whole stripes,
+// reduction finds nothing more to ask. A rank searches again only when an
+// owner says that a row it sent short of the reach has entries in the
+// stripe of another of the set's ranks: paths from the rank's rows that
+// stay in one owner's stripe were all followed by that owner's search.
+// reach <= 0 collects whole stripes,
 // in one exchange. The system is assembled in precision p (A or A32).
 // With ask false the rank only serves the others: it asks for no rows and
 // gets no system (nil). Collective.
@@ -222,6 +225,7 @@ func gatherLocal(A *dsmat.Matrix, power, reach int, p backend.Precision, ask boo
 	x.single = p == backend.Single
 	defer x.free()
 	out := make([][]int32, len(targets)) // the rows each target gets
+	further := make([]bool, len(targets)) // whether it should search again
 	if reach <= 0 {
 		all := make([]int32, A.LocalRows())
 		for i := range all {
@@ -230,20 +234,22 @@ func gatherLocal(A *dsmat.Matrix, power, reach int, p backend.Precision, ask boo
 		for k := range out {
 			out[k] = all
 		}
-		if err := x.exchangeRows(out); err != nil {
+		if err := x.exchangeRows(out, make([]bool, len(out))); err != nil {
 			return nil, err
 		}
 		return x.assemble(ask), nil
 	}
 	for round := 0; ; round++ {
-		// With one source, the first round fetches all: a shortest path
-		// enters that source's stripe last from one of this rank's rows,
-		// next to a row asked for at distance 1, whose owner sent the
-		// rows within reach-1 of it in its stripe. A later round's
-		// search, which took 8 ms of two ranks' set-up of diffusion:200
-		// (docs/gpu.md, eleventh session), would find nothing.
+		// Unless a path leaves an owner's stripe for another's, the first
+		// round fetches all: a shortest path enters the stripe it ends
+		// in from one of this rank's rows, next to a row asked for at
+		// distance 1, whose owner sent the rows within reach-1 of it in
+		// its stripe. A later round's search, which took 8 ms of two
+		// ranks' set-up of diffusion:200 (docs/gpu.md, eleventh session)
+		// and 40 ms of four ranks' of poisson7:400 (fourteenth), would
+		// find nothing.
 		asks := make([][]int64, len(x.sources))
-		if ask && (round == 0 || len(x.sources) > 1) {
+		if ask && (round == 0 || x.further) {
 			asks = x.asks(reach)
 		}
 		// stop together: when nobody asks for rows, or when a rank failed
@@ -270,12 +276,12 @@ func gatherLocal(A *dsmat.Matrix, power, reach int, p backend.Precision, ask boo
 		var got [][]int64
 		got, err = x.exchangeAsks(asks)
 		for k := range targets {
-			out[k] = nil
+			out[k], further[k] = nil, false
 			if err == nil {
-				out[k], err = x.serve(k, got[k], reach)
+				out[k], further[k], err = x.serve(k, got[k], reach)
 			}
 		}
-		if xerr := x.exchangeRows(out); err == nil {
+		if xerr := x.exchangeRows(out, further); err == nil {
 			err = xerr
 		}
 	}

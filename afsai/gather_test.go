@@ -159,9 +159,12 @@ func TestServe(t *testing.T) {
 			{[]int64{62, 2, 0, 5}, append(ball(dc.full, []int64{62}, all, 3), 0)},
 			{[]int64{124, 4, 0, 1}, append(ball(dc.full, []int64{0}, all, 4), ball(dc.full, []int64{124}, all, 1)...)},
 		} {
-			rows, err := x.serve(0, tc.ask, reach)
+			rows, further, err := x.serve(0, tc.ask, reach)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if further {
+				t.Errorf("asked %v: the only rank's rows lead on to another's", tc.ask)
 			}
 			got := make([]int64, len(rows))
 			for k, i := range rows {
@@ -180,7 +183,7 @@ func TestServe(t *testing.T) {
 			sent = append(sent, got...)
 		}
 		for _, ask := range [][]int64{{62}, {125, 1}, {-1, 1}, {62, 0}, {62, reach + 1}} {
-			if _, err := x.serve(0, ask, reach); err == nil {
+			if _, _, err := x.serve(0, ask, reach); err == nil {
 				t.Errorf("asked %v: no error", ask)
 			}
 		}

@@ -105,11 +105,13 @@ func (x *collection) spread(n int, visit func(f *found, j int)) []found {
 // been sent and that lie within reach of the rows it asks for (pairs of
 // global row and distance): within reach minus an asked row's distance
 // hops of it, inside this stripe. It marks them sent. Every level of the
-// search is spread over the cores.
-func (x *collection) serve(k int, ask []int64, reach int) ([]int32, error) {
+// search is spread over the cores. further reports whether a row it
+// reached short of the reach has entries in the stripe of another rank of
+// the target's set: only then may the target's next search find more.
+func (x *collection) serve(k int, ask []int64, reach int) (rows []int32, further bool, err error) {
 	first, n := x.A.First(), x.A.LocalRows()
 	if len(ask)%2 != 0 {
-		return nil, fmt.Errorf("afsai: collect rows: rank %d asked for %d numbers, want pairs", x.targets[k], len(ask))
+		return nil, false, fmt.Errorf("afsai: collect rows: rank %d asked for %d numbers, want pairs", x.targets[k], len(ask))
 	}
 	if x.sent[k] == nil {
 		x.sent[k] = make([]bool, n)
@@ -135,7 +137,7 @@ func (x *collection) serve(k int, ask []int64, reach int) ([]int32, error) {
 	for j := 0; j < len(ask); j += 2 {
 		i, d := ask[j]-first, ask[j+1]
 		if i < 0 || i >= int64(n) || d < 1 || d > int64(reach) {
-			return nil, fmt.Errorf("afsai: collect rows: rank %d asked for row %d at distance %d, outside this stripe or the reach %d", x.targets[k], ask[j], d, reach)
+			return nil, false, fmt.Errorf("afsai: collect rows: rank %d asked for row %d at distance %d, outside this stripe or the reach %d", x.targets[k], ask[j], d, reach)
 		}
 		if relax(int32(i), int32(d)) {
 			lvls[d] = append(lvls[d], int32(i))
@@ -174,11 +176,31 @@ func (x *collection) serve(k int, ask []int64, reach int) ([]int32, error) {
 			}
 		}
 	}
+	further = x.leadsOn(k, reach)
 	for _, level := range lvls {
 		for _, i := range level {
 			dist[i] = 0
 		}
 	}
 	slices.Sort(out)
-	return out, nil
+	return out, further, nil
+}
+
+// leadsOn reports whether a row that serve's search reached at a distance
+// short of the reach has entries in the stripe of a rank of target k's
+// set other than this one and the target: the rows of this stripe's
+// off-diagonal blocks of those ranks, looked up in dist.
+func (x *collection) leadsOn(k, reach int) bool {
+	p := x.targets[k]
+	for _, b := range x.A.Off {
+		if _, in := slices.BinarySearch(x.sets[p], b.Rank); !in || b.Rank == p {
+			continue
+		}
+		for _, i := range b.Rows {
+			if d := x.dist[i]; d > 0 && d <= int32(reach) { // dist is the distance plus one
+				return true
+			}
+		}
+	}
+	return false
 }
