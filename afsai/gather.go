@@ -224,7 +224,7 @@ func gatherLocal(A *dsmat.Matrix, power, reach int, p backend.Precision, ask boo
 	x := newCollection(A, sets, targets)
 	x.single = p == backend.Single
 	defer x.free()
-	out := make([][]int32, len(targets)) // the rows each target gets
+	out := make([][]int32, len(targets))  // the rows each target gets
 	further := make([]bool, len(targets)) // whether it should search again
 	if reach <= 0 {
 		all := make([]int32, A.LocalRows())
