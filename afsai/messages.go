@@ -75,8 +75,10 @@ type rowMsg struct {
 	vals *comm.Buf[float64]
 }
 
+// newRowMsg makes room for rows rows of nnz entries, its pages mapped on
+// all cores for a receive to fill (comm.NewRecvBuf).
 func newRowMsg(rows, nnz int) rowMsg {
-	return rowMsg{comm.NewBuf[int64](rows), comm.NewBuf[int32](rows), comm.NewBuf[int64](nnz), comm.NewBuf[float64](nnz)}
+	return rowMsg{comm.NewRecvBuf[int64](rows), comm.NewRecvBuf[int32](rows), comm.NewRecvBuf[int64](nnz), comm.NewRecvBuf[float64](nnz)}
 }
 
 func (m rowMsg) free() {

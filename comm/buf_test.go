@@ -32,9 +32,19 @@ func TestBuf(t *testing.T) {
 	}
 	b.Free()
 
+	r := comm.NewRecvBuf[int32](3 << 20) // 12 MB: pages on several cores
+	for i, x := range r.Data {
+		if x != 0 {
+			t.Fatalf("NewRecvBuf's Data[%d] = %v, want 0", i, x)
+		}
+	}
+	r.Data[len(r.Data)-1] = 9
+	r.Free()
+
 	empty := comm.NewBuf[uint8](0)
 	if len(empty.Data) != 0 {
 		t.Errorf("len(NewBuf(0).Data) = %d", len(empty.Data))
 	}
 	empty.Free()
+	comm.NewRecvBuf[float64](0).Free()
 }

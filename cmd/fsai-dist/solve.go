@@ -13,6 +13,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/gpu"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 	"github.com/fsai-dist/fsai-dist/pcg"
 	"github.com/fsai-dist/fsai-dist/problem"
 )
@@ -255,17 +256,25 @@ func setFromFile(c *comm.Comm, path string, A *dsmat.Matrix, v *ddmat.Dense) err
 
 // knownSolutions sets b = A*u, column 0 of u all ones and column c > 0
 // random in (0,1] (problem.Uniform stream c, the same on any number of
-// ranks), using x as scratch.
+// ranks), using x as scratch. One right-hand side's u is filled on the
+// device: made on the host, 16M rows took 98 ms of bind_s on each of four
+// GPUs (docs/gpu.md, fourteenth session).
 func knownSolutions(op *dsmat.Operator, b, x *ddmat.Dense) error {
 	k := b.Cols
+	if k == 1 {
+		op.Backend().Fill(x.V, 1)
+		return op.ApplyBlock(b.V, x.V, k)
+	}
 	u := make([]float64, b.Rows*k)
 	first := uint64(op.Matrix().First())
-	for i := range b.Rows {
-		u[i*k] = 1
-		for col := 1; col < k; col++ {
-			u[i*k+col] = problem.Uniform(uint64(col), first+uint64(i))
+	parallel.For(b.Rows, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			u[i*k] = 1
+			for col := 1; col < k; col++ {
+				u[i*k+col] = problem.Uniform(uint64(col), first+uint64(i))
+			}
 		}
-	}
+	})
 	if err := x.Set(u); err != nil {
 		return err
 	}
