@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/fsai-dist/fsai-dist/internal/bitset"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
@@ -182,8 +183,25 @@ func (x *collection) serve(k int, ask []int64, reach int) (rows []int32, further
 			dist[i] = 0
 		}
 	}
-	slices.Sort(out)
-	return out, further, nil
+	return ascending(out), further, nil
+}
+
+// ascending returns rows, distinct row indices, in ascending order: through
+// a bitmap over the range they span, which costs what that range holds,
+// not a sort (on poisson7:400 over four GPUs, 15 ms for the 800,000 rows
+// of five planes).
+func ascending(rows []int32) []int32 {
+	if len(rows) == 0 {
+		return rows
+	}
+	lo, hi := slices.Min(rows), slices.Max(rows)
+	set := bitset.New(int64(lo), int64(hi))
+	parallel.For(len(rows), func(_, a, b int) {
+		for _, i := range rows[a:b] {
+			set.Add(int64(i))
+		}
+	})
+	return bitset.Members[int32](set, set.Number())
 }
 
 // leadsOn reports whether a row that serve's search reached at a distance

@@ -246,9 +246,7 @@ func flatten(A *dsmat.Matrix, dst []float64) []float64 {
 	dst = slices.Grow(dst[:0], n)[:n]
 	at := 0
 	for _, p := range blockValues(A) {
-		parallel.For(len(p), func(_, lo, hi int) {
-			copy(dst[at+lo:at+hi], p[lo:hi])
-		})
+		parallel.Copy(dst[at:at+len(p)], p)
 		at += len(p)
 	}
 	return dst

@@ -40,20 +40,14 @@ func NewBuf[T Elem](n int) *Buf[T] {
 	return &Buf[T]{Data: unsafe.Slice((*T)(p), n), base: p, bytes: bytes}
 }
 
-// NewRecvBuf is NewBuf for a receive: its pages are mapped, by a write to
-// each, on all cores before MPI fills it on one. A fresh page costs a page
-// fault when first written, about 0.37 ms per MB on one core of the GPU
-// machine against 0.06 on sixteen (docs/gpu.md, thirteenth session), and
-// a block collection receives 100 MB and more.
+// NewRecvBuf is NewBuf for a receive: its pages are mapped, by zeroing it,
+// on all cores before MPI fills it on one. A fresh page costs a page fault
+// when first written, about 0.37 ms per MB on one core of the GPU machine
+// against 0.06 on sixteen (docs/gpu.md, thirteenth session), and a block
+// collection receives 100 MB and more.
 func NewRecvBuf[T Elem](n int) *Buf[T] {
 	b := NewBuf[T](n)
-	const page = 4096
-	bytes := unsafe.Slice((*byte)(b.base), int(b.bytes))
-	parallel.For((len(bytes)+page-1)/page, func(_, lo, hi int) {
-		for p := lo; p < hi; p++ {
-			bytes[p*page] = 0
-		}
-	})
+	parallel.Clear(b.Data)
 	return b
 }
 

@@ -2,11 +2,10 @@ package dsmat
 
 import (
 	"math"
-	"math/bits"
 	"slices"
-	"sync/atomic"
 
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/bitset"
 
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
@@ -91,7 +90,7 @@ func (m *Matrix) offBlocks(e *offEntries) []Block {
 		}
 	}
 	slices.Sort(owners)
-	sets := make([]colSet, len(owners))
+	sets := make([]*bitset.Set, len(owners))
 	rowAt, nnzAt := make([][]int, len(owners)), make([][]int, len(owners))
 	for k, q := range owners {
 		slot[q] = k
@@ -106,14 +105,14 @@ func (m *Matrix) offBlocks(e *offEntries) []Block {
 			}
 			rowAt[k][c+1], nnzAt[k][c+1] = rowAt[k][c]+n.rows, nnzAt[k][c]+n.nnz
 		}
-		sets[k] = newColSet(lo, hi)
+		sets[k] = bitset.New(lo, hi)
 	}
 	parallel.For(len(e.rows), func(_, lo, hi int) {
 		for r := lo; r < hi; r++ {
 			m.eachOwner(e, r, func(q int, a, b int64) {
-				s := &sets[slot[q]]
+				s := sets[slot[q]]
 				for _, col := range e.col[a:b] {
-					s.add(col)
+					s.Add(col)
 				}
 			})
 		}
@@ -121,7 +120,7 @@ func (m *Matrix) offBlocks(e *offEntries) []Block {
 
 	off := make([]Block, len(owners))
 	for k, q := range owners {
-		off[k] = Block{Rank: q, Cols: sets[k].count(), Rows: make([]int32, rowAt[k][chunks]),
+		off[k] = Block{Rank: q, Cols: bitset.Members[int64](sets[k], sets[k].Number()), Rows: make([]int32, rowAt[k][chunks]),
 			A: &csr.Matrix[float64]{Rows: rowAt[k][chunks], RowPtr: make([]int32, rowAt[k][chunks]+1),
 				ColIdx: make([]int32, nnzAt[k][chunks]), Val: make([]float64, nnzAt[k][chunks])}}
 		off[k].A.Cols = len(off[k].Cols)
@@ -134,9 +133,9 @@ func (m *Matrix) offBlocks(e *offEntries) []Block {
 		for r := lo; r < hi; r++ {
 			m.eachOwner(e, r, func(q int, a, b int64) {
 				k := slot[q]
-				blk, s := &off[k], &sets[k]
+				blk, s := &off[k], sets[k]
 				for p := a; p < b; p++ {
-					blk.A.ColIdx[nnz[k]], blk.A.Val[nnz[k]] = s.index(e.col[p]), e.val[p]
+					blk.A.ColIdx[nnz[k]], blk.A.Val[nnz[k]] = s.Index(e.col[p]), e.val[p]
 					nnz[k]++
 				}
 				blk.Rows[rows[k]] = e.rows[r]
@@ -169,51 +168,4 @@ func (m *Matrix) eachOwner(e *offEntries, r int, f func(q int, a, b int64)) {
 		f(q, a, b)
 		a = b
 	}
-}
-
-// colSet is a set of global columns in the window [lo, lo+64*len(bits)): a
-// bitmap, filled on all cores, whose running count numbers the columns in
-// ascending order once count has taken it.
-type colSet struct {
-	lo     int64
-	bits   []uint64
-	before []int32 // the set bits in the words before each word
-}
-
-// newColSet makes an empty set for the columns [lo, hi].
-func newColSet(lo, hi int64) colSet {
-	return colSet{lo: lo, bits: make([]uint64, (hi-lo)/64+1)}
-}
-
-// add puts col in the set; many goroutines may add at once.
-func (s *colSet) add(col int64) {
-	k := col - s.lo
-	atomic.OrUint64(&s.bits[k/64], 1<<(k%64))
-}
-
-// count numbers the set's columns and returns them, ascending.
-func (s *colSet) count() []int64 {
-	s.before = make([]int32, len(s.bits))
-	n := int32(0)
-	for w, x := range s.bits {
-		s.before[w] = n
-		n += int32(bits.OnesCount64(x))
-	}
-	cols := make([]int64, n)
-	parallel.For(len(s.bits), func(_, lo, hi int) {
-		for w := lo; w < hi; w++ {
-			at := s.before[w]
-			for x := s.bits[w]; x != 0; x &= x - 1 {
-				cols[at] = s.lo + int64(64*w+bits.TrailingZeros64(x))
-				at++
-			}
-		}
-	})
-	return cols
-}
-
-// index is col's place in the set's ascending order; col must be in it.
-func (s *colSet) index(col int64) int32 {
-	k := col - s.lo
-	return s.before[k/64] + int32(bits.OnesCount64(s.bits[k/64]&(1<<(k%64)-1)))
 }

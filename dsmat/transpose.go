@@ -55,18 +55,28 @@ func (m *Matrix) transposedOff() ([]Block, error) {
 		words[b.Rank] = 3 + len(b.Cols) + len(b.Rows) + len(ts[k].RowPtr) + len(ts[k].ColIdx)
 		vals[b.Rank] = len(ts[k].Val)
 	}
-	sendWords, sendVals := make([]int32, 0, sum(words)), make([]float64, 0, sum(vals))
+	// packed on all cores: the send buffers are fresh memory, tens of MB
+	sendWords, sendVals := make([]int32, sum(words)), make([]float64, sum(vals))
+	w, v := sendWords, sendVals
+	put := func(src []int32) {
+		parallel.Copy(w[:len(src)], src)
+		w = w[len(src):]
+	}
 	for k, b := range m.Off {
 		first := m.Part.Offsets[b.Rank]
 		a := ts[k]
-		sendWords = append(sendWords, int32(a.Rows), int32(a.Cols), int32(len(a.ColIdx)))
-		for _, g := range b.Cols {
-			sendWords = append(sendWords, int32(g-first))
-		}
-		sendWords = append(sendWords, b.Rows...)
-		sendWords = append(sendWords, a.RowPtr...)
-		sendWords = append(sendWords, a.ColIdx...)
-		sendVals = append(sendVals, a.Val...)
+		put([]int32{int32(a.Rows), int32(a.Cols), int32(len(a.ColIdx))})
+		parallel.For(len(b.Cols), func(_, lo, hi int) {
+			for j := lo; j < hi; j++ {
+				w[j] = int32(b.Cols[j] - first)
+			}
+		})
+		w = w[len(b.Cols):]
+		put(b.Rows)
+		put(a.RowPtr)
+		put(a.ColIdx)
+		parallel.Copy(v[:len(a.Val)], a.Val)
+		v = v[len(a.Val):]
 	}
 	counts := make([]int64, 2*np)
 	for q := range np {
@@ -81,6 +91,8 @@ func (m *Matrix) transposedOff() ([]Block, error) {
 		recvWordCounts[q], recvValCounts[q] = int(got[2*q]), int(got[2*q+1])
 	}
 	recvWords, recvVals := make([]int32, sum(recvWordCounts)), make([]float64, sum(recvValCounts))
+	parallel.Clear(recvWords) // its pages mapped on all cores before MPI fills it on one
+	parallel.Clear(recvVals)
 	if err := comm.Alltoallv(c, sendWords, words, recvWords, recvWordCounts); err != nil {
 		return nil, err
 	}

@@ -143,9 +143,7 @@ func (p *fixedPlan) compute(vals []float32) (*csr.Matrix[float32], afsai.Stats, 
 func (p *fixedPlan) stage(vals []float32) error {
 	if p.in != nil {
 		p.in.wait()
-		parallel.For(len(vals), func(_, lo, hi int) {
-			copy(p.val[lo:hi], vals[lo:hi])
-		})
+		parallel.Copy(p.val[:len(vals)], vals)
 	}
 	bad := make([]int, parallel.Chunks(len(p.diag))) // per chunk, its first row whose diagonal is not positive
 	parallel.For(len(p.diag), func(c, lo, hi int) {

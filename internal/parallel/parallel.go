@@ -30,6 +30,23 @@ func Chunks(n int) int {
 	return max(1, min(runtime.GOMAXPROCS(0), n/grain))
 }
 
+// Copy copies src into dst, which must be as long, on all cores: a copy
+// into fresh memory then faults its pages in on every core, not one.
+func Copy[T any](dst, src []T) {
+	For(len(src), func(_, lo, hi int) {
+		copy(dst[lo:hi], src[lo:hi])
+	})
+}
+
+// Clear zeroes s on all cores: the pages of fresh memory are then mapped
+// by every core, not one by one by whatever fills s next on one core (an
+// MPI receive).
+func Clear[T any](s []T) {
+	For(len(s), func(_, lo, hi int) {
+		clear(s[lo:hi])
+	})
+}
+
 // For calls f(c, lo, hi) for every chunk c of Chunks(n) consecutive chunks
 // [lo, hi) covering [0, n), in its own goroutine unless there is only one,
 // and returns when all calls have returned. The chunks differ in size by at

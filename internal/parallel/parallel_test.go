@@ -6,6 +6,30 @@ import (
 	"testing"
 )
 
+// TestCopy: Copy brings every element and Clear zeroes every one, with one
+// chunk and with several.
+func TestCopy(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 3} {
+		runtime.GOMAXPROCS(procs)
+		for _, n := range []int{0, 5, 1000} {
+			src := make([]int32, n)
+			for i := range src {
+				src[i] = int32(3*i + 1)
+			}
+			dst := make([]int32, n)
+			Copy(dst, src)
+			if !slices.Equal(dst, src) {
+				t.Errorf("GOMAXPROCS %d, %d elements: copied %v", procs, n, dst)
+			}
+			Clear(dst)
+			if slices.ContainsFunc(dst, func(x int32) bool { return x != 0 }) {
+				t.Errorf("GOMAXPROCS %d, %d elements: cleared %v", procs, n, dst)
+			}
+		}
+	}
+}
+
 // TestFor checks that the chunks cover [0, n) once, in order, with the
 // count Chunks gives, for several GOMAXPROCS.
 func TestFor(t *testing.T) {
