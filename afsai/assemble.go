@@ -60,26 +60,40 @@ func (x *collection) assemble(ask bool) *localSystem {
 // in stripe order within each, in place of their slots in ls.index (one
 // more than the local index there); it records each one's slot in order
 // and global index in global. It costs what the held rows are, not what
-// the sources' stripes are: the slots are bucketed by source, and sorted
-// only where the rounds of the collection delivered them out of order.
+// the sources' stripes are, on all cores: the slots are bucketed by source
+// (counted, then placed, per chunk of slots), and sorted only where the
+// rounds of the collection delivered them out of order.
 func (x *collection) number(order []int32, global []int64) {
-	ls := x.ls
-	start := make([]int, len(x.sources)+1) // source k's rows are order[start[k]:start[k+1]]
-	for _, h := range x.held {
-		start[h.src+1]++
+	ls, ns := x.ls, len(x.sources)
+	counts := make([][]int, parallel.Chunks(len(x.held))) // per chunk, its slots of each source
+	parallel.For(len(x.held), func(c, lo, hi int) {
+		n := make([]int, ns)
+		for _, h := range x.held[lo:hi] {
+			n[h.src]++
+		}
+		counts[c] = n
+	})
+	start := make([]int, ns+1) // source k's rows are order[start[k]:start[k+1]]
+	for k := range ns {
+		start[k+1] = start[k]
+		for _, n := range counts {
+			at := start[k+1]
+			start[k+1] += n[k]
+			n[k] = at // now where the chunk's slots of source k go
+		}
 	}
-	for k := range x.sources {
-		start[k+1] += start[k]
-	}
-	next := slices.Clone(start[:len(x.sources)])
-	for s, h := range x.held {
-		order[next[h.src]] = int32(s)
-		next[h.src]++
-	}
+	parallel.For(len(x.held), func(c, lo, hi int) {
+		next := counts[c]
+		for s := lo; s < hi; s++ {
+			k := x.held[s].src
+			order[next[k]] = int32(s)
+			next[k]++
+		}
+	})
 	byRow := func(a, b int32) int { return cmp.Compare(x.held[a].row, x.held[b].row) }
 	for k, q := range x.sources {
 		slots := order[start[k]:start[k+1]]
-		if !slices.IsSortedFunc(slots, byRow) {
+		if !sortedBy(slots, byRow) {
 			slices.SortFunc(slots, byRow)
 		}
 		lo, _ := ls.part.Range(q)
@@ -91,6 +105,20 @@ func (x *collection) number(order []int32, global []int64) {
 			}
 		})
 	}
+}
+
+// sortedBy reports whether xs is sorted by cmp, checked on all cores.
+func sortedBy(xs []int32, cmp func(a, b int32) int) bool {
+	bad := make([]bool, parallel.Chunks(len(xs)))
+	parallel.For(len(xs), func(c, lo, hi int) {
+		for j := max(lo, 1); j < hi; j++ {
+			if cmp(xs[j-1], xs[j]) > 0 {
+				bad[c] = true
+				return
+			}
+		}
+	})
+	return !slices.Contains(bad, true)
 }
 
 // assembleBorder builds the border of the local system (Split), its values
