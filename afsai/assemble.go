@@ -24,15 +24,9 @@ func (x *collection) assemble(ask bool) *localSystem {
 	}
 	A, ls := x.A, x.ls
 	nOwn, nRecv := A.LocalRows(), len(x.held)
-	m := nRecv + nOwn
-	ls.global, ls.nOwn = make([]int64, m), nOwn
+	ls.held, ls.first, ls.nOwn = make([]int64, nRecv), A.First(), nOwn
 	order := make([]int32, nRecv) // the held slot of each received local row
-	x.number(order, ls.global)
-	parallel.For(nOwn, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			ls.global[nRecv+i] = A.First() + int64(i)
-		}
-	})
+	x.number(order, ls.held)
 
 	var received int64
 	for _, msg := range x.msgs {

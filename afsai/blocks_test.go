@@ -23,9 +23,10 @@ func globalRows(A *dsmat.Matrix, ls *localSystem, g *csr.Matrix[float64]) *dsmat
 			r.RowPtr[i] = int64(g.RowPtr[i])
 		}
 	})
+	global := ls.globals()
 	parallel.For(g.NNZ(), func(_, lo, hi int) {
 		for k, c := range g.ColIdx[lo:hi] {
-			r.Col[lo+k] = ls.global[c]
+			r.Col[lo+k] = global[c]
 		}
 	})
 	return r
@@ -108,7 +109,7 @@ func TestFactorBlocks(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					got, err := dsmat.NewLocal(c, part, g, ls.global) // takes g, which rows shares
+					got, err := dsmat.NewLocal(c, part, g, ls.globals()) // takes g, which rows shares
 					if err != nil {
 						t.Fatal(err)
 					}

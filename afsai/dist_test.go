@@ -145,12 +145,13 @@ func TestGatherLocal(t *testing.T) {
 					if ls.A.Check() != nil {
 						t.Fatal(ls.A.Check())
 					}
-					m := len(ls.global)
+					global := ls.globals()
+					m := len(global)
 					for i := 0; i < m; i++ {
 						for j := 0; j < m; j++ {
-							if got, want := ls.A.At(i, j), entry(dc.full, ls.global[i], ls.global[j]); got != want {
+							if got, want := ls.A.At(i, j), entry(dc.full, global[i], global[j]); got != want {
 								t.Fatalf("%s power %d: local (%d,%d) = global (%d,%d): %g, want %g",
-									dc.name, power, i, j, ls.global[i], ls.global[j], got, want)
+									dc.name, power, i, j, global[i], global[j], got, want)
 							}
 						}
 					}
@@ -181,7 +182,7 @@ func TestReachGivesSameFactor(t *testing.T) {
 					var sizes [2]int
 					for k, reach := range []int{cfg.reach(), 0} {
 						ls, g := localFactor(t, dc, cfg, reach)
-						rows[k], sizes[k] = globalRows(dc.A, ls, g), len(ls.global)
+						rows[k], sizes[k] = globalRows(dc.A, ls, g), len(ls.globals())
 					}
 					if sizes[0] < sizes[1] {
 						smaller++
@@ -469,7 +470,7 @@ func TestCompleteMeansExact(t *testing.T) {
 							counts[1]++
 							continue
 						}
-						if len(ls.global) < len(wls.global) {
+						if len(ls.globals()) < len(wls.globals()) {
 							counts[0]++
 						}
 						got := globalRows(dc.A, ls, g)

@@ -65,6 +65,7 @@ func checkUnitDiagonal(t *testing.T, dc distCase, setup backend.Precision) {
 		tol = 5e-2
 	}
 	ls, g := localFactor(t, dc, cfg, cfg.reach())
+	global := ls.globals()
 	at := func(i, j int) float64 { // A's entry in the set-up's precision
 		if ls.A32 != nil {
 			return float64(ls.A32.At(i, j))
@@ -76,14 +77,14 @@ func checkUnitDiagonal(t *testing.T, dc distCase, setup backend.Precision) {
 		var q float64
 		for a, ca := range cols {
 			if int(ca) > i {
-				t.Fatalf("%s: G(%d,%d) is above the diagonal", dc.name, ls.global[i], ls.global[ca])
+				t.Fatalf("%s: G(%d,%d) is above the diagonal", dc.name, global[i], global[ca])
 			}
 			for b, cb := range cols {
 				q += vals[a] * at(int(ca), int(cb)) * vals[b]
 			}
 		}
 		if math.Abs(q-1) > tol {
-			t.Fatalf("%s, %v set-up: (G A G')(%d,%d) = %.12g", dc.name, setup, ls.global[i], ls.global[i], q)
+			t.Fatalf("%s, %v set-up: (G A G')(%d,%d) = %.12g", dc.name, setup, global[i], global[i], q)
 		}
 	}
 }

@@ -22,12 +22,15 @@ type localSystem struct {
 	// single-precision set-up, split in single precision (its border, and
 	// A's diagonal block as it is), joined into A32 only where the CPU
 	// computes (matrix32)
-	A      *csr.Matrix[float64]
-	split  *Split
-	A32    *csr.Matrix[float32]
-	global []int64 // global index of each local row and column
-	// the rank's own rows are the last nOwn local rows (ownRows lists them)
-	nOwn int
+	A     *csr.Matrix[float64]
+	split *Split
+	A32   *csr.Matrix[float32]
+	// held is the global index of each received local row and column,
+	// the first len(held); the rank's nOwn own rows follow them, from
+	// global row first on (ownRows lists them, globals all the indices)
+	held  []int64
+	first int64
+	nOwn  int
 	// the local index of row i of set[k]'s stripe is index[k][i] (-1: not
 	// collected); local looks it up
 	part  dsmat.Partition
@@ -45,7 +48,7 @@ type localSystem struct {
 // ownRows returns the local indices of the rank's own rows, made on demand:
 // a set-up on a device does without the list, millions of entries long.
 func (ls *localSystem) ownRows() []int {
-	m := len(ls.global)
+	m := len(ls.held) + ls.nOwn
 	own := make([]int, ls.nOwn)
 	parallel.For(len(own), func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
@@ -53,6 +56,21 @@ func (ls *localSystem) ownRows() []int {
 		}
 	})
 	return own
+}
+
+// globals returns the global index of every local row and column, made on
+// demand: the own rows' part is millions of entries long, which only a
+// factor set up on the host needs (dsmat.NewLocal).
+func (ls *localSystem) globals() []int64 {
+	g := make([]int64, len(ls.held)+ls.nOwn)
+	parallel.Copy(g[:len(ls.held)], ls.held)
+	own := g[len(ls.held):]
+	parallel.For(len(own), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			own[i] = ls.first + int64(i)
+		}
+	})
+	return g
 }
 
 // find returns the position in set of the rank that owns global row gi and
@@ -106,7 +124,7 @@ func (ls *localSystem) lookup(gi int64) (l int32, inSet bool) {
 	case k < 0:
 		return -1, false
 	case k == len(ls.set)-1: // this rank's own rows, after the received ones
-		return int32(len(ls.global) - ls.nOwn + int(i)), true
+		return int32(len(ls.held) + int(i)), true
 	}
 	if e := ls.index[k][i]; e > 0 {
 		return e - 1, true

@@ -206,13 +206,13 @@ func TestGatherExactRows(t *testing.T) {
 							t.Fatal(err)
 						}
 						want := withinReach(dc.full, dc.A.Part, ls.set, c.Rank(), reach)
-						if !slices.Equal(ls.global, want) {
+						if global := ls.globals(); !slices.Equal(global, want) {
 							i := 0
-							for i < min(len(want), len(ls.global)) && ls.global[i] == want[i] {
+							for i < min(len(want), len(global)) && global[i] == want[i] {
 								i++
 							}
 							t.Fatalf("%s power %d reach %d: %d local rows, want %d; they differ from local row %d on",
-								dc.name, power, reach, len(ls.global), len(want), i)
+								dc.name, power, reach, len(global), len(want), i)
 						}
 						checkLocalRows(t, dc, ls)
 						whole := 0
@@ -240,11 +240,12 @@ func checkLocalRows(t *testing.T, dc distCase, ls *localSystem) {
 	if err := ls.A.Check(); err != nil {
 		t.Fatal(err)
 	}
-	m := len(ls.global)
+	global := ls.globals()
+	m := len(global)
 	if own := ls.ownRows(); ls.A.Rows != m || len(own) != dc.A.LocalRows() || (len(own) > 0 && own[0] != m-len(own)) {
 		t.Fatalf("%s: %d local rows, %d own from %v", dc.name, ls.A.Rows, len(own), own)
 	}
-	for i, gi := range ls.global {
+	for i, gi := range global {
 		var cols []int64
 		var vals []float64
 		for k := dc.full.RowPtr[gi]; k < dc.full.RowPtr[gi+1]; k++ {
@@ -255,7 +256,7 @@ func checkLocalRows(t *testing.T, dc distCase, ls *localSystem) {
 		lc, lv := ls.A.Row(i)
 		got := make([]int64, len(lc))
 		for k, c := range lc {
-			got[k] = ls.global[c]
+			got[k] = global[c]
 		}
 		if !slices.Equal(got, cols) || !slices.Equal(lv, vals) {
 			t.Fatalf("%s: local row %d (global %d) has columns %v values %v, want %v %v", dc.name, i, gi, got, lv, cols, vals)
@@ -274,7 +275,8 @@ func TestReachGivesSameFactorOnChains(t *testing.T) {
 				for _, cfg := range reachConfigs([]int{1, 3, 10}, []int{DefaultConfig().StaticParams.K}) {
 					ls, g := localFactor(t, dc, cfg, cfg.reach())
 					whole, gw := localFactor(t, dc, cfg, 0)
-					if len(ls.global) < len(whole.global) {
+					lg, wg := ls.globals(), whole.globals()
+					if len(lg) < len(wg) {
 						fewer++
 					}
 					if g.Rows != gw.Rows {
@@ -285,11 +287,11 @@ func TestReachGivesSameFactorOnChains(t *testing.T) {
 						wcols, wvals := gw.Row(i)
 						same := len(cols) == len(wcols) && slices.Equal(vals, wvals)
 						for k := 0; same && k < len(cols); k++ {
-							same = ls.global[cols[k]] == whole.global[wcols[k]]
+							same = lg[cols[k]] == wg[wcols[k]]
 						}
 						if !same {
 							t.Fatalf("%s, reach %d (%d of %d local rows): row %d of G differs from the one of whole stripes",
-								dc.name, cfg.reach(), len(ls.global), len(whole.global), i)
+								dc.name, cfg.reach(), len(lg), len(wg), i)
 						}
 					}
 				}

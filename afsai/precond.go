@@ -157,7 +157,7 @@ func newOn(A *dsmat.Matrix, be backend.Backend, bound backend.Matrix, cfg Config
 	info.LocalRows, info.LocalNNZ = ls.size()
 
 	t := time.Now()
-	Gm, Gtm, err := factorMatrices(A, f, ls.global)
+	Gm, Gtm, err := factorMatrices(A, f, ls)
 	if err != nil {
 		f.free()
 		p.Free()
@@ -285,16 +285,16 @@ func collectFactor(A *dsmat.Matrix, be backend.Backend, bound backend.Matrix, cf
 }
 
 // factorMatrices makes the distributed matrices of G and G' from this rank's
-// stripe f of G, in the numbering of the local system whose columns have
-// the global indices global: G's blocks straight from the local numbering
-// (f.rows' arrays become its diagonal block, unless a device holds that
-// block), then G' from them. Collective.
-func factorMatrices(A *dsmat.Matrix, f stripe, global []int64) (G, Gt *dsmat.Matrix, err error) {
+// stripe f of G, in the numbering of the local system ls: G's blocks
+// straight from the local numbering (f.rows' arrays become its diagonal
+// block, unless a device holds that block: then f.rows holds entries in
+// the received rows' columns only), then G' from them. Collective.
+func factorMatrices(A *dsmat.Matrix, f stripe, ls *localSystem) (G, Gt *dsmat.Matrix, err error) {
 	c := A.Comm
 	if f.diag == nil {
-		G, err = dsmat.NewLocal(c, A.Part, f.rows, global)
+		G, err = dsmat.NewLocal(c, A.Part, f.rows, ls.globals())
 	} else {
-		G, err = dsmat.NewLocalOffDiagonal(c, A.Part, f.rows, f.leftRows, global, f.diag.NNZ())
+		G, err = dsmat.NewLocalOffDiagonal(c, A.Part, f.rows, f.leftRows, ls.held, f.diag.NNZ())
 	}
 	if err != nil {
 		return nil, nil, err

@@ -26,37 +26,44 @@ func NewLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], global []int
 // NewLocalOffDiagonal is NewLocal for a stripe whose diagonal block a
 // backend made and holds (FSAI's factor set up on a GPU): a, in NewLocal's
 // numbering, holds only the stripe's entries in other ranks' columns, and
-// diagNNZ counts the diagonal block's. Those entries lie in a few of the
+// diagNNZ counts the diagonal block's. Those columns lie below the stripe
+// (the factor's rows reach lower ranks only) and come first: held lists
+// their global indices, ascending, and the stripe's own rows are the local
+// columns after them; a's entries lie in held's columns. The own rows need
+// no list, millions of entries long. The entries lie in a few of the
 // stripe's rows: rows, when not nil, lists the rows that a holds (numbered
 // from 0, ascending; a's row k is the stripe's row rows[k], the others are
 // empty; an empty list, not nil, for none), so that no pass runs over
 // millions of empty rows. The Matrix has no Diag: BindDiagonal binds it
 // with the backend's block, and SetDiagonal gives it a host copy where one
 // is needed (SetValues, Refresh, value slots). Collective.
-func NewLocalOffDiagonal(c *comm.Comm, part Partition, a *csr.Matrix[float64], rows []int32, global []int64, diagNNZ int) (*Matrix, error) {
-	return newLocal(c, part, a, rows, global, diagNNZ)
+func NewLocalOffDiagonal(c *comm.Comm, part Partition, a *csr.Matrix[float64], rows []int32, held []int64, diagNNZ int) (*Matrix, error) {
+	return newLocal(c, part, a, rows, held, diagNNZ)
 }
 
-// newLocal is NewLocal, and with diagNNZ >= 0 NewLocalOffDiagonal.
+// newLocal is NewLocal, and with diagNNZ >= 0 NewLocalOffDiagonal (global
+// is then its held columns).
 func newLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], rows []int32, global []int64, diagNNZ int) (*Matrix, error) {
-	own, err := checkLocal(c, part, a, rows, global)
+	offOnly := diagNNZ >= 0
+	own, err := checkLocal(c, part, a, rows, global, offOnly)
 	var counts localCounts
 	nOwn := 0 // the stripe's rows, once the partition is checked
 	if err == nil {
 		nOwn = part.Size(c.Rank())
-		counts, err = countLocal(a, own, nOwn)
-	}
-	if n := counts.diagonal(); err == nil && diagNNZ >= 0 && n > 0 {
-		err = fmt.Errorf("dsmat: local stripe without its diagonal block holds %d entries of it", n)
+		cols := a.Cols // the columns entries may lie in: without the
+		if offOnly {   // diagonal block, the held ones
+			cols = own
+		}
+		counts, err = countLocal(a, own, nOwn, cols)
 	}
 	if err := c.Agree(err); err != nil {
 		return nil, err
 	}
 	m, nnz := &Matrix{Comm: c, Part: part}, int64(a.NNZ())
-	if off := m.cutLocal(a, rows, global, own, nOwn, counts, diagNNZ < 0); off != nil {
+	if off := m.cutLocal(a, rows, global, own, nOwn, counts, !offOnly); off != nil {
 		m.Off = m.offBlocks(off)
 	}
-	if diagNNZ >= 0 {
+	if offOnly {
 		nnz += int64(diagNNZ)
 	}
 	if err := m.finish(nnz); err != nil {
@@ -67,8 +74,8 @@ func newLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], rows []int32
 
 // checkLocal checks the shape of a local stripe, its rows (nil: all) and
 // its column numbering, and returns the local column of the stripe's first
-// row.
-func checkLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], rows []int32, global []int64) (int, error) {
+// row. With offOnly, global lists the held columns only (NewLocalOffDiagonal).
+func checkLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], rows []int32, global []int64, offOnly bool) (int, error) {
 	if part.Ranks() != c.Size() {
 		return 0, fmt.Errorf("dsmat: local stripe: partition of %d ranks on %d", part.Ranks(), c.Size())
 	}
@@ -85,7 +92,10 @@ func checkLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], rows []int
 			return 0, fmt.Errorf("dsmat: local stripe's row %d is row %d: want rows 0 to %d, ascending", k, r, n-1)
 		}
 	}
-	if len(global) != a.Cols {
+	switch {
+	case offOnly && len(global) > a.Cols:
+		return 0, fmt.Errorf("dsmat: local stripe of %d columns with %d held columns", a.Cols, len(global))
+	case !offOnly && len(global) != a.Cols:
 		return 0, fmt.Errorf("dsmat: local stripe of %d columns with %d global indices", a.Cols, len(global))
 	}
 	if m := a.Rows; len(a.RowPtr) != m+1 || a.RowPtr[0] != 0 || int(a.RowPtr[m]) != len(a.ColIdx) || len(a.ColIdx) != len(a.Val) {
@@ -103,6 +113,12 @@ func checkLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], rows []int
 	if slices.Contains(bad, true) {
 		return 0, fmt.Errorf("dsmat: local columns' global indices not ascending in [0,%d)", part.N())
 	}
+	if offOnly {
+		if k := len(global); k > 0 && global[k-1] >= lo {
+			return 0, fmt.Errorf("dsmat: held column %d not below the stripe's rows [%d,%d)", global[k-1], lo, hi)
+		}
+		return len(global), nil
+	}
 	own, _ := slices.BinarySearch(global, lo)
 	if n > 0 && (own+n > len(global) || global[own] != lo || global[own+n-1] != hi-1) {
 		return 0, fmt.Errorf("dsmat: the stripe's rows [%d,%d) are not consecutive local columns", lo, hi)
@@ -117,19 +133,10 @@ type localCounts struct {
 	off  offChunks
 }
 
-// diagonal is the number of entries of the diagonal block.
-func (n localCounts) diagonal() int {
-	s := 0
-	for _, k := range n.diag {
-		s += k
-	}
-	return s
-}
-
 // countLocal counts the entries of a, whose stripe's nOwn rows are the
 // local columns [own, own+nOwn), per chunk of rows, and checks that every
-// row's columns are in range, sorted and unique.
-func countLocal(a *csr.Matrix[float64], own, nOwn int) (localCounts, error) {
+// row's columns are in [0, cols), sorted and unique.
+func countLocal(a *csr.Matrix[float64], own, nOwn, cols int) (localCounts, error) {
 	chunks := parallel.Chunks(a.Rows)
 	n := localCounts{diag: make([]int, chunks), off: newOffChunks(a.Rows)}
 	errs := make([]error, chunks)
@@ -147,8 +154,8 @@ func countLocal(a *csr.Matrix[float64], own, nOwn int) (localCounts, error) {
 			d := 0
 			for k := start; k < end; k++ {
 				col := a.ColIdx[k]
-				if col < 0 || int(col) >= a.Cols || k > start && a.ColIdx[k-1] >= col {
-					errs[c] = fmt.Errorf("dsmat: local stripe row %d: column %d out of range [0,%d) or not sorted and unique", i, col, a.Cols)
+				if col < 0 || int(col) >= cols || k > start && a.ColIdx[k-1] >= col {
+					errs[c] = fmt.Errorf("dsmat: local stripe row %d: column %d out of range [0,%d) or not sorted and unique", i, col, cols)
 					return
 				}
 				if int(col) >= own && int(col) < own+nOwn {

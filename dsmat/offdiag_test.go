@@ -35,6 +35,13 @@ func splitLocal(a *csr.Matrix[float64], global []int64, first int64) (off, diag 
 	return off, diag
 }
 
+// held is the part of a local numbering's global indices before the
+// stripe's first row, lo: NewLocalOffDiagonal's held columns.
+func held(global []int64, lo int64) []int64 {
+	own, _ := slices.BinarySearch(global, lo)
+	return global[:own]
+}
+
 // TestNewLocalOffDiagonal: a matrix whose diagonal block a backend holds
 // (FSAI's factor from a GPU set-up), given all the stripe's rows or only
 // those with entries (listed), is NewLocal's without its Diag, its
@@ -66,7 +73,7 @@ func TestNewLocalOffDiagonal(t *testing.T) {
 				if listed {
 					off, rows = listedRows(off)
 				}
-				got, err := dsmat.NewLocalOffDiagonal(c, part, off, rows, global, diag.NNZ())
+				got, err := dsmat.NewLocalOffDiagonal(c, part, off, rows, held(global, lo), diag.NNZ())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -127,27 +134,31 @@ func TestNewLocalOffDiagonal(t *testing.T) {
 }
 
 // TestNewLocalOffDiagonalRejects: entries of the diagonal block in the
-// stripe, or its rows listed out of order, on one rank, fail on every rank.
+// stripe, its rows listed out of order, or held columns that reach into the
+// stripe, on one rank, fail on every rank.
 func TestNewLocalOffDiagonalRejects(t *testing.T) {
 	mpitest.Run(t, 2, func(t *testing.T, c *comm.Comm) {
 		full := scaled(generate(t, "poisson7:4"), true)
 		part := dsmat.NewPartition(full.N, 2)
 		lo, hi := part.Range(c.Rank())
-		for _, bad := range []string{"diagonal-block entries", "rows out of order"} {
+		for _, bad := range []string{"diagonal-block entries", "rows out of order", "held columns in the stripe"} {
 			a, global := localStripe(stripe(full, lo, hi))
 			off, _ := splitLocal(a, global, lo)
 			off, rows := listedRows(off)
+			cols := held(global, lo)
 			if c.Rank() == 1 {
 				switch bad {
 				case "diagonal-block entries":
 					off, rows = a, nil // the whole stripe
+				case "held columns in the stripe":
+					cols = global
 				default:
 					rows = append(rows, 0) // a row before the last
 					off = &csr.Matrix[float64]{Rows: len(rows), Cols: off.Cols, RowPtr: append(off.RowPtr, off.RowPtr[off.Rows]),
 						ColIdx: off.ColIdx, Val: off.Val}
 				}
 			}
-			if _, err := dsmat.NewLocalOffDiagonal(c, part, off, rows, global, 10); err == nil {
+			if _, err := dsmat.NewLocalOffDiagonal(c, part, off, rows, cols, 10); err == nil {
 				t.Errorf("a stripe with %s on rank 1: no error on rank %d", bad, c.Rank())
 			}
 		}
