@@ -2,6 +2,9 @@ package dsmat
 
 import (
 	"fmt"
+	"slices"
+	"sort"
+	"sync/atomic"
 
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/csr"
@@ -144,33 +147,48 @@ func sum(counts []int) int {
 	return s
 }
 
-// transposeBlock returns a' on all cores. It is a counting sort by column:
-// every chunk of a's rows counts its entries per row of a' over the window
-// of rows its columns reach (for a banded block a window around its own
-// rows, not a count per row of a' for every chunk), and places them after
-// those of the chunks before it, so every row of a' holds its entries in
-// ascending columns, as the serial sort leaves them.
+// transposeBlock returns a' on all cores, every row of a' holding its
+// entries in ascending columns, as the serial transpose leaves them.
+//
+// Where the chunks of a's rows reach narrow windows of columns (a banded
+// block, as the diagonal blocks of a stencil's matrix and of its FSAI
+// factor) it is a counting sort by column: every chunk counts its entries
+// per row of a' over its window, not over all of a”s rows, and places
+// them after those of the chunks before it. Where the windows together
+// span more than the block's entries and columns (an off-diagonal block,
+// whose rows at the stripe's edge each reach the neighbour's last planes:
+// every chunk's window is most of its columns), the entries are counted
+// and placed by atomic additions, and each row of a' sorted after.
 func transposeBlock(a *csr.Matrix[float64]) *csr.Matrix[float64] {
 	chunks := parallel.Chunks(a.Rows)
-	count, first := make([][]int32, chunks), make([]int32, chunks)
+	first, last := make([]int32, chunks), make([]int32, chunks) // each chunk's window; empty: last < first
 	parallel.For(a.Rows, func(c, lo, hi int) {
 		cols := a.ColIdx[a.RowPtr[lo]:a.RowPtr[hi]]
-		if len(cols) == 0 {
-			return
+		first[c], last[c] = 0, -1
+		if len(cols) > 0 {
+			first[c], last[c] = slices.Min(cols), slices.Max(cols)
 		}
-		minCol, maxCol := cols[0], cols[0]
-		for _, col := range cols {
-			minCol, maxCol = min(minCol, col), max(maxCol, col)
-		}
-		first[c], count[c] = minCol, make([]int32, maxCol-minCol+1)
-		for _, col := range cols {
-			count[c][col-minCol]++
+	})
+	span := 0
+	for c := range chunks {
+		span += int(last[c]-first[c]) + 1
+	}
+	t := &csr.Matrix[float64]{Rows: a.Cols, Cols: a.Rows, RowPtr: make([]int32, a.Cols+1),
+		ColIdx: make([]int32, a.NNZ()), Val: make([]float64, a.NNZ())}
+	if span > a.NNZ()+a.Cols {
+		transposeScattered(a, t)
+		return t
+	}
+	count := make([][]int32, chunks)
+	parallel.For(a.Rows, func(c, lo, hi int) {
+		count[c] = make([]int32, last[c]-first[c]+1)
+		for _, col := range a.ColIdx[a.RowPtr[lo]:a.RowPtr[hi]] {
+			count[c][col-first[c]]++
 		}
 	})
 	// The offsets: the chunks in order, each over its window on all cores.
 	// at[r] runs over the entries of row r placed so far; after the last
 	// chunk it is the row's length, and the prefix sum makes the pointers.
-	t := &csr.Matrix[float64]{Rows: a.Cols, Cols: a.Rows, RowPtr: make([]int32, a.Cols+1)}
 	at := t.RowPtr[1:]
 	for c, cnt := range count {
 		parallel.For(len(cnt), func(_, lo, hi int) {
@@ -181,8 +199,6 @@ func transposeBlock(a *csr.Matrix[float64]) *csr.Matrix[float64] {
 		})
 	}
 	parallel.Accumulate(t.RowPtr)
-	t.ColIdx = make([]int32, a.NNZ())
-	t.Val = make([]float64, a.NNZ())
 	parallel.For(a.Rows, func(c, lo, hi int) {
 		next, base := count[c], first[c]
 		for i := lo; i < hi; i++ {
@@ -195,6 +211,50 @@ func transposeBlock(a *csr.Matrix[float64]) *csr.Matrix[float64] {
 		}
 	})
 	return t
+}
+
+// transposeScattered is transposeBlock's path for blocks whose chunks
+// reach wide windows: it fills t, sized for a', with rows counted and
+// entries placed by atomic additions, then sorts every row of t.
+func transposeScattered(a, t *csr.Matrix[float64]) {
+	at := t.RowPtr[1:]
+	parallel.For(a.NNZ(), func(_, lo, hi int) {
+		for _, col := range a.ColIdx[lo:hi] {
+			atomic.AddInt32(&at[col], 1)
+		}
+	})
+	parallel.Accumulate(t.RowPtr)
+	next := make([]int32, t.Rows)
+	parallel.Copy(next, t.RowPtr[:t.Rows])
+	parallel.For(a.Rows, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for k := a.RowPtr[i]; k < a.RowPtr[i+1]; k++ {
+				p := atomic.AddInt32(&next[a.ColIdx[k]], 1) - 1
+				t.ColIdx[p], t.Val[p] = int32(i), a.Val[k]
+			}
+		}
+	})
+	parallel.For(t.Rows, func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			sortRow(t.ColIdx[t.RowPtr[r]:t.RowPtr[r+1]], t.Val[t.RowPtr[r]:t.RowPtr[r+1]])
+		}
+	})
+}
+
+// sortRow sorts a row's entries by column, their values with them: by
+// insertion, for the few entries of a sparse row, and through sort.Sort
+// past 32.
+func sortRow(cols []int32, vals []float64) {
+	if len(cols) > 32 {
+		sort.Sort(&colVals[int32]{cols, vals})
+		return
+	}
+	for i := 1; i < len(cols); i++ {
+		for j := i; j > 0 && cols[j-1] > cols[j]; j-- {
+			cols[j-1], cols[j] = cols[j], cols[j-1]
+			vals[j-1], vals[j] = vals[j], vals[j-1]
+		}
+	}
 }
 
 // Transpose returns this rank's stripe of the transpose of the distributed

@@ -51,7 +51,7 @@ func sortRows(r *Rows) int {
 	n := r.Count()
 	repeats := make([]int, parallel.Chunks(n))
 	parallel.For(n, func(c, lo, hi int) {
-		s := new(colVals)
+		s := new(colVals[int64])
 		for i := lo; i < hi; i++ {
 			a, b := r.RowPtr[i], r.RowPtr[i+1]
 			if b-a < 2 {
@@ -94,15 +94,16 @@ func sortRows(r *Rows) int {
 	return dups
 }
 
-// colVals sorts one row's columns together with its values.
-type colVals struct {
-	col []int64
+// colVals sorts one row's columns (global or local) together with its
+// values.
+type colVals[C int32 | int64] struct {
+	col []C
 	val []float64
 }
 
-func (s *colVals) Len() int           { return len(s.col) }
-func (s *colVals) Less(a, b int) bool { return s.col[a] < s.col[b] }
-func (s *colVals) Swap(a, b int) {
+func (s *colVals[C]) Len() int           { return len(s.col) }
+func (s *colVals[C]) Less(a, b int) bool { return s.col[a] < s.col[b] }
+func (s *colVals[C]) Swap(a, b int) {
 	s.col[a], s.col[b] = s.col[b], s.col[a]
 	s.val[a], s.val[b] = s.val[b], s.val[a]
 }
