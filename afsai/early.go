@@ -7,7 +7,6 @@ import (
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/dsmat"
-	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // The set-up on a device starts before the collection ends. Most of a
@@ -142,7 +141,7 @@ func factorStripe(df DeviceFactor) stripe {
 
 // freeFactor releases a Device's blocks and scratch.
 func freeFactor(df DeviceFactor) {
-	f := factorStripe(df)
+	f := stripe{diag: df.Diag, diagT: df.DiagT, scratch: df.Scratch}
 	f.free()
 }
 
@@ -187,41 +186,14 @@ func InteriorRows(d *csr.Matrix[float64], seeds []int32, hops int) (interior, ne
 		}
 		frontier = next
 	}
-	return partition(dist)
-}
-
-// partition returns the rows i with dist[i] zero, ascending, and the
-// others, found on all cores: each chunk counts its rows of each list,
-// then writes them where the counts of the chunks before it place them.
-func partition(dist []int32) (zero, other []int32) {
-	n := len(dist)
-	zeros := make([]int, parallel.Chunks(n)+1) // chunk c's zero rows start at zeros[c]
-	parallel.For(n, func(c, lo, hi int) {
-		k := 0 // a local: the chunks' counts share cache lines
-		for _, d := range dist[lo:hi] {
-			if d == 0 {
-				k++
-			}
+	for i, d := range dist {
+		if d == 0 {
+			interior = append(interior, int32(i))
+		} else {
+			near = append(near, int32(i))
 		}
-		zeros[c+1] = k
-	})
-	for c := 1; c < len(zeros); c++ {
-		zeros[c] += zeros[c-1]
 	}
-	zero, other = make([]int32, zeros[len(zeros)-1]), make([]int32, n-zeros[len(zeros)-1])
-	parallel.For(n, func(c, lo, hi int) {
-		z, o := zeros[c], lo-zeros[c] // the others before the chunk: its rows before, less the zeros
-		for i := lo; i < hi; i++ {
-			if dist[i] == 0 {
-				zero[z] = int32(i)
-				z++
-			} else {
-				other[o] = int32(i)
-				o++
-			}
-		}
-	})
-	return zero, other
+	return interior, near
 }
 
 // borderOwnRows returns the own rows of s (numbered from 0) that hold

@@ -137,9 +137,10 @@ func newOn(A *dsmat.Matrix, be backend.Backend, bound backend.Matrix, cfg Config
 	if cfg.Static {
 		p.name = "fsai"
 	}
-	// The work vector comes first: on an H200 a vector allocated after the
-	// set-up, which frees tens of GB, took 1 to 4 ms, against 0.1 to 0.3
-	// before it (docs/gpu.md, thirteenth session).
+	// The work vector comes first: the set-up on a GPU leaves tens of GB
+	// of spare memory, which an allocation after it may have to free first
+	// (after a free, one took 1 to 4 ms against 0.1 to 0.3 before it;
+	// docs/gpu.md, thirteenth session).
 	tmp, err := be.NewVector(A.LocalRows())
 	if err := c.Agree(err); err != nil {
 		if tmp != nil {

@@ -105,7 +105,7 @@ func (x *rowsRun) Finish(s afsai.Split, rest, marked []int32) (afsai.DeviceFacto
 		return afsai.DeviceFactor{}, res.st, res.kt, false, err
 	}
 	r := x.r
-	x.r = nil // the factor's Scratch frees it
+	x.r = nil // the factor's Scratch retires it
 	return afsai.DeviceFactor{Left: second.left, LeftRows: rest, Diag: diag, DiagT: diagT, Scratch: r.scratch()},
 		res.st, res.kt, false, nil
 }

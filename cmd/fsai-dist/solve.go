@@ -87,9 +87,10 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	}
 	defer b.Free()
 	defer x.Free()
-	// PCG's vectors come before the preconditioner: on an H200 a vector
-	// allocated after the set-up, which frees tens of GB, took 1 to 4 ms,
-	// against 0.1 to 0.3 before it (docs/gpu.md, thirteenth session)
+	// PCG's vectors come before the preconditioner: a GPU set-up leaves
+	// tens of GB of spare memory, which an allocation after it may have to
+	// free first (after a free, one took 1 to 4 ms against 0.1 to 0.3
+	// before it; docs/gpu.md, thirteenth session)
 	work, err := pcg.NewWorkspace(op, b)
 	if err := c.Agree(err); err != nil {
 		return 0, err
