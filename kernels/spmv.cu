@@ -16,9 +16,21 @@ __device__ __forceinline__ unsigned fsai_group_mask()
                    : ((1u << W) - 1u) << ((threadIdx.x & 31) & ~(W - 1));
 }
 
+// Entries a thread of the one-thread-per-row product loads before it adds
+// any of them: their loads (value, column, then x at the column) are in
+// flight together instead of one entry's after the other's. The additions
+// keep their order, so the sums are those of a loop over one entry at a
+// time, bit for bit. Measured on an H200 (docs/gpu.md, fifteenth session):
+// aFSAI's G and G' 11-12% faster in float32, the 7-point Laplacian 256^3 4-6%;
+// 8 entries were slower than 4. Groups of 2 or more lanes, which have that
+// many loads in flight per row already, were slower with it, and so was the
+// product with the dot (fsai_spmv_dot), whose threads stride over rows.
+#define FSAI_SPMV_BATCH 4
+
 // fsai_spmv_row returns row of A*x in lane 0 of the row's group (the other
-// lanes hold partial sums).
-template <typename T, int W>
+// lanes hold partial sums); with batch, a thread of a group of one loads
+// FSAI_SPMV_BATCH entries at a time.
+template <typename T, int W, bool batch>
 __device__ __forceinline__ double fsai_spmv_row(long long row, const int *__restrict__ rowptr,
                                                 const int *__restrict__ col,
                                                 const T *__restrict__ val,
@@ -27,7 +39,22 @@ __device__ __forceinline__ double fsai_spmv_row(long long row, const int *__rest
     int lane = threadIdx.x & (W - 1);
     int lo = rowptr[row], hi = rowptr[row + 1];
     double s = 0.0;
-    for (int k = lo + lane; k < hi; k += W)
+    int k = lo + lane;
+    if (batch && W == 1) {
+        for (; k + FSAI_SPMV_BATCH <= hi; k += FSAI_SPMV_BATCH) {
+            T v[FSAI_SPMV_BATCH];
+            double xv[FSAI_SPMV_BATCH];
+#pragma unroll
+            for (int q = 0; q < FSAI_SPMV_BATCH; q++) {
+                v[q] = val[k + q];
+                xv[q] = __ldg(x + col[k + q]);
+            }
+#pragma unroll
+            for (int q = 0; q < FSAI_SPMV_BATCH; q++)
+                s += (double)v[q] * xv[q];
+        }
+    }
+    for (; k < hi; k += W)
         s += (double)val[k] * __ldg(x + col[k]);
     if (W > 1) {
         unsigned mask = fsai_group_mask<W>();
@@ -58,7 +85,7 @@ __device__ __forceinline__ void fsai_spmv(int nrows, const int *__restrict__ row
     long long row = fsai_tid() / W;
     if (row >= nrows)
         return; // the whole group leaves together: row is the same on its lanes
-    double s = fsai_spmv_row<T, W>(row, rowptr, col, val, x);
+    double s = fsai_spmv_row<T, W, true>(row, rowptr, col, val, x);
     if ((threadIdx.x & (W - 1)) == 0)
         fsai_spmv_store(row, s, y, accumulate, rowmap);
 }
@@ -80,7 +107,7 @@ __device__ __forceinline__ void fsai_spmv_dot(int nrows, const int *__restrict__
     const long long groups = fsai_stride() / W;
     double d = 0.0;
     for (long long row = fsai_tid() / W; row < nrows; row += groups) {
-        double s = fsai_spmv_row<T, W>(row, rowptr, col, val, x);
+        double s = fsai_spmv_row<T, W, false>(row, rowptr, col, val, x);
         if ((threadIdx.x & (W - 1)) == 0)
             d += w[fsai_spmv_store(row, s, y, accumulate, rowmap)] * s;
     }
