@@ -8,10 +8,10 @@
 // group accumulates A g~ on the columns < i in a hash table in its share of
 // shared memory, the GPU form of the CPU's sparse accumulator
 // (afsai/adaptive.go): the rows of A are added in the CPU's order, row i
-// first and then the pattern rows in insertion order, one row at a time with
-// its entries spread over the lanes. A row holds each column once, so no two
-// lanes add into one slot at once, and every slot receives its terms in the
-// CPU's order and rounding. Each candidate then gets its weight, |gradient|
+// first and then the pattern rows in insertion order. The group loads the
+// entries of several rows at once, a lane each, and adds them row after
+// row; a row holds each column once, so no two lanes add into one slot at
+// once, and every slot receives its terms in the CPU's order and rounding. Each candidate then gets its weight, |gradient|
 // or, when Params.Scaled, |gradient| / sqrt(a_jj) with sqrt(a_jj) taken in
 // double and rounded to float (the CPU's sqrtDiag), and s rounds of an
 // arg-max over the group by shuffles (the group's mask: its lanes are all
@@ -82,30 +82,56 @@ template <int G> __device__ __forceinline__ void fsai_kapgrad_rows(const FsaiSet
 
     // Sources: number 0 is row i with coefficient 1, number q+1 is pattern
     // column q with coefficient g[q]. Each lane loads one source's row
-    // bounds, then the group walks the sources in order.
+    // bounds; the group lays the G sources' entries end to end and takes G
+    // of them at a time, a lane each, whatever the rows' lengths: their
+    // loads and hash probes are in flight together. The products then go
+    // into the table source after source, so that every slot still
+    // receives its terms in the CPU's order.
     for (int base = 0; base <= m; base += G) {
         const int src = base + lane;
         float coef = 0.0f;
-        int lo = 0, hi = 0;
+        int lo = 0, len = 0;
         if (src <= m) {
             const int r = src == 0 ? i : S.pat[(src - 1) * nb + k];
             coef = src == 0 ? 1.0f : S.g[(src - 1) * nb + k];
             lo = S.rowptr[r];
-            hi = S.rowptr[r + 1];
+            len = S.rowptr[r + 1] - lo;
         }
-        const int n = min(G, m + 1 - base);
-        for (int q = 0; q < n; q++) {
-            const float cq = __shfl_sync(mask, coef, q, G);
-            const int lq = __shfl_sync(mask, lo, q, G), hq = __shfl_sync(mask, hi, q, G);
-            for (int e = lq + lane; e < hq; e += G) {
-                const int c = S.col[e];
-                if (c >= i)
-                    break; // columns ascend: the rest of the row is >= i too
-                const int h = fsai_slot(keys, bits, c);
-                if (!inpat[h])
-                    acc[h] = __fadd_rn(acc[h], __fmul_rn(cq, S.val[e]));
+        int end = len; // the end of this lane's source among the entries laid end to end
+        for (int off = 1; off < G; off <<= 1) {
+            const int y = __shfl_up_sync(mask, end, off, G);
+            if (lane >= off)
+                end += y;
+        }
+        const int start = end - len, total = __shfl_sync(mask, end, G - 1, G);
+        for (int t0 = 0; t0 < total; t0 += G) {
+            const int t = t0 + lane;
+            int q = 0; // the last source that starts at or before entry t
+            for (int step = G / 2; step > 0; step >>= 1) {
+                const int sq = __shfl_sync(mask, start, q + step, G);
+                if (sq <= t)
+                    q += step;
             }
-            __syncwarp(mask);
+            const int sq = __shfl_sync(mask, start, q, G), lq = __shfl_sync(mask, lo, q, G);
+            const float cq = __shfl_sync(mask, coef, q, G);
+            int h = -1;
+            float v = 0.0f;
+            if (t < total) {
+                const int e = lq + t - sq, c = S.col[e];
+                if (c < i) { // columns >= i are not candidates
+                    h = fsai_slot(keys, bits, c);
+                    if (inpat[h])
+                        h = -1;
+                    else
+                        v = __fmul_rn(cq, S.val[e]);
+                }
+            }
+            const int first = __shfl_sync(mask, q, 0, G), last = __shfl_sync(mask, q, min(G, total - t0) - 1, G);
+            for (int p = first; p <= last; p++) {
+                if (h >= 0 && q == p)
+                    acc[h] = __fadd_rn(acc[h], v);
+                __syncwarp(mask);
+            }
         }
     }
 
