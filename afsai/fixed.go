@@ -2,8 +2,10 @@ package afsai
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // FixedPattern computes the exact FSAI rows of A on given patterns: for
@@ -49,7 +51,8 @@ func (f *factor[T]) addAll(pattern []int32, out *rowOut[T]) {
 
 // CheckFixed validates the arguments of FixedPattern as FixedPattern does
 // and returns A's diagonal: for FixedDevice implementations, so that they
-// accept and refuse the same input.
+// accept and refuse the same input. The patterns are checked on all cores;
+// the error is the first bad pattern's, in row order.
 func CheckFixed[T csr.Real](a *csr.Matrix[T], rows []int, patterns [][]int32) ([]T, error) {
 	diag, err := checkInput(a, rows)
 	if err != nil {
@@ -58,21 +61,58 @@ func CheckFixed[T csr.Real](a *csr.Matrix[T], rows []int, patterns [][]int32) ([
 	if len(patterns) != len(rows) {
 		return nil, fmt.Errorf("afsai: %d patterns for %d rows", len(patterns), len(rows))
 	}
-	seen := make([]bool, a.Cols)
-	for k, p := range patterns {
-		i := rows[k]
-		for _, c := range p {
-			if c < 0 || int(c) > i {
-				return nil, fmt.Errorf("afsai: pattern of row %d: column %d not in [0,%d]", i, c, i)
-			}
-			if seen[c] {
-				return nil, fmt.Errorf("afsai: pattern of row %d: column %d repeated", i, c)
-			}
-			seen[c] = true
+	errs := make([]error, parallel.Chunks(len(patterns))) // each chunk's first bad pattern's
+	parallel.For(len(patterns), func(c, lo, hi int) {
+		var seen []bool // made when the chunk meets a long pattern
+		for k := lo; k < hi && errs[c] == nil; k++ {
+			errs[c] = checkPattern(patterns[k], rows[k], a.Cols, &seen)
 		}
-		for _, c := range p {
-			seen[c] = false
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
 	}
 	return diag, nil
+}
+
+// shortPattern: patterns up to this long are checked for repeated columns
+// pair by pair, longer ones by marking their columns in an array of A's
+// columns.
+const shortPattern = 32
+
+// checkPattern reports a column of row i's pattern p outside [0, i], or
+// repeated. *seen, cols false entries, is made at the first long pattern
+// and left all false.
+func checkPattern(p []int32, i, cols int, seen *[]bool) error {
+	for _, c := range p {
+		if c < 0 || int(c) > i {
+			return fmt.Errorf("afsai: pattern of row %d: column %d not in [0,%d]", i, c, i)
+		}
+	}
+	repeated := func(c int32) error { return fmt.Errorf("afsai: pattern of row %d: column %d repeated", i, c) }
+	if len(p) <= shortPattern {
+		for x := 1; x < len(p); x++ {
+			if slices.Contains(p[:x], p[x]) {
+				return repeated(p[x])
+			}
+		}
+		return nil
+	}
+	if *seen == nil {
+		*seen = make([]bool, cols)
+	}
+	s := *seen
+	var err error
+	for _, c := range p {
+		if s[c] {
+			err = repeated(c)
+			break
+		}
+		s[c] = true
+	}
+	for _, c := range p {
+		s[c] = false
+	}
+	return err
 }

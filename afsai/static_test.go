@@ -1,7 +1,9 @@
 package afsai
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/csr"
@@ -183,6 +185,50 @@ func TestStaticSingle(t *testing.T) {
 	for i, d := range csr.QuadDiag(a, g) {
 		if math.Abs(d-1) > 1e-4 {
 			t.Fatalf("diag(G A G')[%d] = %g", i, d)
+		}
+	}
+}
+
+// TestCheckFixed: CheckFixed refuses a column out of range or repeated, in
+// short patterns (compared pair by pair) and long ones (marked), and names
+// the first bad row in row order whichever core checks it.
+func TestCheckFixed(t *testing.T) {
+	a := laplacian(40, 40, 40)
+	n := a.Rows
+	rows := allRows(n)
+	good := func() [][]int32 {
+		p := make([][]int32, n)
+		for i := range p {
+			lo := max(0, i-2*shortPattern)
+			for c := lo; c <= i; c++ {
+				p[i] = append(p[i], int32(c))
+			}
+		}
+		return p
+	}
+	if _, err := CheckFixed(a, rows, good()); err != nil {
+		t.Fatalf("valid patterns: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		bad  func(p [][]int32)
+		want string
+	}{
+		{"short repeated", func(p [][]int32) { p[9] = []int32{3, 5, 3} }, "pattern of row 9: column 3 repeated"},
+		{"long repeated", func(p [][]int32) { p[n-5][40] = p[n-5][2] }, fmt.Sprintf("pattern of row %d: column %d repeated", n-5, n-5-2*shortPattern+2)},
+		{"above the diagonal", func(p [][]int32) { p[500][1] = 501 }, "pattern of row 500: column 501 not in [0,500]"},
+		{"negative", func(p [][]int32) { p[7][0] = -1 }, "pattern of row 7: column -1 not in [0,7]"},
+		{"first in row order", func(p [][]int32) {
+			p[n-1] = []int32{1, 1}
+			p[n/2] = []int32{2, 2}
+			p[1000] = []int32{4, 4}
+		}, "pattern of row 1000: column 4 repeated"},
+	} {
+		p := good()
+		c.bad(p)
+		_, err := CheckFixed(a, rows, p)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
 }
