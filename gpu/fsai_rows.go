@@ -15,22 +15,16 @@ import (
 // neighbours' rows, and the rest once it has them, in the same set-up
 // (fsaiRun.next): its batch state, kernels and host memory serve both
 // parts, and are freed once, at the end. Each part's rows are a Matrix of
-// the rows it stores, with a row map to their own rows; joinRows makes G's
-// diagonal block of the two.
-
-// rowPart is some own rows of G on the device: left holds their entries
-// left of the own columns, block the others, with a row map that lists
-// the rows (own rows numbered from 0).
-type rowPart struct {
-	left  *csr.Matrix[float32]
-	block *Matrix
-}
+// their entries in the own columns, with a row map that lists the rows (own
+// rows numbered from 0); joinRows makes G's diagonal block of the two. Only
+// the second part's rows have entries left of the own columns: the first's
+// are computed from A's diagonal block alone.
 
 // rowsRun is a set-up that StartRows began (afsai.RowsRun).
 type rowsRun struct {
 	b     *Backend
 	r     *fsaiRun // nil when StartRows had no rows
-	first rowPart
+	first *Matrix  // the started rows
 	p     afsai.Params
 }
 
@@ -47,9 +41,9 @@ func (b *Backend) StartRows(a afsai.Split, seeds []int32, hops int, p afsai.Para
 	if err != nil {
 		return nil, nil, res.st, res.kt, err
 	}
-	x := &rowsRun{b: b, r: res.run, p: p, first: rowPart{left: res.kept.left, block: res.kept.diag}}
+	x := &rowsRun{b: b, r: res.run, p: p, first: res.kept.diag}
 	if r := res.run; r != nil { // the run's rows, local rows of a system whose own rows start at 0, are own rows
-		x.first.block.rowMap, r.rowsDev = r.bufs.take(r.rowsDev), 0
+		x.first.rowMap, r.rowsDev = r.bufs.take(r.rowsDev), 0
 	}
 	return x, res.near, res.st, res.kt, nil
 }
@@ -89,32 +83,32 @@ func (x *rowsRun) Finish(s afsai.Split, rest, marked []int32) (afsai.DeviceFacto
 	if err != nil {
 		return afsai.DeviceFactor{}, res.st, res.kt, false, err
 	}
-	second := rowPart{left: res.kept.left, block: res.kept.diag}
+	second := res.kept.diag
 	if len(rest) > 0 {
-		if second.block.rowMap, err = b.alloc(4*len(rest), "row map of a part of G"); err == nil {
-			uploadSlice(b, second.block.rowMap, rest)
+		if second.rowMap, err = b.alloc(4*len(rest), "row map of a part of G"); err == nil {
+			uploadSlice(b, second.rowMap, rest)
 			err = b.Sync()
 		}
 	}
 	var diag, diagT backend.Matrix
 	if err == nil {
-		diag, diagT, err = b.joinRows(s.Diag.Rows, []rowPart{x.first, second})
+		diag, diagT, err = b.joinRows(s.Diag.Rows, []*Matrix{x.first, second})
 	}
-	second.block.Free()
+	second.Free()
 	if err != nil {
 		return afsai.DeviceFactor{}, res.st, res.kt, false, err
 	}
 	r := x.r
 	x.r = nil // the factor's Scratch retires it
-	return afsai.DeviceFactor{Left: second.left, LeftRows: rest, Diag: diag, DiagT: diagT, Scratch: r.scratch()},
+	return afsai.DeviceFactor{Left: res.kept.left, LeftRows: rest, Diag: diag, DiagT: diagT, Scratch: r.scratch()},
 		res.st, res.kt, false, nil
 }
 
 // Free releases the started rows and the run.
 func (x *rowsRun) Free() {
-	if x.first.block != nil {
-		x.first.block.Free()
-		x.first.block = nil
+	if x.first != nil {
+		x.first.Free()
+		x.first = nil
 	}
 	if x.r != nil {
 		x.r.free()
@@ -125,9 +119,8 @@ func (x *rowsRun) Free() {
 // touches reports whether a part reaches a marked own row (numbered from
 // 0, ascending): whether one of its rows, or a column of its block, is
 // marked.
-func (b *Backend) touches(part rowPart, marked []int32) (bool, error) {
+func (b *Backend) touches(m *Matrix, marked []int32) (bool, error) {
 	defer b.enter()()
-	m := part.block
 	if m == nil || m.rows == 0 || len(marked) == 0 {
 		return false, nil
 	}
@@ -162,11 +155,11 @@ func (b *Backend) touches(part rowPart, marked []int32) (bool, error) {
 // cover 0 to n-1 once each, and its transpose: each part writes its rows'
 // lengths at their places, a prefix sum makes the row pointers, and each
 // part copies its rows there.
-func (b *Backend) joinRows(n int, parts []rowPart) (diag, diagT backend.Matrix, err error) {
+func (b *Backend) joinRows(n int, parts []*Matrix) (diag, diagT backend.Matrix, err error) {
 	defer b.enter()()
 	nnz := 0
-	for _, part := range parts {
-		nnz += part.block.nnz
+	for _, m := range parts {
+		nnz += m.nnz
 	}
 	fn, err := b.fsaiKernels()
 	if err != nil {
@@ -186,14 +179,14 @@ func (b *Backend) joinRows(n int, parts []rowPart) (diag, diagT backend.Matrix, 
 		return nil, nil, err
 	}
 	b.memset32(d.rowPtr, 0, 1)
-	for _, part := range parts {
-		if m := part.block; m.rows > 0 {
+	for _, m := range parts {
+		if m.rows > 0 {
 			b.launch(&fn.rowsCount, b.elementBlocks(m.rows), uint64(m.rows), uint64(m.rowMap), uint64(m.rowPtr), uint64(d.rowPtr))
 		}
 	}
 	b.scan(d.rowPtr, n+1, sums)
-	for _, part := range parts {
-		if m := part.block; m.rows > 0 {
+	for _, m := range parts {
+		if m.rows > 0 {
 			b.launch(&fn.rowsCopy, b.elementBlocks(m.rows), uint64(m.rows), uint64(m.rowMap), uint64(m.rowPtr), uint64(m.col),
 				uint64(m.val), uint64(d.rowPtr), uint64(d.col), uint64(d.val))
 		}
