@@ -72,6 +72,19 @@ func (df DeviceFactor) LeftRow(i int) ([]int32, []float32) {
 	return df.Left.Row(k)
 }
 
+// StaticDevice is a Device that also runs the static FSAI set-up (the CUDA
+// backend): New uses it for a single-precision static set-up that keeps G
+// where PCG applies it.
+type StaticDevice interface {
+	Device
+	// StaticFactor is AdaptiveFactor for static FSAI: it computes what
+	// Static(a', rows, p) computes for the joined system a' and its rows
+	// a.Own and after, the same rows and the same Stats, and leaves them
+	// as AdaptiveFactor does. It refuses what Static refuses, and returns
+	// an error wrapping ErrDeviceUnsupported for patterns too long for it.
+	StaticFactor(a Split, p StaticParams) (DeviceFactor, Stats, KernelTimes, error)
+}
+
 // FixedDevice is a backend that computes FSAI rows on given patterns itself
 // (the CUDA backend): an Updater of a single-precision set-up prepares a
 // plan once and computes with it on every Update, so that an update
@@ -143,6 +156,11 @@ type KernelTimes struct {
 	// Compact is moving the rows still active together once most have
 	// stopped, and their results back
 	Compact float64 `json:"compact_s"`
+	// Pattern is static FSAI's pattern Low(A~^K): its search over all rows
+	// for the longest pattern, and per batch
+	Pattern float64 `json:"pattern_s"`
+	// Filter is static FSAI's post-filter
+	Filter float64 `json:"filter_s"`
 }
 
 // Total is the sum of the stages.
@@ -156,7 +174,7 @@ func (k KernelTimes) Total() float64 {
 
 // values lists the stages in a fixed order, for reductions over ranks.
 func (k *KernelTimes) values() []float64 {
-	return []float64{k.Upload, k.Gradient, k.Gather, k.Cholesky, k.Solve, k.Assemble, k.Download, k.Transpose, k.Compact}
+	return []float64{k.Upload, k.Gradient, k.Gather, k.Cholesky, k.Solve, k.Assemble, k.Download, k.Transpose, k.Compact, k.Pattern, k.Filter}
 }
 
 // add adds the stage times of o.
@@ -170,7 +188,8 @@ func (k *KernelTimes) add(o KernelTimes) {
 
 // setValues is the inverse of values.
 func (k *KernelTimes) setValues(v []float64) {
-	k.Upload, k.Gradient, k.Gather, k.Cholesky, k.Solve, k.Assemble, k.Download, k.Transpose, k.Compact = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]
+	k.Upload, k.Gradient, k.Gather, k.Cholesky, k.Solve, k.Assemble, k.Download, k.Transpose, k.Compact, k.Pattern, k.Filter =
+		v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]
 }
 
 // CheckAdaptive validates the arguments of Adaptive as Adaptive does and
@@ -225,8 +244,8 @@ func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (s
 		g, st, err := computeFactor(ls, cfg)
 		return stripe{rows: g}, st, err
 	}
-	dev, ok := be.(Device)
-	if !ok || !cfg.onDevice() {
+	dev := cfg.device(be)
+	if dev == nil {
 		return onCPU()
 	}
 	var f stripe
@@ -238,7 +257,11 @@ func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (s
 		g, st, times, err = dev.AdaptiveSetup(ls.matrix32(), ls.ownRows(), cfg.Params)
 	} else {
 		var df DeviceFactor
-		df, st, times, err = dev.AdaptiveFactor(*ls.split, cfg.Params)
+		if cfg.Static {
+			df, st, times, err = dev.(StaticDevice).StaticFactor(*ls.split, cfg.StaticParams)
+		} else {
+			df, st, times, err = dev.AdaptiveFactor(*ls.split, cfg.Params)
+		}
 		g, f.leftRows, f.diag, f.diagT, f.scratch = df.Left, df.LeftRows, df.Diag, df.DiagT, df.Scratch
 	}
 	if errors.Is(err, ErrDeviceUnsupported) {
@@ -252,10 +275,21 @@ func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (s
 	return f, st, nil
 }
 
-// onDevice reports whether the set-up of cfg runs on a Device backend: the
-// adaptive one in single precision (the blueprint's).
-func (cfg Config) onDevice() bool {
-	return !cfg.Static && cfg.Setup == backend.Single
+// device returns be as the Device that runs the set-up of cfg, nil when
+// it runs on the CPU: a set-up in single precision (the blueprint's), the
+// adaptive one on a Device, the static one on a StaticDevice that keeps G
+// where PCG applies it.
+func (cfg Config) device(be backend.Backend) Device {
+	dev, ok := be.(Device)
+	if !ok || cfg.Setup != backend.Single {
+		return nil
+	}
+	if cfg.Static {
+		if _, ok := be.(StaticDevice); !ok || !cfg.keptOnDevice() {
+			return nil
+		}
+	}
+	return dev
 }
 
 // keptOnDevice reports whether a Device keeps G where PCG applies it

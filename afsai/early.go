@@ -45,11 +45,13 @@ type early struct {
 	err error
 }
 
-// earlyDevice returns be as a RowsDevice when the set-up of cfg runs on it
-// with G kept on the device (setupFactor), nil otherwise.
+// earlyDevice returns be as a RowsDevice when the adaptive set-up of cfg
+// runs on it with G kept on the device (setupFactor), nil otherwise. The
+// static set-up collects within K hops, 2 by default, in one round: it
+// starts once the rows are there.
 func earlyDevice(be backend.Backend, cfg Config) RowsDevice {
 	dev, ok := be.(RowsDevice)
-	if !ok || !cfg.onDevice() || !cfg.keptOnDevice() {
+	if !ok || cfg.Static || cfg.device(be) == nil || !cfg.keptOnDevice() {
 		return nil
 	}
 	return dev

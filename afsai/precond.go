@@ -59,6 +59,7 @@ type Info struct {
 	Density      float64 `json:"density"`       // nnz(G)/nnz(A)
 	FallbackRows int64   `json:"fallback_rows"` // rows whose dense solve broke down and were shortened
 	MaxPattern   int     `json:"max_pattern"`   // largest dense system solved
+	Dropped      int64   `json:"dropped"`       // entries static FSAI's post-filter removed
 	// PeakRatio is the largest, over ranks, ratio of the memory the block
 	// collection held at once to the assembled local matrix.
 	PeakRatio float64 `json:"peak_memory_ratio"`
@@ -354,7 +355,7 @@ func factorRows[T csr.Real](a *csr.Matrix[T], rows []int, cfg Config) (*csr.Matr
 
 // reduce completes the figures that need every rank.
 func (info *Info) reduce(c *comm.Comm, G, A *dsmat.Matrix, st Stats, ls *localSystem) error {
-	sums := []int64{int64(st.FallbackRows), info.EarlyRows}
+	sums := []int64{int64(st.FallbackRows), info.EarlyRows, st.Dropped}
 	if err := comm.Allreduce(c, comm.Sum, sums); err != nil {
 		return err
 	}
@@ -373,7 +374,7 @@ func (info *Info) reduce(c *comm.Comm, G, A *dsmat.Matrix, st Stats, ls *localSy
 	}
 	info.NNZ = G.NNZ()
 	info.Density = float64(G.NNZ()) / float64(A.NNZ())
-	info.FallbackRows, info.EarlyRows = sums[0], sums[1]
+	info.FallbackRows, info.EarlyRows, info.Dropped = sums[0], sums[1], sums[2]
 	info.MaxPattern = int(maxes[0])
 	info.PeakRatio = maxes[1]
 	info.GatherS, info.ComputeS, info.TransposeS, info.UploadS = maxes[2], maxes[3], maxes[4], maxes[5]

@@ -88,6 +88,19 @@ func CheckSplit(s Split, p Params) error {
 	if err := p.check(); err != nil {
 		return err
 	}
+	return s.check()
+}
+
+// CheckStaticSplit is CheckSplit for static FSAI's parameters.
+func CheckStaticSplit(s Split, p StaticParams) error {
+	if err := p.check(); err != nil {
+		return err
+	}
+	return s.check()
+}
+
+// check validates the shapes of the parts.
+func (s Split) check() error {
 	b, d := s.Border, s.Diag
 	m := s.Own + d.Rows
 	if b.Rows > m || b.Cols != m || len(b.RowPtr) != b.Rows+1 || d.Rows != d.Cols || len(d.RowPtr) != d.Rows+1 || s.Own < 0 {

@@ -31,6 +31,16 @@ func (p StaticParams) check() error {
 	return nil
 }
 
+// CheckStatic validates the arguments of Static as Static does and returns
+// A's diagonal: for StaticDevice implementations, so that they accept and
+// refuse the same input.
+func CheckStatic[T csr.Real](a *csr.Matrix[T], rows []int, p StaticParams) ([]T, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	return checkInput(a, rows)
+}
+
 // Static computes the rows of the static FSAI factor G of A (paper 000,
 // Algorithm 3.1) for the requested local rows; A, rows and the result are
 // as in Adaptive.
@@ -47,10 +57,7 @@ func (p StaticParams) check() error {
 // diagonal of G A G'. The row is not recomputed on the filtered pattern, as
 // the paper does not.
 func Static[T csr.Real](a *csr.Matrix[T], rows []int, p StaticParams) (*csr.Matrix[T], Stats, error) {
-	if err := p.check(); err != nil {
-		return nil, Stats{}, err
-	}
-	diag, err := checkInput(a, rows)
+	diag, err := CheckStatic(a, rows, p)
 	if err != nil {
 		return nil, Stats{}, err
 	}

@@ -150,7 +150,11 @@ type fsaiJob struct {
 	// set-up on given patterns keeps instead of a batch's (fixed.go); 0:
 	// the batch holds its own.
 	patBytes int
-	grow     func(r *fsaiRun, first, nb int) error
+	// plan, when set, makes pl once A and the rows are on the device
+	// (s: A there, rows in r.rowsDev), before the batches are sized: static
+	// FSAI learns its longest pattern so
+	plan func(r *fsaiRun, s fsaiSetup) error
+	grow func(r *fsaiRun, first, nb int) error
 	// keep leaves G's diagonal block on the device (AdaptiveFactor): the
 	// rows are the local rows own and after, and the batches assemble them
 	// into fsaiResult.kept instead of bringing G to the host.
@@ -308,8 +312,7 @@ func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int32, job fsaiJob) (*fsaiRun,
 	n, nnz := a.size()
 	r := &fsaiRun{b: b, fn: fn, job: job, rows: a.count(rows), bufs: fsaiBuffers{b: b}, tm: stageTimer{b: b}}
 	s := job.setup
-	pl := job.pl
-	s.mmax, s.s, s.tol = int64(pl.mmax), int64(pl.s), 64*math.Ldexp(1, -24)
+	s.tol = 64 * math.Ldexp(1, -24)
 	s.rowptr = r.bufs.alloc(4*(n+1), "A row pointers")
 	s.col = r.bufs.alloc(4*nnz, "A columns")
 	s.val = r.bufs.alloc(4*nnz, "A values")
@@ -337,7 +340,11 @@ func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int32, job fsaiJob) (*fsaiRun,
 		err = r.tm.collect()
 	}
 	runtime.KeepAlive(rows)
+	if err == nil && r.rows > 0 && job.plan != nil {
+		err = job.plan(r, s)
+	}
 	if err == nil && r.rows > 0 {
+		s.mmax, s.s = int64(r.job.pl.mmax), int64(r.job.pl.s)
 		err = r.allocBatches(&s, n)
 	}
 	if err != nil || r.rows == 0 {

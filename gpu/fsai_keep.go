@@ -51,7 +51,13 @@ func (b *Backend) AdaptiveFactor(a afsai.Split, p afsai.Params) (afsai.DeviceFac
 // thirteenth session).
 func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, test fsaiJob) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
 	test.hold = true
-	res, err := b.keptFactor(a, nil, p, test)
+	return b.transposeKept(b.keptFactor(a, nil, p, test))
+}
+
+// transposeKept makes the afsai.DeviceFactor of a set-up that kept G on
+// the device and held its run (res, unless err): it builds the transpose of
+// G's diagonal block, and the factor's Scratch retires the run.
+func (b *Backend) transposeKept(res fsaiResult, err error) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
 	if err != nil {
 		return afsai.DeviceFactor{}, res.st, res.kt, err
 	}

@@ -44,18 +44,7 @@ func TestAdaptiveFactorMatchesSetup(t *testing.T) {
 							t.Fatal(err)
 						}
 						defer freeDeviceFactor(f)
-						if st != wst {
-							t.Errorf("stats %+v, AdaptiveSetup's %+v", st, wst)
-						}
-						diag, _ := readBack(t, b, f.Diag)
-						diagT, _ := readBack(t, b, f.DiagT)
-						if k := joinedRowDiff(f, diag, own, want); k >= 0 {
-							lc, lv := f.LeftRow(k)
-							dc, dv := diag.Row(k)
-							wc, wv := want.Row(k)
-							t.Fatalf("row %d: left %v %v, diagonal block %v %v; AdaptiveSetup's %v %v", k, lc, lv, dc, dv, wc, wv)
-						}
-						checkSameMatrix(t, "the device's transpose of the diagonal block", diagT, csr.Transpose(diag))
+						checkKeptFactor(t, b, "AdaptiveSetup", f, st, own, want, wst)
 						t.Logf("%d rows, %d in the left arrays; assemble %.3f ms, transpose %.3f ms",
 							len(rows), f.Left.NNZ(), 1e3*kt.Assemble, 1e3*kt.Transpose)
 					})
@@ -63,6 +52,27 @@ func TestAdaptiveFactorMatchesSetup(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkKeptFactor checks that f, with the statistics st, is want (whose
+// statistics are wst, from the CPU or the device's set-up of the joined
+// system, named by name) split at own, bit for bit, and that f's
+// transpose of its diagonal block is the host's.
+func checkKeptFactor(t *testing.T, b *Backend, name string, f afsai.DeviceFactor, st afsai.Stats, own int,
+	want *csr.Matrix[float32], wst afsai.Stats) {
+	t.Helper()
+	if st != wst {
+		t.Errorf("stats %+v, %s's %+v", st, name, wst)
+	}
+	diag, _ := readBack(t, b, f.Diag)
+	diagT, _ := readBack(t, b, f.DiagT)
+	if k := joinedRowDiff(f, diag, own, want); k >= 0 {
+		lc, lv := f.LeftRow(k)
+		dc, dv := diag.Row(k)
+		wc, wv := want.Row(k)
+		t.Fatalf("row %d: left %v %v, diagonal block %v %v; %s's %v %v", k, lc, lv, dc, dv, name, wc, wv)
+	}
+	checkSameMatrix(t, "the device's transpose of the diagonal block", diagT, csr.Transpose(diag))
 }
 
 // joinedRowDiff returns the first row k whose entries in f's Left, then in
@@ -141,41 +151,71 @@ func boundSplit(t *testing.T, b *Backend, s afsai.Split, bound string) afsai.Spl
 	return s
 }
 
-// TestAdaptiveFactorRefusesWhatSetupRefuses: a diagonal entry that is not
-// positive, in the border or in the diagonal block, is refused with
-// CheckAdaptive's error for the joined system, found where the parts are
-// joined on the device; so is a split whose parts do not fit.
-func TestAdaptiveFactorRefusesWhatSetupRefuses(t *testing.T) {
+// TestFactorsRefuseWhatSetupsRefuse: a diagonal entry that is not
+// positive, in the border or in the diagonal block, is refused by
+// AdaptiveFactor and StaticFactor with CheckAdaptive's and CheckStatic's
+// error for the joined system, found where the parts are joined on the
+// device; so is a split whose parts do not fit, and static parameters that
+// Static refuses.
+func TestFactorsRefuseWhatSetupsRefuse(t *testing.T) {
 	b := openGPU(t)
-	p := afsai.DefaultParams()
+	p, sp := afsai.DefaultParams(), afsai.DefaultConfig().StaticParams
+	type factor func(afsai.Split) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error)
+	setups := []struct {
+		name   string
+		factor factor
+		check  func(*csr.Matrix[float32]) error
+	}{
+		{"adaptive", func(s afsai.Split) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
+			return b.adaptiveFactor(s, p, fsaiJob{})
+		}, func(a *csr.Matrix[float32]) error { _, err := afsai.CheckAdaptive(a, nil, p); return err }},
+		{"static", func(s afsai.Split) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
+			return b.StaticFactor(s, sp)
+		}, func(a *csr.Matrix[float32]) error { _, err := afsai.CheckStatic(a, nil, sp); return err }},
+	}
+	refused := func(f factor, s afsai.Split) error {
+		df, _, _, err := f(s)
+		if err == nil {
+			freeDeviceFactor(df)
+		}
+		return err
+	}
 	a := stencil3D(6, 7)
 	n := a.Rows
-	for _, bad := range []int{n / 5, n / 2, n - 1} {
-		for _, own := range []int{0, n / 3} {
-			for _, bound := range []string{"uploaded", "double"} {
-				c := csr.Convert[float64](a)
-				c.Val = slices.Clone(a.Val)
-				pos := c.RowPtr[bad]
-				for c.ColIdx[pos] != int32(bad) {
-					pos++
-				}
-				c.Val[pos] = -1
-				_, wantErr := afsai.CheckAdaptive(csr.Convert[float32](c), nil, p)
-				f, _, _, err := b.adaptiveFactor(boundSplit(t, b, splitAt(c, own), bound), p, fsaiJob{})
-				if err == nil {
-					freeDeviceFactor(f)
-				}
-				if wantErr == nil || err == nil || err.Error() != wantErr.Error() {
-					t.Errorf("row %d bad, own %d, block %s: error %v, CheckAdaptive's %v", bad, own, bound, err, wantErr)
+	for _, setup := range setups {
+		for _, bad := range []int{n / 5, n / 2, n - 1} {
+			for _, own := range []int{0, n / 3} {
+				for _, bound := range []string{"uploaded", "double"} {
+					c := csr.Convert[float64](a)
+					c.Val = slices.Clone(a.Val)
+					pos := c.RowPtr[bad]
+					for c.ColIdx[pos] != int32(bad) {
+						pos++
+					}
+					c.Val[pos] = -1
+					wantErr := setup.check(csr.Convert[float32](c))
+					err := refused(setup.factor, boundSplit(t, b, splitAt(c, own), bound))
+					if wantErr == nil || err == nil || err.Error() != wantErr.Error() {
+						t.Errorf("%s: row %d bad, own %d, block %s: error %v, the CPU's check's %v", setup.name, bad, own, bound, err, wantErr)
+					}
 				}
 			}
 		}
+		s := splitAt(a, n/3)
+		s.Own++
+		if refused(setup.factor, s) == nil {
+			t.Errorf("%s: parts that do not fit: no error", setup.name)
+		}
 	}
-	s := splitAt(a, n/3)
-	s.Own++
-	if f, _, _, err := b.adaptiveFactor(s, p, fsaiJob{}); err == nil {
-		freeDeviceFactor(f)
-		t.Error("parts that do not fit: no error")
+	for _, bad := range []afsai.StaticParams{{Tau: 0.01, K: 0}, {Tau: -1, K: 2}, {Tau: 0.01, K: 2, Delta: math.Inf(1)}} {
+		_, wantErr := afsai.CheckStatic(csr.Convert[float32](a), nil, bad)
+		df, _, _, err := b.StaticFactor(splitAt(a, 0), bad)
+		if err == nil {
+			freeDeviceFactor(df)
+		}
+		if wantErr == nil || err == nil || err.Error() != wantErr.Error() {
+			t.Errorf("static parameters %+v: error %v, CheckStatic's %v", bad, err, wantErr)
+		}
 	}
 }
 

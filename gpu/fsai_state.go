@@ -21,6 +21,7 @@ type fsaiSetup struct {
 	// active after it; active 0: all rows (fsai.cuh)
 	active, next uintptr
 	nact         int64
+	gdiag        uintptr // static FSAI's post-filtered diagonal entries (fsai_filter.cu); 0: none
 }
 
 // Shared memory of the gradient kernel: a block may use 48 KiB without
@@ -35,6 +36,9 @@ const (
 // step, the hash table of the gradient kernel.
 type fsaiPlan struct {
 	steps, s, mmax int
+	// filter: the rows are post-filtered (static FSAI), and a batch keeps
+	// their diagonal entries (fsaiSetup.gdiag)
+	filter bool
 	// per step: log2 of the gradient's table size, lanes per row and rows
 	// per block
 	bits, lanes, rows []int
@@ -87,6 +91,9 @@ func gradientLanes(bits int) int {
 func (pl fsaiPlan) rowBytes() int {
 	m := pl.mmax
 	words := 5 + 3*m + m*(m+1)/2 + pl.s*(m+1) + 1 + 2 // state, pat/y/g, L, sys, outptr, active lists
+	if pl.filter {
+		words++ // gdiag
+	}
 	return 4*words + 8*(m+1)
 }
 
@@ -157,6 +164,9 @@ func allocBatch(f allocator, s *fsaiSetup, pl fsaiPlan, nb int, withPat bool) {
 	}
 	if withPat {
 		state = append(state, array{&s.pat, m, "patterns"})
+	}
+	if pl.filter {
+		state = append(state, array{&s.gdiag, 1, "filtered diagonal entries"})
 	}
 	for _, a := range state {
 		*a.p = f.alloc(4*max(a.words, 1)*nb, a.what)

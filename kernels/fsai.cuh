@@ -57,6 +57,10 @@ struct FsaiSetup {
     const int *active;
     int *next;
     long long nact;
+    // Static FSAI's post-filter (fsai_filter.cu) leaves each row's final
+    // values in g and its diagonal entry here; NULL: the rows are
+    // (g, 1) / sqrt(psi), scaled by fsai_assemble.
+    float *gdiag;
 };
 
 // fsai_count is how many rows a step works on.
@@ -69,6 +73,36 @@ __device__ __forceinline__ long long fsai_count(const FsaiSetup &S)
 __device__ __forceinline__ long long fsai_row(const FsaiSetup &S, long long t)
 {
     return S.active ? (long long)S.active[t] : t;
+}
+
+// FSAI_EMPTY marks a free slot of a hash table of columns in shared memory
+// (kapgrad.cu, fsai_pattern.cu).
+#define FSAI_EMPTY (-1)
+
+// fsai_insert returns the slot of column c in a table of 2^bits slots,
+// inserting c when it is absent, and sets *added when this call inserted
+// it: multiplicative hashing and linear probing; atomicCAS makes concurrent
+// insertions of different columns by different lanes safe. The table must
+// keep a free slot for probing to stop at.
+__device__ __forceinline__ int fsai_insert(int *keys, int bits, int c, bool *added)
+{
+    const int mask = (1 << bits) - 1;
+    int h = (int)(((unsigned)c * 2654435761u) >> (32 - bits));
+    for (;;) {
+        int old = atomicCAS(&keys[h], FSAI_EMPTY, c);
+        if (old == FSAI_EMPTY || old == c) {
+            *added = old == FSAI_EMPTY;
+            return h;
+        }
+        h = (h + 1) & mask;
+    }
+}
+
+// fsai_slot is fsai_insert for callers that need only the slot.
+__device__ __forceinline__ int fsai_slot(int *keys, int bits, int c)
+{
+    bool added;
+    return fsai_insert(keys, bits, c, &added);
 }
 
 // fsai_entry returns A[r][c], zero when it is not stored: a binary search of

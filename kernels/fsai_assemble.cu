@@ -1,7 +1,8 @@
-// Assembly of the adaptive FSAI rows: each batch row k becomes
-// (g, 1) / sqrt(psi) in CSR, its pattern columns ascending and the diagonal
-// last, as afsai/factor.go's row writes it. The scale and the products are
-// evaluated in double and rounded to float, as on the CPU. One thread per
+// Assembly of the FSAI rows: each batch row k becomes (g, 1) / sqrt(psi)
+// in CSR, its pattern columns ascending and the diagonal last, as
+// afsai/factor.go's row writes it. The scale and the products are
+// evaluated in double and rounded to float, as on the CPU. Static FSAI's
+// post-filtered rows have their values already (fsai_filter.cu). One thread per
 // row; a column's place is the number of smaller columns in the pattern (no
 // scratch, patterns are short).
 //
@@ -44,6 +45,20 @@ __device__ __forceinline__ float fsai_entry(const FsaiSetup &S, long long k, int
 __device__ __forceinline__ double fsai_scale(const FsaiSetup &S, long long k)
 {
     return __ddiv_rn(1.0, __dsqrt_rn((double)S.psi[k]));
+}
+
+// fsai_value returns row k's value of its pattern's column p as G holds
+// it: fsai_entry, or once post-filtered (S.gdiag set) g_p as it stands.
+__device__ __forceinline__ float fsai_value(const FsaiSetup &S, long long k, int p, double scale)
+{
+    return S.gdiag ? S.g[p * S.nb + k] : fsai_entry(S, k, p, scale);
+}
+
+// fsai_diagonal returns row k's diagonal entry of G: 1/sqrt(psi) rounded,
+// or the post-filter's.
+__device__ __forceinline__ float fsai_diagonal(const FsaiSetup &S, long long k, double scale)
+{
+    return S.gdiag ? S.gdiag[k] : __double2float_rn(scale);
 }
 
 // fsai_kept_counts sizes a batch's rows for fsai_assemble when the rank
@@ -94,7 +109,7 @@ extern "C" __global__ void fsai_assemble(const FsaiSetup S, int own, const int *
         const double scale = fsai_scale(S, k);
         for (int p = 0; p < m; p++) {
             const int c = S.pat[p * nb + k], rank = fsai_place(S, k, m, c);
-            const float v = fsai_entry(S, k, p, scale);
+            const float v = fsai_value(S, k, p, scale);
             if (c < own) {
                 leftcol[leftptr[k] - leftbase + rank] = c;
                 leftval[leftptr[k] - leftbase + rank] = v;
@@ -104,7 +119,7 @@ extern "C" __global__ void fsai_assemble(const FsaiSetup S, int own, const int *
             }
         }
         outcol[base + m] = S.rows[k] - own;
-        outval[base + m] = __double2float_rn(scale);
+        outval[base + m] = fsai_diagonal(S, k, scale);
     }
 }
 

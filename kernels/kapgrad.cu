@@ -23,24 +23,6 @@
 // slot). Package gpu sizes the table above the number of columns the rows of
 // a pattern can reach, so probing always ends.
 
-// FSAI_EMPTY marks a free slot.
-#define FSAI_EMPTY (-1)
-
-// fsai_slot returns the slot of column c in a group's table, inserting c when
-// it is absent: multiplicative hashing and linear probing; atomicCAS makes
-// concurrent insertions of different columns by different lanes safe.
-__device__ __forceinline__ int fsai_slot(int *keys, int bits, int c)
-{
-    const int mask = (1 << bits) - 1;
-    int h = (int)(((unsigned)c * 2654435761u) >> (32 - bits));
-    for (;;) {
-        int old = atomicCAS(&keys[h], FSAI_EMPTY, c);
-        if (old == FSAI_EMPTY || old == c)
-            return h;
-        h = (h + 1) & mask;
-    }
-}
-
 // fsai_better orders candidates: larger weight first, then the smaller
 // column (afsai cand.before).
 __device__ __forceinline__ bool fsai_better(float a, int c, float b, int d)

@@ -162,3 +162,53 @@ func openRankGPU(t *testing.T, c *comm.Comm) *gpu.Backend {
 	}
 	return be
 }
+
+// TestStaticFSAIOnGPU: static FSAI set up on the GPU (setup_device cuda,
+// G kept there) has the CPU backend's G: the same entries and entries
+// dropped by its post-filter; and PCG with it takes the CPU backend's
+// iterations within 1 and reaches the same solution, on 1, 2 and 3 ranks.
+// Skips without a GPU.
+func TestStaticFSAIOnGPU(t *testing.T) {
+	cfg := afsai.DefaultConfig()
+	cfg.Static = true
+	onRankGPUs(t, func(t *testing.T, c *comm.Comm, be *gpu.Backend) {
+		for _, spec := range []string{"diffusion:20", "poisson27:14"} {
+			var runs []solved
+			var infos []afsai.Info
+			for _, sys := range []*system{setup(t, c, spec, 1), setupOn(t, c, be, spec, 1)} {
+				M, err := afsai.NewFor(sys.op, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := pcg.Solve(sys.op, M, sys.b, sys.x, pcg.Options{Tol: 1e-8, MaxIt: 5000})
+				M.Free()
+				if err != nil {
+					t.Fatal(err)
+				}
+				x := make([]float64, sys.x.Rows)
+				if err := sys.x.Get(x); err != nil {
+					t.Fatal(err)
+				}
+				runs, infos = append(runs, solved{res, x}), append(infos, M.Info)
+			}
+			want, got := runs[0], runs[1]
+			if infos[1].SetupDevice != "cuda" || infos[0].SetupDevice != "cpu" {
+				t.Fatalf("%s: set-up on %q with the GPU backend, %q with the CPU's", spec, infos[1].SetupDevice, infos[0].SetupDevice)
+			}
+			if g, w := infos[1], infos[0]; g.NNZ != w.NNZ || g.Dropped != w.Dropped || g.MaxPattern != w.MaxPattern || g.Dropped == 0 {
+				t.Fatalf("%s: G of %d entries, %d dropped, longest pattern %d on the GPU; %d, %d, %d on the CPU (and some dropped)", spec,
+					g.NNZ, g.Dropped, g.MaxPattern, w.NNZ, w.Dropped, w.MaxPattern)
+			}
+			if d := got.res.Iterations - want.res.Iterations; d < -1 || d > 1 || !got.res.Converged {
+				t.Fatalf("%s: GPU %d iterations (%s), CPU %d", spec, got.res.Iterations, got.res.Reason, want.res.Iterations)
+			}
+			for i := range want.x {
+				if math.Abs(got.x[i]-want.x[i]) > 1e-6*(1+math.Abs(want.x[i])) {
+					t.Fatalf("%s: x[%d] GPU %.12g, CPU %.12g", spec, i, got.x[i], want.x[i])
+				}
+			}
+			t.Logf("%s on %d ranks: static FSAI of %d entries (%d dropped), %d iterations on the GPU, %d on the CPU", spec, c.Size(),
+				infos[1].NNZ, infos[1].Dropped, got.res.Iterations, want.res.Iterations)
+		}
+	})
+}

@@ -1,0 +1,163 @@
+package gpu
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/fsai-dist/fsai-dist/afsai"
+)
+
+// Static FSAI on the GPU (paper 000, Algorithm 3.1 and section 4), in
+// single precision: Backend implements afsai.StaticDevice. It is the
+// adaptive set-up's run (fsai.go) with the patterns found on the device
+// and added in one step, as on given patterns (fixed.go):
+//
+//	fsai_static_pattern  row i of Low(A~^K), a warp per row (fsai_pattern.cu)
+//	fsai_sysgather       A[P,P] and A[P,i]
+//	fsai_border          Cholesky of A[P,P], adding P's columns ascending
+//	fsai_solve           g
+//	fsai_static_filter   post-filter and rescaling (fsai_filter.cu)
+//
+// then fsai_assemble into G's diagonal block, kept on the device, and its
+// transpose, as AdaptiveFactor leaves them. The batch state is sized by
+// the longest pattern, which a first search over all rows finds before
+// the batches are allocated. The kernels repeat afsai.Static's float32
+// operations and its double sums in its order, so G is the CPU's, bit for
+// bit.
+
+// staticPatternCap is FSAI_PATTERN_CAP of kernels/fsai_pattern.cu: a
+// pattern holds fewer columns (off the diagonal) than this.
+const staticPatternCap = 256
+
+// StaticFactor computes the static FSAI rows of the local system a's rows
+// a.Own and after, as afsai.Static computes them for the joined system,
+// and leaves G's diagonal block and its transpose on the device in float32
+// (afsai.StaticDevice). Input that Static refuses is refused alike; a row
+// whose pattern holds staticPatternCap columns or more, or whose state
+// takes more than half the free device memory, gives an error wrapping
+// afsai.ErrDeviceUnsupported.
+func (b *Backend) StaticFactor(a afsai.Split, p afsai.StaticParams) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
+	return b.staticFactor(a, p, fsaiJob{})
+}
+
+// staticFactor is StaticFactor with the batches that test sets (its
+// maxBatch).
+func (b *Backend) staticFactor(a afsai.Split, p afsai.StaticParams, test fsaiJob) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
+	if err := afsai.CheckStaticSplit(a, p); err != nil {
+		return afsai.DeviceFactor{}, afsai.Stats{}, afsai.KernelTimes{}, err
+	}
+	if n, _ := a.Size(); n == a.Own { // no device work: the parts are checked here
+		if _, err := afsai.CheckStatic(a.Join(), nil, p); err != nil {
+			return afsai.DeviceFactor{}, afsai.Stats{}, afsai.KernelTimes{}, err
+		}
+	}
+	x := &staticGrow{p: p}
+	defer x.free(b)
+	if err := x.alloc(b); err != nil {
+		return afsai.DeviceFactor{}, afsai.Stats{}, afsai.KernelTimes{}, err
+	}
+	res, err := b.runFSAI(fsaiMatrix{split: &a}, nil, nil, fsaiJob{name: "static FSAI", keep: true, own: a.Own,
+		maxBatch: test.maxBatch, hold: true, plan: x.plan, grow: x.grow})
+	if err == nil {
+		err = x.addStats(b, &res.st)
+	}
+	if err != nil && res.run != nil {
+		res.kept.free()
+		res.run.free()
+	}
+	return b.transposeKept(res, err)
+}
+
+// staticGrow finds the static patterns of a run's rows and grows the rows
+// of a batch on them.
+type staticGrow struct {
+	p afsai.StaticParams
+	// on the device: the longest pattern of all rows (plan), and the
+	// post-filter's longest pattern before filtering and the entries it
+	// dropped (int64), over all batches
+	stats uintptr
+}
+
+// The words at staticGrow.stats.
+const (
+	statLongest       = 0
+	statFilterLongest = 1
+	statDropped       = 2 // and 3
+	statWords         = 4
+)
+
+func (x *staticGrow) alloc(b *Backend) error {
+	defer b.enter()()
+	var err error
+	if x.stats, err = b.alloc(4*statWords, "static FSAI statistics"); err != nil {
+		return err
+	}
+	b.memset32(x.stats, 0, statWords)
+	return b.err
+}
+
+func (x *staticGrow) free(b *Backend) {
+	if x.stats != 0 {
+		b.free(x.stats, "static FSAI statistics")
+	}
+}
+
+// plan finds the longest pattern of the run's rows (s holds A; the rows
+// are in r.rowsDev) and sizes the run by it: one step that adds all of a
+// row's pattern.
+func (x *staticGrow) plan(r *fsaiRun, s fsaiSetup) error {
+	b := r.b
+	s.rows, s.nb = r.rowsDev, int64(r.rows)
+	l := newFSAILauncher(b, s)
+	defer l.close()
+	r.tm.start()
+	l.warps(&r.fn.staticPattern, r.rows, f64(x.p.Tau), uint64(x.p.K), uint64(x.stats+4*statLongest))
+	r.tm.mark(&r.kt.Pattern)
+	if err := r.tm.collect(); err != nil {
+		return err
+	}
+	b.download(b.host, x.stats+4*statLongest, 4)
+	if b.syncLocked() != nil {
+		return b.err
+	}
+	m := int(*(*int32)(b.host))
+	if m >= staticPatternCap {
+		return fmt.Errorf("gpu: static FSAI with K %d, tau %g: a row's pattern holds %d columns or more, the most the device's search holds is %d: %w",
+			x.p.K, x.p.Tau, m, staticPatternCap-1, afsai.ErrDeviceUnsupported)
+	}
+	r.job.pl = fsaiPlan{steps: 1, s: m, mmax: m, filter: x.p.Delta > 0}
+	return nil
+}
+
+// grow writes the patterns of the batch's nb rows, adds them, solves for g
+// and, with Delta, post-filters the rows.
+func (x *staticGrow) grow(r *fsaiRun, _, nb int) error {
+	fn, l, tm, kt := r.fn, r.l, &r.tm, &r.kt
+	l.warps(&fn.staticPattern, nb, f64(x.p.Tau), uint64(x.p.K), 0)
+	tm.mark(&kt.Pattern)
+	if err := r.addPatterns(nb); err != nil {
+		return err
+	}
+	if r.job.pl.filter {
+		l.rows(&fn.staticFilter, nb, f64(x.p.Delta), uint64(x.stats+4*statFilterLongest), uint64(x.stats+4*statDropped))
+		tm.mark(&kt.Filter)
+	}
+	return r.b.err
+}
+
+// addStats adds the post-filter's statistics to st: the pattern lengths
+// that fsai_kept_counts saw are those after filtering.
+func (x *staticGrow) addStats(b *Backend, st *afsai.Stats) error {
+	if !(x.p.Delta > 0) {
+		return nil
+	}
+	defer b.enter()()
+	words := unsafe.Slice((*int32)(b.host), statWords)
+	b.download(b.host, x.stats, 4*statWords)
+	if b.syncLocked() != nil {
+		return b.err
+	}
+	st.MaxPattern = max(st.MaxPattern, int(words[statFilterLongest]))
+	st.Dropped = *(*int64)(unsafe.Pointer(&words[statDropped]))
+	return nil
+}
