@@ -242,20 +242,25 @@ func (x *fixedGrow) grow(r *fsaiRun, first, nb int) error {
 	s := &r.l.params.setup
 	s.pat = x.pat + uintptr(4*m*first)
 	r.b.copyDevice(s.ncand, x.ncand+uintptr(4*first), 4*nb) // the pattern lengths
-	return r.addPatterns(nb)
+	return r.addPatterns(nb, false)
 }
 
 // addPatterns queues, for the nb rows of a batch whose whole patterns are
 // the candidates of one step (fsaiSetup.pat and ncand, at most mmax
-// columns), the gather of their systems, the bordered Cholesky that adds
-// all their columns in order and the solve for g.
-func (r *fsaiRun) addPatterns(nb int) error {
+// columns; ascending when sorted), the gather of their systems, the
+// bordered Cholesky that adds all their columns in order and the solve for
+// g.
+func (r *fsaiRun) addPatterns(nb int, sorted bool) error {
 	b, fn, l, tm, kt := r.b, r.fn, r.l, &r.tm, &r.kt
 	m := r.job.pl.mmax
 	if m == 0 { // diagonal patterns: fsai_init has set psi = a_ii
 		return b.err
 	}
-	l.launch(&fn.sysgather, b.elementBlocks(m*m*nb), blockSize, 0, uint64(m))
+	if sorted {
+		l.rows(&fn.sysgatherSorted, m*nb)
+	} else {
+		l.launch(&fn.sysgather, b.elementBlocks(m*m*nb), blockSize, 0, uint64(m))
+	}
 	tm.mark(&kt.Gather)
 	l.rows(&fn.border, nb)
 	tm.mark(&kt.Cholesky)

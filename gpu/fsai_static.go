@@ -12,11 +12,11 @@ import (
 // adaptive set-up's run (fsai.go) with the patterns found on the device
 // and added in one step, as on given patterns (fixed.go):
 //
-//	fsai_static_pattern  row i of Low(A~^K), a warp per row (fsai_pattern.cu)
-//	fsai_sysgather       A[P,P] and A[P,i]
-//	fsai_border          Cholesky of A[P,P], adding P's columns ascending
-//	fsai_solve           g
-//	fsai_static_filter   post-filter and rescaling (fsai_filter.cu)
+//	fsai_static_pattern    row i of Low(A~^K), sorted, a warp per row (fsai_pattern.cu)
+//	fsai_sysgather_sorted  A[P,P] and A[P,i]: each row of A beside the sorted pattern
+//	fsai_border            Cholesky of A[P,P], adding P's columns ascending
+//	fsai_solve             g
+//	fsai_static_filter     post-filter and rescaling (fsai_filter.cu)
 //
 // then fsai_assemble into G's diagonal block, kept on the device, and its
 // transpose, as AdaptiveFactor leaves them. The batch state is sized by
@@ -135,7 +135,7 @@ func (x *staticGrow) grow(r *fsaiRun, _, nb int) error {
 	fn, l, tm, kt := r.fn, r.l, &r.tm, &r.kt
 	l.warps(&fn.staticPattern, nb, f64(x.p.Tau), uint64(x.p.K), 0)
 	tm.mark(&kt.Pattern)
-	if err := r.addPatterns(nb); err != nil {
+	if err := r.addPatterns(nb, true); err != nil {
 		return err
 	}
 	if r.job.pl.filter {

@@ -27,7 +27,10 @@
 
 // fsai_pattern_search finds row i's pattern into the warp's list (the
 // diagonal first) and returns its length, or FSAI_PATTERN_CAP + 1 when it
-// does not fit.
+// does not fit. A step takes its frontier rows 32 at a time, a lane each
+// loading one row's bounds, lays their entries end to end and takes 32 of
+// them at a time, as the gradient does (kapgrad.cu): the short rows of a
+// stencil then cost one round of loads per step, not one per row.
 __device__ int fsai_pattern_search(const FsaiSetup &S, int i, double tau, int K, int *keys, int *list)
 {
     const int lane = threadIdx.x & 31;
@@ -41,18 +44,42 @@ __device__ int fsai_pattern_search(const FsaiSetup &S, int i, double tau, int K,
     __syncwarp();
     int size = 1, from = 0;
     for (int step = 0; step < K && from < size; step++) {
-        const int to = size; // this step's frontier: list[from:to]
-        for (int f = from; f < to; f++) {
-            const int r = list[f], end = S.rowptr[r + 1];
-            const double dr = (double)S.diag[r];
-            for (int e0 = S.rowptr[r]; e0 < end; e0 += 32) {
-                const int e = e0 + lane;
-                const int c = e < end ? S.col[e] : 0x7fffffff; // past the row: beyond i
+        const int to = size; // this step's frontier: list[from:to]; new columns go after it
+        for (int base = from; base < to; base += 32) {
+            int lo = 0, len = 0;
+            float d = 0.0f;
+            if (base + lane < to) {
+                const int r = list[base + lane];
+                lo = S.rowptr[r];
+                len = S.rowptr[r + 1] - lo;
+                d = S.diag[r];
+            }
+            int end = len; // the end of this lane's row among the entries laid end to end
+            for (int off = 1; off < 32; off <<= 1) {
+                const int y = __shfl_up_sync(FSAI_FULL, end, off);
+                if (lane >= off)
+                    end += y;
+            }
+            const int start = end - len, total = __shfl_sync(FSAI_FULL, end, 31);
+            for (int t0 = 0; t0 < total; t0 += 32) {
+                const int t = t0 + lane;
+                int q = 0; // the last row that starts at or before entry t
+                for (int half = 16; half > 0; half >>= 1) {
+                    if (__shfl_sync(FSAI_FULL, start, q + half) <= t)
+                        q += half;
+                }
+                const int sq = __shfl_sync(FSAI_FULL, start, q), lq = __shfl_sync(FSAI_FULL, lo, q);
+                const double dr = (double)__shfl_sync(FSAI_FULL, d, q);
                 bool added = false;
-                if (c <= i) {
-                    const double lim = __dmul_rn(tau, __dsqrt_rn(__dmul_rn(dr, (double)S.diag[c])));
-                    if (!(fabs((double)S.val[e]) <= lim))
-                        fsai_insert(keys, FSAI_PATTERN_BITS, c, &added);
+                int c = 0;
+                if (t < total) {
+                    const int e = lq + t - sq;
+                    c = S.col[e];
+                    if (c <= i) {
+                        const double lim = __dmul_rn(tau, __dsqrt_rn(__dmul_rn(dr, (double)S.diag[c])));
+                        if (!(fabs((double)S.val[e]) <= lim))
+                            fsai_insert(keys, FSAI_PATTERN_BITS, c, &added);
+                    }
                 }
                 const unsigned got = __ballot_sync(FSAI_FULL, added);
                 const int at = size + __popc(got & ((1u << lane) - 1));
@@ -61,8 +88,6 @@ __device__ int fsai_pattern_search(const FsaiSetup &S, int i, double tau, int K,
                 size += __popc(got);
                 if (size > FSAI_PATTERN_CAP)
                     return FSAI_PATTERN_CAP + 1;
-                if (__shfl_sync(FSAI_FULL, c, 31) > i)
-                    break; // the row's columns ascend: the rest lie beyond i
             }
             __syncwarp();
         }

@@ -35,3 +35,40 @@ extern "C" __global__ void fsai_sysgather(const FsaiSetup S, int width)
         S.sys[(t * (S.mmax + 1) + slot) * nb + k] = fsai_entry(S, j, c);
     }
 }
+
+// fsai_sysgather_sorted gathers the systems of rows whose whole patterns
+// are one step's picks in ascending order (static FSAI, fsai_pattern.cu):
+// one thread per pick t (column j) of a row, which walks row j of A once
+// beside the picks before it, both ascending, instead of a binary search
+// per entry, writing A[j,P] (zero where A holds nothing) and A[j,i]. The
+// entries are those fsai_sysgather writes.
+extern "C" __global__ void fsai_sysgather_sorted(const FsaiSetup S)
+{
+    const long long nb = S.nb, total = S.s * nb;
+    for (long long e = fsai_tid(); e < total; e += fsai_stride()) {
+        const long long k = e % nb;
+        const int t = (int)(e / nb);
+        if (S.state[k] != FSAI_ACTIVE || t >= S.ncand[k])
+            continue;
+        const int i = S.rows[k], j = S.pat[t * nb + k];
+        float *sys = S.sys + t * (S.mmax + 1) * nb + k;
+        float aji = 0.0f;
+        int p = 0, pc = t > 0 ? S.pat[k] : i; // the next pick before t, and its column
+        for (int a = S.rowptr[j]; a < S.rowptr[j + 1]; a++) {
+            const int c = S.col[a];
+            for (; p < t && pc < c; pc = ++p < t ? S.pat[p * nb + k] : i)
+                sys[p * nb] = 0.0f;
+            if (p < t && pc == c) {
+                sys[p * nb] = S.val[a];
+                pc = ++p < t ? S.pat[p * nb + k] : i;
+            } else if (c == i) {
+                aji = S.val[a];
+            }
+            if (c >= i)
+                break;
+        }
+        for (; p < t; p++)
+            sys[p * nb] = 0.0f;
+        sys[S.mmax * nb] = aji;
+    }
+}

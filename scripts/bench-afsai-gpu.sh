@@ -4,7 +4,8 @@
 # single precision, G applied in double (stored exactly in float32: its
 # values are float32 numbers), in float64 storage (-matrix.narrow=false: what
 # mixed precision is measured against) and in mixed precision, one and two
-# GPUs, and the CPU backend's set-up of the same G on all the cores. Build here first (no Go there):
+# GPUs, and the CPU backend's set-up of the same G on all the cores; static
+# FSAI (-prec fsai) on one and two GPUs and on the CPU backend alike. Build here first (no Go there):
 #   go build -o bin/fsai-dist ./cmd/fsai-dist
 # then run there: scripts/bench-afsai-gpu.sh [outdir] [N]
 set -uo pipefail
@@ -21,11 +22,14 @@ run jacobi bin/fsai-dist -backend cuda -problem diffusion:$n -prec jacobi -write
 run afsai bin/fsai-dist -backend cuda -problem diffusion:$n -prec afsai
 run afsai-wide bin/fsai-dist -backend cuda -problem diffusion:$n -prec afsai -matrix.narrow=false
 run afsai-mixed bin/fsai-dist -backend cuda -problem diffusion:$n -prec afsai -afsai.apply single
-# the same G set up by the CPU backend on all the machine's cores (one iteration: the set-up is what counts)
-bin/fsai-dist -backend cpu -problem diffusion:$n -prec afsai -progress 0 -maxit 1 -report "$out/afsai-cpu-setup.json" 2>&1 | tail -1
-if [ "$gpus" -ge 2 ]; then
-  run afsai-np2 mpirun -np 2 --bind-to none bin/fsai-dist -backend cuda -problem diffusion:$n -prec afsai
-fi
+run fsai bin/fsai-dist -backend cuda -problem diffusion:$n -prec fsai
+for p in afsai fsai; do
+  # the same G set up by the CPU backend on all the machine's cores (one iteration: the set-up is what counts)
+  bin/fsai-dist -backend cpu -problem diffusion:$n -prec $p -progress 0 -maxit 1 -report "$out/$p-cpu-setup.json" 2>&1 | tail -1
+  if [ "$gpus" -ge 2 ]; then
+    run $p-np2 mpirun -np 2 --bind-to none bin/fsai-dist -backend cuda -problem diffusion:$n -prec $p
+  fi
+done
 python3 scripts/peers/cupy_cg.py -matrix "$work/d.petsc" -maxit 20000 -json "$out/cupy.json" >/dev/null
 rm -rf "$work"
 
@@ -35,10 +39,10 @@ out = sys.argv[1]
 def load(name):
     p = os.path.join(out, name + ".json")
     return json.load(open(p)) if os.path.exists(p) else None
-j, a, w, m, a2, c = (load(x) for x in ("jacobi", "afsai", "afsai-wide", "afsai-mixed", "afsai-np2", "cupy"))
+j, a, w, m, a2, c, f, f2 = (load(x) for x in ("jacobi", "afsai", "afsai-wide", "afsai-mixed", "afsai-np2", "cupy", "fsai", "fsai-np2"))
 # setup_s = bind_s (A, b and x onto the GPU: every preconditioner pays it) + prec_setup_s
 print(f"{'run':12} {'its':>6} {'setup s':>8} {'bind s':>7} {'prec s':>7} {'solve s':>8} {'ms/it':>7} {'density':>7} {'setup on':>8} {'G stored':>8}")
-for name, r in (("jacobi", j), ("afsai", a), ("afsai-wide", w), ("afsai-mixed", m), ("afsai-np2", a2)):
+for name, r in (("jacobi", j), ("afsai", a), ("afsai-wide", w), ("afsai-mixed", m), ("afsai-np2", a2), ("fsai", f), ("fsai-np2", f2)):
     if r:
         info = r.get("prec_info") or {}
         print(f"{name:12} {r['iterations']:>6} {r['setup_s']:>8.3f} {r['bind_s']:>7.3f} {r['prec_setup_s']:>7.3f} {r['solve_s']:>8.3f} {1e3*r['iter_s']:>7.3f} {r.get('prec_density',0):>7.2f} {info.get('setup_device',''):>8} {info.get('apply_storage',''):>8}")
@@ -55,14 +59,18 @@ s = {
   "afsai_prec_total_over_cupy": (a["prec_setup_s"] + a["solve_s"]) / c["solve_s"],
   "afsai_prec_setup_over_solve": a["prec_setup_s"] / a["solve_s"],
 }
-cs = load("afsai-cpu-setup")
-if cs:
-    s["gpu_setup_speedup_over_cpu"] = cs["setup_s"] / a["setup_s"]
-    s["gpu_prec_setup_speedup_over_cpu"] = cs["prec_setup_s"] / a["prec_setup_s"]
-if a2:
-    s["two_gpu_setup_ratio"] = a2["setup_s"] / a["setup_s"]
-    s["two_gpu_prec_setup_ratio"] = a2["prec_setup_s"] / a["prec_setup_s"]
-    s["two_gpu_compute_ratio"] = a2["prec_info"]["compute_s"] / a["prec_info"]["compute_s"]
+# static FSAI's figures carry the prefix static_
+for pre, one, two, cs in (("", a, a2, load("afsai-cpu-setup")), ("static_", f, f2, load("fsai-cpu-setup"))):
+    if pre:
+        s["static_total_over_jacobi_solve"] = (f["setup_s"] + f["solve_s"]) / j["solve_s"]
+        s["static_prec_setup_over_solve"] = f["prec_setup_s"] / f["solve_s"]
+    if cs:
+        s[pre + "gpu_setup_speedup_over_cpu"] = cs["setup_s"] / one["setup_s"]
+        s[pre + "gpu_prec_setup_speedup_over_cpu"] = cs["prec_setup_s"] / one["prec_setup_s"]
+    if two:
+        s[pre + "two_gpu_setup_ratio"] = two["setup_s"] / one["setup_s"]
+        s[pre + "two_gpu_prec_setup_ratio"] = two["prec_setup_s"] / one["prec_setup_s"]
+        s[pre + "two_gpu_compute_ratio"] = two["prec_info"]["compute_s"] / one["prec_info"]["compute_s"]
 for k, v in s.items():
     print(f"{k}: {v:.3f}")
 json.dump(s, open(os.path.join(out, "summary.json"), "w"), indent=2)
