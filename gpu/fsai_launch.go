@@ -13,7 +13,7 @@ import (
 var fsaiKernelNames = [...]string{"fsai_init", "fsai_kapgrad8", "fsai_kapgrad32", "fsai_sysgather", "fsai_border", "fsai_solve",
 	"fsai_border_warp", "fsai_solve_warp", "fsai_compact", "fsai_restore", "fsai_assemble", "fsai_kept_counts",
 	"fsai_assemble_padded", "fsai_join_d", "fsai_join_s", "fsai_touches", "fsai_rows_count", "fsai_rows_copy",
-	"fsai_seed", "fsai_hops", "fsai_interior_flags", "fsai_interior_split", "fsai_static_pattern", "fsai_static_filter", "fsai_sysgather_sorted"}
+	"fsai_seed", "fsai_hops", "fsai_interior_flags", "fsai_interior_split", "fsai_static_pattern8", "fsai_static_pattern32", "fsai_static_filter", "fsai_sysgather_sorted"}
 
 // fsaiKernels are those kernels in the loaded module.
 type fsaiKernels struct {
@@ -33,9 +33,11 @@ type fsaiKernels struct {
 	// seed, hops, interiorFlags and interiorSplit find the interior rows
 	// (fsai_interior.go)
 	seed, hops, interiorFlags, interiorSplit kernel
-	// staticPattern and staticFilter are static FSAI's pattern and
-	// post-filter, sysgatherSorted its gather (fsai_static.go)
-	staticPattern, staticFilter, sysgatherSorted kernel
+	// staticPattern[0] and [1] are static FSAI's pattern with 8 and 32
+	// lanes per row, staticFilter its post-filter and sysgatherSorted its
+	// gather (fsai_static.go)
+	staticPattern                 [2]kernel
+	staticFilter, sysgatherSorted kernel
 }
 
 // fsaiKernels looks the set-up kernels up in the backend's module. They are
@@ -46,7 +48,7 @@ func (b *Backend) fsaiKernels() (*fsaiKernels, error) {
 	f := new(fsaiKernels)
 	for i, k := range []*kernel{&f.init, &f.kapgrad[0], &f.kapgrad[1], &f.sysgather, &f.border, &f.solve, &f.borderWarp, &f.solveWarp,
 		&f.compact, &f.restore, &f.assemble, &f.keptCounts, &f.assemblePadded, &f.join[0], &f.join[1],
-		&f.touches, &f.rowsCount, &f.rowsCopy, &f.seed, &f.hops, &f.interiorFlags, &f.interiorSplit, &f.staticPattern, &f.staticFilter, &f.sysgatherSorted} {
+		&f.touches, &f.rowsCount, &f.rowsCopy, &f.seed, &f.hops, &f.interiorFlags, &f.interiorSplit, &f.staticPattern[0], &f.staticPattern[1], &f.staticFilter, &f.sysgatherSorted} {
 		k.name = fsaiKernelNames[i]
 		name := cString(k.name)
 		if err := b.drv.check(b.drv.call(b.drv.moduleGetFunction, uintptr(unsafe.Pointer(&k.h)),

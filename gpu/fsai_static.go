@@ -25,8 +25,12 @@ import (
 // operations and its double sums in its order, so G is the CPU's, bit for
 // bit.
 
-// staticPatternCap is FSAI_PATTERN_CAP of kernels/fsai_pattern.cu: a
-// pattern holds fewer columns (off the diagonal) than this.
+// staticPatternCaps are fsai_pattern_cap of kernels/fsai_pattern.cu for 8
+// and 32 lanes per row: a pattern that the search of so many lanes finds
+// holds fewer columns (off the diagonal) than this; staticPatternCap is
+// the larger.
+var staticPatternCaps = [2]int{64, 256}
+
 const staticPatternCap = 256
 
 // StaticFactor computes the static FSAI rows of the local system a's rows
@@ -76,6 +80,10 @@ type staticGrow struct {
 	// post-filter's longest pattern before filtering and the entries it
 	// dropped (int64), over all batches
 	stats uintptr
+	// groups is the pattern search's lanes per row, as an index of
+	// staticPatternCaps: 8 lanes (0) unless a row's pattern needs more
+	// room (1, 32 lanes)
+	groups int
 }
 
 // The words at staticGrow.stats.
@@ -104,23 +112,30 @@ func (x *staticGrow) free(b *Backend) {
 
 // plan finds the longest pattern of the run's rows (s holds A; the rows
 // are in r.rowsDev) and sizes the run by it: one step that adds all of a
-// row's pattern.
+// row's pattern. It searches with 8 lanes per row, and again with 32 when
+// a pattern does not fit 8 lanes' list.
 func (x *staticGrow) plan(r *fsaiRun, s fsaiSetup) error {
 	b := r.b
 	s.rows, s.nb = r.rowsDev, int64(r.rows)
 	l := newFSAILauncher(b, s)
 	defer l.close()
-	r.tm.start()
-	l.warps(&r.fn.staticPattern, r.rows, f64(x.p.Tau), uint64(x.p.K), uint64(x.stats+4*statLongest))
-	r.tm.mark(&r.kt.Pattern)
-	if err := r.tm.collect(); err != nil {
-		return err
+	m := 0
+	for x.groups = range staticPatternCaps {
+		r.tm.start()
+		b.memset32(x.stats+4*statLongest, 0, 1)
+		x.search(r, l, r.rows, x.stats+4*statLongest)
+		r.tm.mark(&r.kt.Pattern)
+		if err := r.tm.collect(); err != nil {
+			return err
+		}
+		b.download(b.host, x.stats+4*statLongest, 4)
+		if b.syncLocked() != nil {
+			return b.err
+		}
+		if m = int(*(*int32)(b.host)); m < staticPatternCaps[x.groups] {
+			break
+		}
 	}
-	b.download(b.host, x.stats+4*statLongest, 4)
-	if b.syncLocked() != nil {
-		return b.err
-	}
-	m := int(*(*int32)(b.host))
 	if m >= staticPatternCap {
 		return fmt.Errorf("gpu: static FSAI with K %d, tau %g: a row's pattern holds %d columns or more, the most the device's search holds is %d: %w",
 			x.p.K, x.p.Tau, m, staticPatternCap-1, afsai.ErrDeviceUnsupported)
@@ -133,7 +148,7 @@ func (x *staticGrow) plan(r *fsaiRun, s fsaiSetup) error {
 // and, with Delta, post-filters the rows.
 func (x *staticGrow) grow(r *fsaiRun, _, nb int) error {
 	fn, l, tm, kt := r.fn, r.l, &r.tm, &r.kt
-	l.warps(&fn.staticPattern, nb, f64(x.p.Tau), uint64(x.p.K), 0)
+	x.search(r, l, nb, 0)
 	tm.mark(&kt.Pattern)
 	if err := r.addPatterns(nb, true); err != nil {
 		return err
@@ -143,6 +158,14 @@ func (x *staticGrow) grow(r *fsaiRun, _, nb int) error {
 		tm.mark(&kt.Filter)
 	}
 	return r.b.err
+}
+
+// search launches the pattern search of the n rows of l's setup with
+// x.groups' lanes per row: writing their patterns, or, with longest not
+// 0, finding the longest into it.
+func (x *staticGrow) search(r *fsaiRun, l *fsaiLauncher, n int, longest uintptr) {
+	lanes := 8 << (2 * x.groups)
+	l.launch(&r.fn.staticPattern[x.groups], r.b.elementBlocks(lanes*n), blockSize, 0, f64(x.p.Tau), uint64(x.p.K), uint64(longest))
 }
 
 // addStats adds the post-filter's statistics to st: the pattern lengths
