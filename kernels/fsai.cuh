@@ -105,6 +105,35 @@ __device__ __forceinline__ int fsai_slot(int *keys, int bits, int c)
     return fsai_insert(keys, bits, c, &added);
 }
 
+// Rows laid end to end: a group of G lanes (a power of two, 32 at most,
+// mask its lanes) that each hold one row of len entries numbers their
+// entries one after the other, so that it can take G of them at a time, a
+// lane each, whatever the rows' lengths (kapgrad.cu, fsai_pattern.cu).
+// fsai_lay_out returns the lane's row's first number and sets *total to
+// the entries of all; fsai_row_of returns the lane whose row holds entry
+// t < *total, given the starts.
+template <int G> __device__ __forceinline__ int fsai_lay_out(unsigned mask, int lane, int len, int *total)
+{
+    int end = len;
+    for (int off = 1; off < G; off <<= 1) {
+        const int y = __shfl_up_sync(mask, end, off, G);
+        if (lane >= off)
+            end += y;
+    }
+    *total = __shfl_sync(mask, end, G - 1, G);
+    return end - len;
+}
+
+template <int G> __device__ __forceinline__ int fsai_row_of(unsigned mask, int start, int t)
+{
+    int q = 0; // the last row that starts at or before entry t
+    for (int half = G / 2; half > 0; half >>= 1) {
+        if (__shfl_sync(mask, start, q + half, G) <= t)
+            q += half;
+    }
+    return q;
+}
+
 // fsai_entry returns A[r][c], zero when it is not stored: a binary search of
 // row r's sorted columns.
 __device__ __forceinline__ float fsai_entry(const FsaiSetup &S, int r, int c)

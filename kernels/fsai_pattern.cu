@@ -68,20 +68,10 @@ __device__ int fsai_pattern_search(const FsaiSetup &S, int i, double tau, int K,
                 len = S.rowptr[r + 1] - lo;
                 d = S.diag[r];
             }
-            int end = len; // the end of this lane's row among the entries laid end to end
-            for (int off = 1; off < G; off <<= 1) {
-                const int y = __shfl_up_sync(mask, end, off, G);
-                if (lane >= off)
-                    end += y;
-            }
-            const int start = end - len, total = __shfl_sync(mask, end, G - 1, G);
+            int total;
+            const int start = fsai_lay_out<G>(mask, lane, len, &total);
             for (int t0 = 0; t0 < total; t0 += G) {
-                const int t = t0 + lane;
-                int q = 0; // the last row that starts at or before entry t
-                for (int half = G / 2; half > 0; half >>= 1) {
-                    if (__shfl_sync(mask, start, q + half, G) <= t)
-                        q += half;
-                }
+                const int t = t0 + lane, q = fsai_row_of<G>(mask, start, t);
                 const int sq = __shfl_sync(mask, start, q, G), lq = __shfl_sync(mask, lo, q, G);
                 const double dr = (double)__shfl_sync(mask, d, q, G);
                 bool added = false;

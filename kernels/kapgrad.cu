@@ -79,21 +79,10 @@ template <int G> __device__ __forceinline__ void fsai_kapgrad_rows(const FsaiSet
             lo = S.rowptr[r];
             len = S.rowptr[r + 1] - lo;
         }
-        int end = len; // the end of this lane's source among the entries laid end to end
-        for (int off = 1; off < G; off <<= 1) {
-            const int y = __shfl_up_sync(mask, end, off, G);
-            if (lane >= off)
-                end += y;
-        }
-        const int start = end - len, total = __shfl_sync(mask, end, G - 1, G);
+        int total;
+        const int start = fsai_lay_out<G>(mask, lane, len, &total);
         for (int t0 = 0; t0 < total; t0 += G) {
-            const int t = t0 + lane;
-            int q = 0; // the last source that starts at or before entry t
-            for (int step = G / 2; step > 0; step >>= 1) {
-                const int sq = __shfl_sync(mask, start, q + step, G);
-                if (sq <= t)
-                    q += step;
-            }
+            const int t = t0 + lane, q = fsai_row_of<G>(mask, start, t);
             const int sq = __shfl_sync(mask, start, q, G), lq = __shfl_sync(mask, lo, q, G);
             const float cq = __shfl_sync(mask, coef, q, G);
             int h = -1;
