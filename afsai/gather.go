@@ -1,6 +1,7 @@
 package afsai
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -71,6 +72,26 @@ func (ls *localSystem) globals() []int64 {
 		}
 	})
 	return g
+}
+
+// global returns the global index of local row i.
+func (ls *localSystem) global(i int) int64 {
+	if i < len(ls.held) {
+		return ls.held[i]
+	}
+	return ls.first + int64(i-len(ls.held))
+}
+
+// named turns a DiagonalError about a row of the local system into one that
+// names the entry by its global row, counting from 1 as Matrix Market and
+// the command line do; other errors pass unchanged.
+func (ls *localSystem) named(err error) error {
+	var de *diagonalError
+	if ls == nil || !errors.As(err, &de) {
+		return err
+	}
+	g := ls.global(de.row) + 1
+	return fmt.Errorf("afsai: diagonal entry A(%d,%d) = %g is not positive and finite: the matrix is not SPD", g, g, de.d)
 }
 
 // find returns the position in set of the rank that owns global row gi and

@@ -263,6 +263,7 @@ func collectFactor(A *dsmat.Matrix, be backend.Backend, bound backend.Matrix, cf
 				f, stats, err = setupFactor(ls, cfg, be, info)
 				info.ComputeS += time.Since(t).Seconds()
 			}
+			err = ls.named(err)
 			done = err == nil && (final || ls.complete(f.rows))
 		}
 		if err := c.Agree(err); err != nil {

@@ -109,10 +109,23 @@ func (s Split) check() error {
 	return nil
 }
 
-// DiagonalError is the error of Adaptive for a matrix whose row i has the
-// diagonal entry d, which is not positive and finite.
+// DiagonalError is the error of Adaptive for a matrix whose row i
+// (counting from 0) has the diagonal entry d, which is not positive and
+// finite. A distributed set-up (New) names the row by its global index
+// instead (localSystem.named).
 func DiagonalError(i int, d float64) error {
-	return fmt.Errorf("afsai: row %d: diagonal entry %g is not positive and finite, A is not SPD", i, d)
+	return &diagonalError{row: i, d: d}
+}
+
+// diagonalError is a DiagonalError: row is a row of the matrix given to the
+// set-up, which for New is the local system.
+type diagonalError struct {
+	row int
+	d   float64
+}
+
+func (e *diagonalError) Error() string {
+	return fmt.Sprintf("afsai: row %d (counting from 0): diagonal entry %g is not positive and finite, A is not SPD", e.row, e.d)
 }
 
 // join joins a border and a diagonal block (Split) into one matrix of

@@ -99,6 +99,7 @@ func (u *Updater) Update() error {
 		t = time.Now()
 		var st Stats
 		placed, st, err = u.computeRows()
+		err = u.ls.named(err)
 		u.Times.ComputeS = time.Since(t).Seconds()
 		u.Times.OnDevice, u.Times.FallbackRows = placed, st.FallbackRows
 	}

@@ -160,8 +160,7 @@ func (p *fixedPlan) stage(vals []float32) error {
 	})
 	for _, i := range bad {
 		if i >= 0 {
-			return fmt.Errorf("gpu: fixed-pattern FSAI: row %d: diagonal entry %g is not positive and finite, A is not SPD",
-				i, p.diag[i])
+			return afsai.DiagonalError(i, float64(p.diag[i]))
 		}
 	}
 	return nil

@@ -35,7 +35,20 @@
 // collective. Bad input (a wrong length, a non-finite value, rows that do
 // not follow each other in rank order) is an error on every rank: the rank
 // that found it gets the description and the others comm.ErrPeer, and
-// nothing has changed. A Solver is used by one goroutine at a time.
+// nothing has changed. The set-up's messages name rows by their global
+// index counting from 1, as Matrix Market does (A(I,I) is row I's diagonal
+// entry); messages about the arrays given to NewMatrix use the caller's
+// 0-based indices.
+//
+// Calls on one Solver must be serialized: a call made while another runs
+// on the same Solver (from another goroutine) returns ErrBusy at once,
+// before any communication, and changes nothing. The refusal never waits
+// on other ranks, but the call that runs does: the ranks must make the
+// same calls, and two overlapping calls may be refused on one rank and run
+// one after the other on another, so a program that meets ErrBusy under
+// MPI should abort. Solvers of one Matrix that run at once must not change
+// its values (SetValues, UpdateValues), which they share. After Free every
+// call returns ErrFreed.
 //
 // The communicator is comm.World() after comm.Init in a Go program; a C or
 // Fortran program passes its own through the C API (directory capi), whose

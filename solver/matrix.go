@@ -2,6 +2,7 @@ package solver
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -20,6 +21,9 @@ type Matrix struct {
 	// perm is nil when the caller gave every row's columns in ascending
 	// order; otherwise entry k of rows is entry perm[k] of the caller's.
 	perm []int
+	// diag holds, for each row, the caller's index of its diagonal entry,
+	// -1 where the row has none
+	diag []int
 }
 
 // NewMatrix builds a distributed n x n matrix from this rank's rows, in CSR
@@ -32,6 +36,9 @@ type Matrix struct {
 // rank returns an error, the rank that found it a description and the
 // others comm.ErrPeer.
 func NewMatrix(c *comm.Comm, n, first int64, rowPtr, cols []int64, vals []float64) (*Matrix, error) {
+	if c == nil {
+		return nil, errors.New("solver: new matrix: the communicator is nil")
+	}
 	m, err := newStripe(n, first, rowPtr, cols, vals)
 	if err := c.Agree(err); err != nil {
 		return nil, err
@@ -97,12 +104,38 @@ func newStripe(n, first int64, rowPtr, cols []int64, vals []float64) (*Matrix, e
 			}
 		}
 	}
-	return m, m.setValues(vals)
+	m.findDiagonal()
+	if err := m.checkValues(vals); err != nil {
+		return nil, err
+	}
+	m.storeValues(vals)
+	return m, nil
 }
 
-// setValues stores the caller's values (in the order given to NewMatrix)
-// in the stripe, checking them first. It does not touch the blocks.
-func (m *Matrix) setValues(vals []float64) error {
+// findDiagonal fills m.diag from the stripe's sorted columns.
+func (m *Matrix) findDiagonal() {
+	r := m.rows
+	m.diag = make([]int, r.Count())
+	for i := range m.diag {
+		lo, hi := r.RowPtr[i], r.RowPtr[i+1]
+		k, found := slices.BinarySearch(r.Col[lo:hi], r.First+int64(i))
+		switch {
+		case !found:
+			m.diag[i] = -1
+		case m.perm != nil:
+			m.diag[i] = m.perm[int(lo)+k]
+		default:
+			m.diag[i] = int(lo) + k
+		}
+	}
+}
+
+// valid reports whether m was made by NewMatrix.
+func (m *Matrix) valid() bool { return m != nil && m.a != nil }
+
+// checkValues checks the caller's values (in the order given to NewMatrix):
+// one per entry of the stripe, all finite.
+func (m *Matrix) checkValues(vals []float64) error {
 	if len(vals) != len(m.rows.Val) {
 		return fmt.Errorf("solver: %d values for a stripe of %d entries", len(vals), len(m.rows.Val))
 	}
@@ -121,6 +154,35 @@ func (m *Matrix) setValues(vals []float64) error {
 			return fmt.Errorf("solver: value %d of the stripe is %g", k, vals[k])
 		}
 	}
+	return nil
+}
+
+// checkDiagonal refuses values with a diagonal entry that is not positive
+// and finite (also once rounded to float32, when single), as the
+// preconditioners' set-ups do: such a matrix is not SPD. Rows count from 1
+// in the message, as in Matrix Market and the command line's messages.
+func (m *Matrix) checkDiagonal(vals []float64, single bool) error {
+	for i, k := range m.diag {
+		var d float64
+		if k >= 0 {
+			d = vals[k]
+		}
+		r, in := d, ""
+		if single {
+			r, in = float64(float32(d)), " in float32"
+		}
+		if !(r > 0) || math.IsInf(r, 0) {
+			g := m.rows.First + int64(i) + 1
+			return fmt.Errorf("solver: diagonal entry A(%d,%d) = %g is not positive and finite%s: the matrix is not SPD",
+				g, g, d, in)
+		}
+	}
+	return nil
+}
+
+// storeValues stores the caller's values, which checkValues accepted, in
+// the stripe. It does not touch the blocks.
+func (m *Matrix) storeValues(vals []float64) {
 	parallel.For(len(vals), func(_, lo, hi int) {
 		if m.perm == nil {
 			copy(m.rows.Val[lo:hi], vals[lo:hi])
@@ -130,7 +192,6 @@ func (m *Matrix) setValues(vals []float64) error {
 			m.rows.Val[lo+k] = vals[p]
 		}
 	})
-	return nil
 }
 
 // partition learns every rank's rows and checks that they follow each other

@@ -2,19 +2,34 @@ package solver
 
 import (
 	"github.com/fsai-dist/fsai-dist/afsai"
+	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/pcg"
 )
 
 // newPrec sets up the preconditioner Options.Prec names on the matrix's
-// current values. Collective.
+// current values. On an error it returns a nil Preconditioner (not an
+// interface holding a nil pointer, which Free would call). Collective.
 func (s *Solver) newPrec() (pcg.Preconditioner, error) {
+	var (
+		p   pcg.Preconditioner = pcg.None{}
+		err error
+	)
 	switch s.opt.Prec {
 	case "afsai", "fsai":
-		return afsai.NewFor(s.op, s.opt.FSAI)
+		p, err = afsai.NewFor(s.op, s.opt.FSAI)
 	case "jacobi":
-		return pcg.NewJacobi(s.m.a, s.be)
+		p, err = pcg.NewJacobi(s.m.a, s.be)
 	}
-	return pcg.None{}, nil
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// singleSetup reports whether the preconditioner's set-up computes in
+// float32, where a diagonal entry must be positive and finite once rounded.
+func (s *Solver) singleSetup() bool {
+	return (s.opt.Prec == "afsai" || s.opt.Prec == "fsai") && s.opt.FSAI.Setup == backend.Single
 }
 
 // updatePrec recomputes the preconditioner's values for the matrix's
@@ -27,7 +42,7 @@ func (s *Solver) updatePrec() error {
 		}
 		return s.updater.Update()
 	case *pcg.Jacobi:
-		return s.Rebuild() // a new diagonal: nothing to keep
+		return s.rebuild() // a new diagonal: nothing to keep
 	}
 	return nil
 }

@@ -1,7 +1,9 @@
 package solver
 
 import (
+	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/backend"
@@ -14,7 +16,20 @@ import (
 // Solver solves A x = b by PCG for a Matrix A, keeping everything it set up
 // (the matrix and the preconditioner on the backend, the halo plans, the
 // device vectors) from one solve to the next.
+//
+// Calls on one Solver must be serialized. One that starts while another
+// runs (from another goroutine) is refused with ErrBusy before it
+// communicates, so the refusal itself never waits on other ranks; but the
+// call that runs is collective, and whether two calls overlap may differ
+// from rank to rank, so under MPI a program that meets ErrBusy has a bug and
+// should abort.
 type Solver struct {
+	busy atomic.Bool // a call is running (enter, leave)
+	parts
+}
+
+// parts are what New sets up and Free releases; m is nil after Free.
+type parts struct {
 	m     *Matrix
 	opt   Options
 	be    backend.Backend
@@ -28,6 +43,34 @@ type Solver struct {
 	updater *afsai.Updater
 	many    *block // SolveMany's vectors for its last number of columns
 }
+
+// ErrBusy is the error of a call on a Solver that another call, from
+// another goroutine, is running on.
+var ErrBusy = errors.New("the solver is in use by another call: calls on one solver must be serialized")
+
+// ErrFreed is the error of a call on a Solver after its Free, or on one
+// that New did not make.
+var ErrFreed = errors.New("the solver was freed, or not made by New")
+
+// enter starts the call named what on s, before it communicates: it fails
+// with ErrBusy while another call runs, and with ErrFreed after Free. A call
+// that entered leaves when it returns.
+func (s *Solver) enter(what string) error {
+	if s == nil {
+		return fmt.Errorf("solver: %s: %w", what, ErrFreed)
+	}
+	if !s.busy.CompareAndSwap(false, true) {
+		return fmt.Errorf("solver: %s: %w", what, ErrBusy)
+	}
+	if s.m == nil {
+		s.leave()
+		return fmt.Errorf("solver: %s: %w", what, ErrFreed)
+	}
+	return nil
+}
+
+// leave ends the call that entered.
+func (s *Solver) leave() { s.busy.Store(false) }
 
 // block holds the device blocks and workspace of SolveMany for k columns,
 // and the host block in the backend's row-major layout.
@@ -55,14 +98,19 @@ func (bl *block) free() {
 
 // New sets up a solver for m on be, or on the backend opt.Backend names
 // when be is nil: it copies m to the backend and computes the
-// preconditioner. Collective over m's communicator.
+// preconditioner. Collective over m's communicator. On an error (bad
+// options, a matrix the preconditioner's set-up rejects, a device failure)
+// it releases what it made and returns no solver.
 func New(m *Matrix, be backend.Backend, opt Options) (*Solver, error) {
+	if !m.valid() {
+		return nil, errors.New("solver: new: the matrix is nil, or not made by NewMatrix")
+	}
 	c := m.Comm()
 	opt, err := opt.withDefaults()
 	if err := c.Agree(err); err != nil {
 		return nil, err
 	}
-	s := &Solver{m: m, opt: opt, be: be}
+	s := &Solver{parts: parts{m: m, opt: opt, be: be}}
 	if be == nil {
 		s.be, _, err = OpenBackend(c, BackendOptions{Name: opt.Backend, Threads: opt.Threads})
 		if err != nil {
@@ -84,11 +132,11 @@ func New(m *Matrix, be backend.Backend, opt Options) (*Solver, error) {
 		s.ws, err = pcg.NewWorkspace(s.op, s.b)
 	}
 	if err := c.Agree(err); err != nil {
-		s.Free()
+		s.release()
 		return nil, err
 	}
 	if s.prec, err = s.newPrec(); err != nil {
-		s.Free()
+		s.release()
 		return nil, err
 	}
 	return s, nil
@@ -101,6 +149,10 @@ func New(m *Matrix, be backend.Backend, opt Options) (*Solver, error) {
 // failed (MPI, device); after one, the ranks may be out of step, and the
 // program should abort. Collective.
 func (s *Solver) Solve(b, x []float64) (pcg.Result, error) {
+	if err := s.enter("solve"); err != nil {
+		return pcg.Result{}, err
+	}
+	defer s.leave()
 	n := s.m.LocalRows()
 	var err error
 	if len(b) != n || len(x) != n {
@@ -129,6 +181,10 @@ func (s *Solver) Solve(b, x []float64) (pcg.Result, error) {
 // iterates. Every column stops on its own; the Results say how each ended.
 // Collective.
 func (s *Solver) SolveMany(b, x []float64, k int) ([]pcg.Result, error) {
+	if err := s.enter("solve many"); err != nil {
+		return nil, err
+	}
+	defer s.leave()
 	n := s.m.LocalRows()
 	var err error
 	if k < 1 || len(b) != n*k || len(x) != n*k {
@@ -227,27 +283,51 @@ func deinterleave(cols, rowMajor []float64, k int) {
 // long as it helps). Other solvers of the same Matrix see the new values
 // only after their own SetValues. Collective; on bad input nothing changes.
 func (s *Solver) SetValues(vals []float64) error {
-	c := s.m.Comm()
-	if err := c.Agree(s.m.setValues(vals)); err != nil {
+	if err := s.enter("set values"); err != nil {
 		return err
 	}
-	err := s.m.a.SetValues(s.m.rows)
-	if err == nil {
-		err = s.op.Refresh()
-	}
-	return c.Agree(err)
+	defer s.leave()
+	return s.setValues(vals, false)
 }
 
 // UpdateValues is SetValues followed by the preconditioner's recomputation
 // for the new values on its existing pattern: the new diagonal for Jacobi;
 // for the FSAI preconditioners, the exact FSAI rows on G's pattern
 // (afsai.Preconditioner.Update), without the pattern search and with the
-// same halo plans. Collective.
+// same halo plans. Collective. The new values are checked before anything
+// changes: on bad input (a wrong length, a non-finite value, or, for every
+// preconditioner but none, a diagonal entry that is not positive, as New
+// would refuse it) every rank returns an error and the solver solves the
+// old system exactly as before.
 func (s *Solver) UpdateValues(vals []float64) error {
-	if err := s.SetValues(vals); err != nil {
+	if err := s.enter("update values"); err != nil {
+		return err
+	}
+	defer s.leave()
+	if err := s.setValues(vals, s.opt.Prec != "none"); err != nil {
 		return err
 	}
 	return s.updatePrec()
+}
+
+// setValues is SetValues; with diagonal it also refuses values whose
+// diagonal the preconditioner's set-up would refuse, before anything
+// changes.
+func (s *Solver) setValues(vals []float64, diagonal bool) error {
+	c := s.m.Comm()
+	err := s.m.checkValues(vals)
+	if err == nil && diagonal {
+		err = s.m.checkDiagonal(vals, s.singleSetup())
+	}
+	if err := c.Agree(err); err != nil {
+		return err
+	}
+	s.m.storeValues(vals)
+	err = s.m.a.SetValues(s.m.rows)
+	if err == nil {
+		err = s.op.Refresh()
+	}
+	return c.Agree(err)
 }
 
 // Rebuild sets up the preconditioner anew on the current values, pattern
@@ -255,6 +335,15 @@ func (s *Solver) UpdateValues(vals []float64) error {
 // for the first ones no longer serves. The old preconditioner is freed once
 // the new one is built. Collective.
 func (s *Solver) Rebuild() error {
+	if err := s.enter("rebuild"); err != nil {
+		return err
+	}
+	defer s.leave()
+	return s.rebuild()
+}
+
+// rebuild is Rebuild.
+func (s *Solver) rebuild() error {
 	p, err := s.newPrec()
 	if err != nil {
 		return err
@@ -288,9 +377,20 @@ func (s *Solver) Backend() backend.Backend { return s.be }
 func (s *Solver) Preconditioner() pcg.Preconditioner { return s.prec }
 
 // Free releases the solver's device memory, and its backend if New opened
-// it; the solver must not be used after. The matrix stays usable. Not
-// collective.
+// it. The matrix stays usable. Not collective. Every later call on the
+// solver, Free included, returns ErrFreed; Free during another call returns
+// ErrBusy and frees nothing.
 func (s *Solver) Free() error {
+	if err := s.enter("free"); err != nil {
+		return err
+	}
+	defer s.leave()
+	return s.release()
+}
+
+// release frees what New made, whichever parts it got to, and leaves the
+// solver empty.
+func (s *Solver) release() error {
 	if s.updater != nil {
 		s.updater.Free()
 	}
@@ -315,6 +415,6 @@ func (s *Solver) Free() error {
 	if s.ownBE {
 		err = s.be.Close()
 	}
-	*s = Solver{}
+	s.parts = parts{}
 	return err
 }
