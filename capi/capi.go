@@ -91,16 +91,19 @@ func badHandle(format string, args ...any) error {
 	return codedError{codeHandle, fmt.Errorf(format, args...)}
 }
 
-// lookup returns the object of handle h as a T.
+// lookup returns the object of handle h as a T. The handle table tells a
+// freed handle from a live one: handles count up from 1 and are never
+// reused, so 0, a freed handle and one the library never returned are all
+// refused.
 func lookup[T any](h C.int64_t, what string) (T, error) {
 	v, ok := state.handles[int64(h)].(T)
 	if !ok {
-		return v, badHandle("fsai: %d is not a %s handle", int64(h), what)
+		return v, badHandle("fsai: %d is not a %s handle: not made by this library, or freed", int64(h), what)
 	}
 	return v, nil
 }
 
-// store registers v and returns its handle.
+// store registers v and returns its handle, never one returned before.
 func store(v any) C.int64_t {
 	state.next++
 	state.handles[state.next] = v
@@ -110,7 +113,7 @@ func store(v any) C.int64_t {
 // world returns the library's communicator, or an error before fsai_init.
 func world() (*comm.Comm, error) {
 	if state.c == nil {
-		return nil, badHandle("fsai: fsai_init has not been called")
+		return nil, badHandle("fsai: the library is not initialized: fsai_init has not been called, or fsai_finalize has")
 	}
 	return state.c, nil
 }

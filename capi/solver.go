@@ -6,8 +6,10 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"syscall"
 	"unsafe"
 
+	"github.com/fsai-dist/fsai-dist/gpu"
 	"github.com/fsai-dist/fsai-dist/pcg"
 	"github.com/fsai-dist/fsai-dist/solver"
 )
@@ -41,7 +43,7 @@ func fsai_matrix_create(n, first, nlocal C.int64_t, rowPtr, cols *C.int64_t, val
 		if err != nil {
 			return err
 		}
-		rp, cs, vs, err := csrArrays(int64(nlocal), rowPtr, cols, vals, int64(base))
+		rp, cs, vs, err := csrArrays(int64(n), int64(first), int64(nlocal), rowPtr, cols, vals, int64(base))
 		if err == nil && out == nil {
 			err = errors.New("fsai: matrix_create: the output handle is NULL")
 		}
@@ -57,19 +59,43 @@ func fsai_matrix_create(n, first, nlocal C.int64_t, rowPtr, cols *C.int64_t, val
 	})
 }
 
-// csrArrays copies the caller's CSR arrays, counting indices from 0.
-func csrArrays(nlocal int64, rowPtr, cols *C.int64_t, vals *C.double, base int64) (rp, cs []int64, vs []float64, err error) {
-	if base != 0 && base != 1 {
+// csrArrays checks and copies the caller's CSR arrays, counting indices
+// from 0. It reads row_ptr's nlocal+1 entries only after checking that
+// nlocal rows fit the matrix and this node's memory, and reads cols and vals
+// only as far as row_ptr, checked first, says they reach: row_ptr[0] is the
+// base, row_ptr does not decrease, no row has more than n entries and the
+// arrays fit this node's memory. Messages count rows and columns from the
+// base, as the caller does.
+func csrArrays(n, first, nlocal int64, rowPtr, cols *C.int64_t, vals *C.double, base int64) (rp, cs []int64, vs []float64, err error) {
+	mem := memoryBytes()
+	switch {
+	case base != 0 && base != 1:
 		return nil, nil, nil, fmt.Errorf("fsai: matrix_create: index base %d is not 0 or 1", base)
-	}
-	if nlocal < 1 {
+	case n < 1:
+		return nil, nil, nil, fmt.Errorf("fsai: matrix_create: matrix dimension %d", n)
+	case nlocal < 1:
 		return nil, nil, nil, fmt.Errorf("fsai: matrix_create: %d local rows: every rank needs at least one", nlocal)
+	case nlocal > n || uint64(nlocal) > mem/8:
+		return nil, nil, nil, fmt.Errorf("fsai: matrix_create: %d local rows, more than the matrix's %d or this node's memory holds", nlocal, n)
 	}
 	crp, err := slice[int64](rowPtr, int(nlocal+1), "row_ptr")
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	nnz := crp[nlocal] - crp[0]
+	if crp[0] != base {
+		return nil, nil, nil, fmt.Errorf("fsai: matrix_create: row_ptr[0] = %d, want the index base %d", crp[0], base)
+	}
+	for i := range nlocal {
+		if l := crp[i+1] - crp[i]; l < 0 || l > n {
+			return nil, nil, nil, fmt.Errorf("fsai: matrix_create: row %d: row_ptr[%d] = %d and row_ptr[%d] = %d: a row holds 0 to %d entries",
+				first+i, i, crp[i], i+1, crp[i+1], n)
+		}
+	}
+	nnz := crp[nlocal] - base
+	if uint64(nnz) > mem/16 {
+		return nil, nil, nil, fmt.Errorf("fsai: matrix_create: row_ptr[%d] = %d: %d entries of 16 bytes are more than this node's memory of %d bytes",
+			nlocal, crp[nlocal], nnz, mem)
+	}
 	ccs, err := slice[int64](cols, int(nnz), "cols")
 	if err == nil {
 		vs, err = slice[float64](vals, int(nnz), "vals")
@@ -82,10 +108,26 @@ func csrArrays(nlocal int64, rowPtr, cols *C.int64_t, vals *C.double, base int64
 		rp[i] = p - base
 	}
 	cs = make([]int64, len(ccs))
-	for k, c := range ccs {
-		cs[k] = c - base
+	for i := range nlocal {
+		for k := rp[i]; k < rp[i+1]; k++ {
+			c := ccs[k]
+			if c < base || c-base >= n {
+				return nil, nil, nil, fmt.Errorf("fsai: matrix_create: row %d: column %d is not within [%d,%d]", first+i, c, base, n-1+base)
+			}
+			cs[k] = c - base
+		}
 	}
 	return rp, cs, vs, nil
+}
+
+// memoryBytes is this node's memory, which bounds the arrays a caller can
+// hold; 1<<62 where the system does not tell.
+func memoryBytes() uint64 {
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) != nil || si.Totalram == 0 {
+		return 1 << 62
+	}
+	return uint64(si.Totalram) * uint64(si.Unit)
 }
 
 // fsai_matrix_free releases a matrix handle. Solvers made from it stay
@@ -129,8 +171,12 @@ func fsai_solver_create(m C.int64_t, prec *C.char, tol C.double, maxit C.int, ba
 			opt.Backend = C.GoString(backend)
 		}
 		s, err := solver.New(A, nil, opt)
+		var dev *gpu.Error
+		if errors.As(err, &dev) {
+			return failure(err)
+		}
 		if err != nil {
-			return err
+			return err // bad options or a matrix that is not SPD
 		}
 		*out = store(s)
 		return nil

@@ -167,14 +167,12 @@ func (m *Matrix) checkDiagonal(vals []float64, single bool) error {
 		if k >= 0 {
 			d = vals[k]
 		}
-		r, in := d, ""
-		if single {
-			r, in = float64(float32(d)), " in float32"
+		g := m.rows.First + int64(i) + 1
+		if !(d > 0) || math.IsInf(d, 0) {
+			return fmt.Errorf("solver: diagonal entry A(%d,%d) = %g is not positive and finite: the matrix is not SPD", g, g, d)
 		}
-		if !(r > 0) || math.IsInf(r, 0) {
-			g := m.rows.First + int64(i) + 1
-			return fmt.Errorf("solver: diagonal entry A(%d,%d) = %g is not positive and finite%s: the matrix is not SPD",
-				g, g, d, in)
+		if r := float32(d); single && (r == 0 || math.IsInf(float64(r), 0)) {
+			return fmt.Errorf("solver: diagonal entry A(%d,%d) = %g is not positive and finite in float32, the precision of the set-up: the matrix is not SPD there", g, g, d)
 		}
 	}
 	return nil

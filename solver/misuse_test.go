@@ -244,7 +244,7 @@ func TestFailedUpdate(t *testing.T) {
 							vals []float64
 							want string
 							mine bool
-						}{"tiny diagonal", sys.withDiagonal(g, 1e-50), "= 1e-50 is not positive and finite in float32", last})
+						}{"tiny diagonal", sys.withDiagonal(g, 1e-50), "= 1e-50 is not positive and finite in float32, the precision of the set-up", last})
 					}
 					for _, tc := range cases {
 						err := s.UpdateValues(tc.vals)
