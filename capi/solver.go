@@ -33,8 +33,8 @@ func slice[T, C any](p *C, n int, what string) ([]T, error) {
 // cols[row_ptr[i]-base .. row_ptr[i+1]-base-1] and values vals likewise.
 // Indices count from base (0 in C, 1 in Fortran): first, row_ptr and cols.
 // Both triangles are stored; columns within a row may come in any order.
-// The ranks' rows follow each other in rank order. The arrays are copied.
-// Collective.
+// The ranks' rows follow each other in rank order. The arrays are copied,
+// after csrArrays checked them. Collective.
 //
 //export fsai_matrix_create
 func fsai_matrix_create(n, first, nlocal C.int64_t, rowPtr, cols *C.int64_t, vals *C.double, base C.int, out *C.int64_t) C.int {
@@ -147,7 +147,9 @@ func fsai_matrix_free(m C.int64_t) C.int {
 // fsai_solver_create sets up a solver for matrix m: preconditioner prec
 // ("afsai", "fsai", "jacobi", "none"; NULL: afsai), tolerance tol on
 // ||b - A x||/||b|| (0: 1e-8), iteration limit maxit (0: 10000), backend
-// ("auto", "cpu", "cuda"; NULL: auto). Collective.
+// ("auto", "cpu", "cuda"; NULL: auto). Collective. A matrix the set-up
+// refuses is bad input (FSAI_ERR_INPUT where found, FSAI_ERR_PEER
+// elsewhere), a device failure FSAI_ERR_FAILURE.
 //
 //export fsai_solver_create
 func fsai_solver_create(m C.int64_t, prec *C.char, tol C.double, maxit C.int, backend *C.char, out *C.int64_t) C.int {
@@ -313,7 +315,8 @@ func fsai_set_values(s C.int64_t, vals *C.double) C.int {
 }
 
 // fsai_update_values is fsai_set_values followed by the recomputation of
-// the preconditioner's values on its pattern. Collective.
+// the preconditioner's values on its pattern. Collective; on bad input
+// nothing changes (solver.Solver.UpdateValues).
 //
 //export fsai_update_values
 func fsai_update_values(s C.int64_t, vals *C.double) C.int {

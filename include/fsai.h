@@ -22,10 +22,26 @@
  * must be called by every rank of that communicator, in the same order.
  *
  * Errors: every function returns FSAI_OK or a code below, and
- * fsai_last_error gives the message. On bad input to a collective function
- * every rank returns an error (the rank that found it FSAI_ERR_INPUT, the
- * others FSAI_ERR_PEER) and nothing has changed. After FSAI_ERR_FAILURE
- * (MPI, device) the ranks may be out of step: abort.
+ * fsai_last_error gives the message; no input aborts the program. On bad
+ * input to a collective function every rank returns an error (the rank that
+ * found it FSAI_ERR_INPUT, the others FSAI_ERR_PEER) and nothing has
+ * changed. A matrix that the preconditioner's set-up refuses (a diagonal
+ * entry that is not positive: not SPD) is bad input; its message names the
+ * entry A(I,I) with I counting from 1, as in Matrix Market, while messages
+ * about the arrays given to fsai_matrix_create count from its base. After
+ * FSAI_ERR_FAILURE (MPI, device) the ranks may be out of step: abort. Docs:
+ * docs/errors.md, section "Library".
+ *
+ * Handles: the library keeps a table of its live handles, numbered from 1
+ * and never reused. 0, a freed handle, a matrix handle where a solver's is
+ * wanted (and the reverse), and every call before fsai_init or after
+ * fsai_finalize return FSAI_ERR_HANDLE; so do a second fsai_solver_free or
+ * fsai_matrix_free of one handle.
+ *
+ * Threads: the library runs one call at a time (a lock); calls from other
+ * threads wait for it, and fsai_last_error tells the last failed call of
+ * any thread. Collective calls must still come in the same order on every
+ * rank.
  *
  * Indices are int64_t and count from the base given to fsai_matrix_create
  * (0 in C, 1 in Fortran). Vectors and values are this rank's part only.
@@ -43,10 +59,10 @@ extern "C" {
 enum {
 	FSAI_OK = 0,
 	FSAI_NOT_CONVERGED = 1,  /* fsai_solve stopped before the tolerance */
-	FSAI_ERR_INPUT = -1,     /* bad input on this rank */
+	FSAI_ERR_INPUT = -1,     /* bad input on this rank, or a matrix that is not SPD */
 	FSAI_ERR_PEER = -2,      /* bad input on another rank */
 	FSAI_ERR_FAILURE = -3,   /* MPI, device or internal failure */
-	FSAI_ERR_HANDLE = -4     /* not a handle of this library, or no fsai_init */
+	FSAI_ERR_HANDLE = -4     /* not a live handle (0, freed, other kind), or no fsai_init */
 };
 
 typedef int64_t fsai_matrix; /* opaque handles */
@@ -70,17 +86,29 @@ int fsai_last_error(char *buf, int len);
  * values vals likewise; base is 0 or 1 and applies to first, row_ptr and
  * cols. Both triangles are stored, columns within a row in any order. The
  * ranks' rows follow each other in rank order, at least one per rank. The
- * arrays are copied. Collective. */
+ * arrays are copied. Collective.
+ *
+ * The library reads row_ptr's nlocal+1 entries only once 1 <= nlocal <= n,
+ * and cols and vals only as far as row_ptr, checked first, says: row_ptr[0]
+ * must be base, row_ptr must not decrease, no row may hold more than n
+ * entries, and the entries (16 bytes each) must fit this node's memory.
+ * Columns must lie in [base, n-1+base] and appear once in a row, values be
+ * finite. Anything else returns FSAI_ERR_INPUT, with the row and the
+ * offending entry in the message. */
 int fsai_matrix_create(int64_t n, int64_t first, int64_t nlocal, const int64_t *row_ptr,
                        const int64_t *cols, const double *vals, int base, fsai_matrix *matrix);
 
-/* Releases a matrix handle; its solvers stay usable. */
+/* Releases a matrix handle; its solvers stay usable, the handle is then
+ * refused (FSAI_ERR_HANDLE). Not collective. */
 int fsai_matrix_free(fsai_matrix matrix);
 
 /* Sets up a solver: prec "afsai", "fsai", "jacobi" or "none" (NULL: afsai);
  * tol on ||b - A x||/||b|| (0: 1e-8); maxit (0: 10000); backend "auto",
  * "cpu" or "cuda" (NULL: auto, the GPU of the rank's node-local rank when
- * there is one). Collective. */
+ * there is one). Collective. A matrix the set-up refuses (a diagonal entry
+ * that is not positive) returns FSAI_ERR_INPUT on the ranks that found it,
+ * FSAI_ERR_PEER on the others, and makes no solver; a device failure
+ * returns FSAI_ERR_FAILURE. */
 int fsai_solver_create(fsai_matrix matrix, const char *prec, double tol, int maxit,
                        const char *backend, fsai_solver *solver);
 
@@ -104,14 +132,20 @@ int fsai_solve_many(fsai_solver solver, int k, const double *b, double *x, int *
 int fsai_set_values(fsai_solver solver, const double *vals);
 
 /* fsai_set_values, and the preconditioner's values recomputed on its
- * pattern (aFSAI: without the pattern search). Collective. */
+ * pattern (aFSAI: without the pattern search). Collective. The values are
+ * checked before anything changes: on bad input (NULL, a value that is not
+ * finite, or, for every preconditioner but none, a diagonal entry that is
+ * not positive, or that rounds to 0 or overflows in float32 for aFSAI and
+ * FSAI) every rank returns an error and the solver goes on solving the old
+ * system exactly as before. */
 int fsai_update_values(fsai_solver solver, const double *vals);
 
 /* Sets the preconditioner up anew on the current values, pattern included.
  * Collective. */
 int fsai_rebuild(fsai_solver solver);
 
-/* Releases a solver and its device memory. */
+/* Releases a solver and its device memory; the handle is then refused
+ * (FSAI_ERR_HANDLE). Not collective. */
 int fsai_solver_free(fsai_solver solver);
 
 #ifdef __cplusplus
