@@ -210,7 +210,7 @@ func (x *collection) hold(k, j int) error {
 	for _, b := range bad {
 		if b > 0 {
 			return fmt.Errorf("afsai: collect rows: rank %d sent row %d (%d entries): outside its stripe, sent before, or past the message",
-				q, rows[b-1], lens[b-1])
+				q, rows[b-1]+1, lens[b-1])
 		}
 	}
 	if at[len(rows)] != int64(len(m.cols.Data)) {

@@ -42,19 +42,19 @@ func TestHold(t *testing.T) {
 		}
 	}
 	x.msgs = append(x.msgs, rowMessage([]int64{3}, []int32{0}, 0))
-	if err := x.hold(0, 1); err == nil || !strings.Contains(err.Error(), "sent row 3") {
-		t.Errorf("row 3 sent again: error %v", err)
+	if err := x.hold(0, 1); err == nil || !strings.Contains(err.Error(), "sent row 4 ") {
+		t.Errorf("row 3 (4 from 1) sent again: error %v", err)
 	}
 	for _, c := range []struct {
 		name string
 		m    rowMsg
 		msg  string
 	}{
-		{"repeated", rowMessage([]int64{5, 5}, []int32{0, 0}, 0), "sent row 5"},
-		{"outside", rowMessage([]int64{4, 12}, []int32{0, 0}, 0), "sent row 12"},
-		{"past the message", rowMessage([]int64{4, 6}, []int32{1, 2}, 2), "sent row 6"},
+		{"repeated", rowMessage([]int64{5, 5}, []int32{0, 0}, 0), "sent row 6 "},
+		{"outside", rowMessage([]int64{4, 12}, []int32{0, 0}, 0), "sent row 13 "},
+		{"past the message", rowMessage([]int64{4, 6}, []int32{1, 2}, 2), "sent row 7 "},
 		{"short of the message", rowMessage([]int64{4}, []int32{1}, 3), "sent 3 entries, its rows hold 1"},
-		{"negative length", rowMessage([]int64{4}, []int32{-1}, 0), "sent row 4"},
+		{"negative length", rowMessage([]int64{4}, []int32{-1}, 0), "sent row 5 "},
 	} {
 		x := newX()
 		x.msgs = []rowMsg{c.m}

@@ -1,6 +1,7 @@
 package afsai
 
 import (
+	"errors"
 	"slices"
 	"time"
 
@@ -110,12 +111,12 @@ func earlyFactor(A *dsmat.Matrix, dev RowsDevice, bound backend.Matrix, p Params
 			df, st, kt, err = dev.AdaptiveFactor(s, p)
 			return factorStripe(df), st, kt, 0, err
 		}
-		return factorStripe(df), st, kt, n, err
+		return factorStripe(df), st, kt, n, ownRowError(err, s)
 	}
 	run, near, st, kt, err := dev.StartRows(diag, seeds, hops, p)
 	s, werr := wait()
 	if werr == nil {
-		werr = err
+		werr = ownRowError(err, s)
 	}
 	if werr != nil {
 		if run != nil {
@@ -130,6 +131,18 @@ func earlyFactor(A *dsmat.Matrix, dev RowsDevice, bound backend.Matrix, p Params
 	}
 	st.merge(st2)
 	return factorStripe(df), st, kt, n - len(near), err
+}
+
+// ownRowError renumbers a DiagonalError about a row of the diagonal block
+// alone (the early computation's system) as the row of the local system s,
+// whose own rows follow its s.Own received ones; other errors pass
+// unchanged.
+func ownRowError(err error, s Split) error {
+	var de *diagonalError
+	if !errors.As(err, &de) {
+		return err
+	}
+	return DiagonalError(de.row+s.Own, de.d)
 }
 
 // factorStripe is a Device's factor as a stripe.

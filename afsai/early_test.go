@@ -3,6 +3,7 @@ package afsai
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/backend"
@@ -97,4 +98,33 @@ func TestInteriorRows(t *testing.T) {
 			t.Errorf("seeds %v, %d hops: interior %v near %v, want %v and %v", c.seeds, c.hops, interior, near, c.interior, c.near)
 		}
 	}
+}
+
+// TestEarlyDiagonalError: a diagonal entry that is not positive in an own
+// row, met early on A's diagonal block alone, is named by its global row
+// counting from 1 (localSystem.named), with the interior rows early and
+// with every row but the border's own rows early.
+func TestEarlyDiagonalError(t *testing.T) {
+	mpitest.Run(t, 3, func(t *testing.T, c *comm.Comm) {
+		A := generated(t, c, "poisson7:7")
+		k := A.LocalRows() / 2
+		for j := A.Diag.RowPtr[k]; j < A.Diag.RowPtr[k+1]; j++ {
+			if A.Diag.ColIdx[j] == int32(k) {
+				A.Diag.Val[j] = -3
+			}
+		}
+		ls, err := gatherLocal(A, 2, 0, backend.Single, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := A.First() + int64(k) + 1
+		want := fmt.Sprintf("afsai: diagonal entry A(%d,%d) = -3 is not positive and finite", g, g)
+		for _, hops := range []int{interiorHops, 0} {
+			dev := rowsHostDevice{&hostDevice{Backend: cpu.New(1), made: map[backend.Matrix]*csr.Matrix[float64]{}}}
+			_, _, _, _, err := earlyFactor(A, dev, nil, DefaultParams(), hops, func() (Split, error) { return *ls.split, nil })
+			if err == nil || !strings.Contains(ls.named(err).Error(), want) {
+				t.Errorf("hops %d: error %v, want %q", hops, err, want)
+			}
+		}
+	})
 }

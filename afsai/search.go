@@ -138,7 +138,7 @@ func (x *collection) serve(k int, ask []int64, reach int) (rows []int32, further
 	for j := 0; j < len(ask); j += 2 {
 		i, d := ask[j]-first, ask[j+1]
 		if i < 0 || i >= int64(n) || d < 1 || d > int64(reach) {
-			return nil, false, fmt.Errorf("afsai: collect rows: rank %d asked for row %d at distance %d, outside this stripe or the reach %d", x.targets[k], ask[j], d, reach)
+			return nil, false, fmt.Errorf("afsai: collect rows: rank %d asked for row %d at distance %d, outside this stripe or the reach %d", x.targets[k], ask[j]+1, d, reach)
 		}
 		if relax(int32(i), int32(d)) {
 			lvls[d] = append(lvls[d], int32(i))

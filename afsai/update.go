@@ -353,7 +353,7 @@ func localPatterns(G *dsmat.Matrix, ls *localSystem) ([][]int32, *dsmat.Rows, er
 			p = append(p, lc)
 		}
 		if !slices.IsSorted(p) {
-			return nil, nil, fmt.Errorf("afsai: update: row %d of G is not lower triangular", first+int64(i))
+			return nil, nil, fmt.Errorf("afsai: update: row %d of G is not lower triangular", first+int64(i)+1)
 		}
 		patterns[i] = p
 		rows.RowPtr = append(rows.RowPtr, int64(len(rows.Col)))

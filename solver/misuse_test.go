@@ -13,6 +13,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/cpu"
+	"github.com/fsai-dist/fsai-dist/gpu"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 	"github.com/fsai-dist/fsai-dist/solver"
 )
@@ -68,36 +69,47 @@ func (s *system) withDiagonal(g int64, d float64) []float64 {
 // comm.ErrPeer.
 func TestSetupRejects(t *testing.T) {
 	for _, np := range []int{1, 3} {
-		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
-			sys := newSystem(t, c, "poisson7:5")
-			g := sys.n - 7 // on the last rank
-			for _, tc := range []struct {
-				prec string
-				d    float64
-				want string
-			}{
-				{"afsai", -4, fmt.Sprintf("afsai: diagonal entry A(%d,%d) = -4 is not positive and finite: the matrix is not SPD", g+1, g+1)},
-				{"fsai", 0, fmt.Sprintf("afsai: diagonal entry A(%d,%d) = 0 is not positive and finite", g+1, g+1)},
-				{"afsai", 1e-50, fmt.Sprintf("afsai: diagonal entry A(%d,%d) = 0 is not positive and finite", g+1, g+1)},
-				{"jacobi", -1, fmt.Sprintf("jacobi: diagonal entry -1 at row %d is not positive: the matrix is not SPD", g+1)},
-			} {
-				t.Run(fmt.Sprintf("%s/%g", tc.prec, tc.d), func(t *testing.T) {
-					A := sys.matrix(t, c, sys.withDiagonal(g, tc.d))
-					opt := solver.Options{Prec: tc.prec, Backend: "cpu", Threads: 1}
-					err := within(t, "New", func() error { _, err := solver.New(A, nil, opt); return err })
-					found := int32(0)
-					switch {
-					case err == nil:
-						t.Fatal("New accepted the matrix")
-					case errors.Is(err, comm.ErrPeer):
-					default:
-						found = 1
-						wantError(t, "New", err, tc.want)
-					}
-					if n, _ := comm.AllreduceScalar(c, comm.Sum, found); n == 0 {
-						t.Error("no rank described the error")
-					}
-				})
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) { setupRejects(t, c, "cpu") })
+	}
+}
+
+// TestSetupRejectsGPU is TestSetupRejects on the GPU, whose set-up finds
+// the entry in its own kernels.
+func TestSetupRejectsGPU(t *testing.T) {
+	if n, err := gpu.Available(); err != nil || n == 0 {
+		t.Skip("no GPU")
+	}
+	mpitest.Run(t, 1, func(t *testing.T, c *comm.Comm) { setupRejects(t, c, "cuda") })
+}
+
+func setupRejects(t *testing.T, c *comm.Comm, be string) {
+	sys := newSystem(t, c, "poisson7:5")
+	g := sys.n - 7 // on the last rank
+	for _, tc := range []struct {
+		prec string
+		d    float64
+		want string
+	}{
+		{"afsai", -4, fmt.Sprintf("afsai: diagonal entry A(%d,%d) = -4 is not positive and finite: the matrix is not SPD", g+1, g+1)},
+		{"fsai", 0, fmt.Sprintf("afsai: diagonal entry A(%d,%d) = 0 is not positive and finite", g+1, g+1)},
+		{"afsai", 1e-50, fmt.Sprintf("afsai: diagonal entry A(%d,%d) = 0 is not positive and finite", g+1, g+1)},
+		{"jacobi", -1, fmt.Sprintf("jacobi: diagonal entry -1 at row %d is not positive: the matrix is not SPD", g+1)},
+	} {
+		t.Run(fmt.Sprintf("%s/%g", tc.prec, tc.d), func(t *testing.T) {
+			A := sys.matrix(t, c, sys.withDiagonal(g, tc.d))
+			opt := solver.Options{Prec: tc.prec, Backend: be, Threads: 1}
+			err := within(t, "New", func() error { _, err := solver.New(A, nil, opt); return err })
+			found := int32(0)
+			switch {
+			case err == nil:
+				t.Fatal("New accepted the matrix")
+			case errors.Is(err, comm.ErrPeer):
+			default:
+				found = 1
+				wantError(t, "New", err, tc.want)
+			}
+			if n, _ := comm.AllreduceScalar(c, comm.Sum, found); n == 0 {
+				t.Error("no rank described the error")
 			}
 		})
 	}
