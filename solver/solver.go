@@ -145,9 +145,11 @@ func New(m *Matrix, be backend.Backend, opt Options) (*Solver, error) {
 // Solve solves A x = b for this rank's rows of b and x (LocalRows entries
 // each): x holds the initial guess on entry (zeros, or the previous step's
 // solution) and the iterate on return. A solve that does not converge is
-// not an error: Result says how it ended. An error means the machinery
-// failed (MPI, device); after one, the ranks may be out of step, and the
-// program should abort. Collective.
+// not an error: Result says how it ended. Vectors of the wrong length are
+// an error on every rank, and ErrBusy and ErrFreed come before any
+// communication; any other error means the machinery failed (MPI, device),
+// after which the ranks may be out of step and the program should abort.
+// Collective.
 func (s *Solver) Solve(b, x []float64) (pcg.Result, error) {
 	if err := s.enter("solve"); err != nil {
 		return pcg.Result{}, err
