@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# What the GPU machine runs in one lease (carry bin/), packed into
-# $OUT/gpu-session.tgz: scripts/gpu-session.sh [part ...], parts (default all)
+# The GPU tests, the GPU benchmarks and the scaling studies in one go, on a
+# GPU machine with the binaries built elsewhere (bin/). Everything they write
+# is packed into OUT/gpu-suite.tgz (OUT: the environment's OUT, else the
+# current folder): scripts/gpu-suite.sh [part ...], parts (default all but large)
 #   tests    the GPU tests (gpu.test, pcg.test -test.run OnGPU)
 #   jacobi   SpMV and PCG-Jacobi against the copy bandwidth and CuPy, with two
 #            GPUs the scaling and the hidden halo (scripts/bench-gpu.sh)
@@ -9,12 +11,12 @@
 #            CPU set-up, CuPy (scripts/bench-afsai-gpu.sh)
 #   scaling  strong scaling on poisson7:256 with Jacobi and aFSAI, weak with
 #            aFSAI (cmd/fsai-scale: CSV and PNG plots)
-#   large    the scaling issue's runs on the GPUs there are: aFSAI strong scaling
+#   large    on every GPU of the node (1, 2, 4, 8): aFSAI strong scaling
 #            on diffusion:320 and poisson7:400, weak scaling at the blueprint's
 #            1,771,561 rows per GPU with halos device to device and through the
 #            host (not in the default list)
 #
-# Build here first:
+# Build first, where Go is installed:
 #   go build -o bin/fsai-dist ./cmd/fsai-dist && go build -o bin/fsai-scale ./cmd/fsai-scale &&
 #   for p in gpu pcg solver; do go test -c -o bin/$p.test ./$p; done
 set -uo pipefail
@@ -23,9 +25,9 @@ cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0
 parts=${*:-tests jacobi library afsai scaling}
 want() { [[ " $parts " == *" $1 "* ]]; }
-# $OUT brings back only a few files: work in a folder and pack it at the end
+# work in a temporary folder and pack it into one archive at the end
 out=$(mktemp -d)
-trap 'tar czf "${OUT:-.}/gpu-session.tgz" -C "$out" .' EXIT
+trap 'tar czf "${OUT:-.}/gpu-suite.tgz" -C "$out" .' EXIT
 if want tests; then
   (cd gpu && ../bin/gpu.test -test.v 2>&1 | grep -E '^(--- FAIL|FAIL|ok|PASS|panic)|_test.go:' | tail -20) | tee "$out/gpu-test.log"
   (cd pcg && ../bin/pcg.test -test.run 'OnGPU' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)' | tail -6) | tee "$out/pcg-test.log"
