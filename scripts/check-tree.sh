@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks that the tracked tree is documentation for users, not a record of
 # how it was made, and that it stays small:
-#   - docs/, README.md and scripts/ (every line), and the comments of the
+#   - docs/, README.md, scripts/ and deploy/ (every line), and the comments of the
 #     Go, C and CUDA sources, name no round of development work ("session",
 #     "third round"), no machine loan ("lease", "lent"), no run number
 #     ("run12", "s16run3"), no GPU machine kind ("nvidia-h100-x1") and no
@@ -60,13 +60,17 @@ comments() {
 # if there was any.
 check() (
 	cd "$1"
+	if ! git rev-parse --git-dir > /dev/null 2>&1; then
+		echo "check-tree: $1 is not a git work tree" >&2
+		return 2
+	fi
 	local regex text=() src=() f
 	regex=$(IFS='|'; echo "${patterns[*]}")
 	while IFS= read -r -d '' f; do
 		[[ -f $f ]] || continue
 		for e in "${exempt[@]}"; do [[ $f == "$e" ]] && continue 2; done
 		case $f in
-		docs/* | README.md | scripts/*) text+=("$f") ;;
+		docs/* | README.md | scripts/* | deploy/*) text+=("$f") ;;
 		*.go | *.c | *.h | *.cu | *.cuh) src+=("$f") ;;
 		esac
 	done < <(git ls-files -z)
@@ -148,8 +152,10 @@ scripts/b.sh:2:'
 if [[ ${1:-} == --self-test ]]; then
 	self_test
 else
-	if ! (check "${1:-$(cd "$(dirname "$0")/.." && pwd)}"); then
+	status=0
+	check "${1:-$(cd "$(dirname "$0")/.." && pwd)}" || status=$?
+	if ((status == 1)); then
 		echo "check-tree: the lines above name development history (sessions, rounds, leases, run numbers, machine kinds, dates) or the tree is too large; describe what the software does now" >&2
-		exit 1
 	fi
+	exit $status
 fi
