@@ -55,8 +55,7 @@ type DeviceFactor struct {
 	// the device may keep for its next allocations rather than free: a
 	// free of that size takes milliseconds and stalls the device. Call it
 	// once. New calls it when every rank's set-up is done: a free on one
-	// GPU stalled the set-up running on another (docs/gpu.md, thirteenth
-	// session).
+	// GPU stalled the set-up running on another.
 	Scratch func()
 }
 

@@ -284,9 +284,8 @@ func gatherLocal(A *dsmat.Matrix, power, reach int, p backend.Precision, ask boo
 		// in from one of this rank's rows, next to a row asked for at
 		// distance 1, whose owner sent the rows within reach-1 of it in
 		// its stripe. A later round's search, which took 8 ms of two
-		// ranks' set-up of diffusion:200 (docs/gpu.md, eleventh session)
-		// and 40 ms of four ranks' of poisson7:400 (fourteenth), would
-		// find nothing.
+		// ranks' set-up of diffusion:200 and 40 ms of four ranks' of
+		// poisson7:400 on H200 GPUs, would find nothing.
 		asks := make([][]int64, len(x.sources))
 		if ask && (round == 0 || x.further) {
 			asks = x.asks(reach)

@@ -43,7 +43,7 @@ func NewBuf[T Elem](n int) *Buf[T] {
 // NewRecvBuf is NewBuf for a receive: its pages are mapped, by zeroing it,
 // on all cores before MPI fills it on one. A fresh page costs a page fault
 // when first written, about 0.37 ms per MB on one core of the GPU machine
-// against 0.06 on sixteen (docs/gpu.md, thirteenth session), and a block
+// against 0.06 on sixteen, and a block
 // collection receives 100 MB and more.
 func NewRecvBuf[T Elem](n int) *Buf[T] {
 	b := NewBuf[T](n)

@@ -707,8 +707,7 @@ const warpRowPattern = 64
 // that chain from O(m^2) to O(m) but leaves most lanes idle on the short
 // rows of the earlier steps. The bordered Cholesky and the solve run a warp
 // per row on a list of at most this many active rows per multiprocessor:
-// where the two took the same time on an H200, on diffusion:100 (1M rows;
-// docs/gpu.md, eleventh session).
+// where the two took the same time on an H200, on diffusion:100 (1M rows).
 const (
 	warpBorderRows = 192
 	warpSolveRows  = 512
@@ -716,8 +715,8 @@ const (
 
 // listBelow: the steps of the adaptive set-up work on the active rows
 // only (moved into a level of their own, or through their list) once at
-// most 1/listBelow of a level's rows are active. Measured on an H200
-// (docs/gpu.md, eighth session, with lists): a list for every step made
-// the gradient of poisson7:400, whose rows stop together, 4% slower, and
-// that of diffusion:200, whose rows stop over many steps, 36% faster.
+// most 1/listBelow of a level's rows are active. Measured on an H200: a
+// list for every step made the gradient of poisson7:400, whose rows stop
+// together, 4% slower, and that of diffusion:200, whose rows stop over
+// many steps, 36% faster.
 const listBelow = 2

@@ -5,7 +5,7 @@ package gpu
 // some hops from the rows that A's left blocks store, found on the device
 // in the system the run joined there. On the host the search, the lists of
 // 4M rows and their upload took 6 to 8 ms of the 13 before the first step
-// on a rank of diffusion:200 (docs/gpu.md, thirteenth session).
+// on a rank of diffusion:200 (one H200).
 
 // interior lists in r.rowsDev, which has room for every own row, the own
 // rows of the joined system s (m of them from row own) that are farther

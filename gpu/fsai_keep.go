@@ -47,8 +47,7 @@ func (b *Backend) AdaptiveFactor(a afsai.Split, p afsai.Params) (afsai.DeviceFac
 // sets (its maxBatch and levelRows), so that tests can take the paths of
 // several. The run is held past G's transpose, and its state retired by
 // the factor's Scratch (fsaiRun.retire): the transpose took 3 ms longer
-// right after a free of that state on diffusion:200 (docs/gpu.md,
-// thirteenth session).
+// right after a free of that state on diffusion:200 (one H200).
 func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, test fsaiJob) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
 	test.hold = true
 	return b.transposeKept(b.keptFactor(a, nil, p, test))

@@ -16,15 +16,14 @@ package gpu
 // the batch's rows never grow again, so their factors' entries past the
 // triangle of the longest pattern they reached are dead (fsaiRun.deadTail).
 // On diffusion:200 the levels took 28 GB, whose cuMemFree alone cost 10
-// ms (0.35 ms per GB, touched or not, measured on an H200; docs/gpu.md,
-// twelfth session); the dead part of the factors, 26 GB when the first
+// ms (0.35 ms per GB, touched or not, measured on an H200); the dead part of the factors, 26 GB when the first
 // rows move down after the third step, holds all of them. Where it is too
 // small (rows that move down late), the levels lie in one allocation of
 // the run (fsaiRun.levels), made at the first level with room for twice
 // its rows, which holds every level below it too (each has at most half
 // the rows of the one above), and reused by the batches after: one
 // allocation for the set-up rather than a dozen per level, which cost 15
-// ms on diffusion:200 (docs/gpu.md, eleventh session).
+// ms on diffusion:200.
 
 // fsaiLevel is a set of rows the steps work on: the batch (the top level)
 // or the rows of the level above still active when it moved them down.

@@ -223,8 +223,7 @@ func (r *fsaiRun) next(a *afsai.Split, rows []int32, p afsai.Params) (fsaiResult
 	defer b.enter()()
 	s := &r.l.params.setup
 	// the first rows' arrays are freed after the new ones are allocated: an
-	// allocation right after a free took milliseconds (docs/gpu.md,
-	// thirteenth session)
+	// allocation right after a free took milliseconds
 	old := []uintptr{s.rowptr, s.col, s.val, s.diag, r.rowsDev}
 	n, nnz := a.Size()
 	s.rowptr = r.bufs.alloc(4*(n+1), "A row pointers")

@@ -77,8 +77,7 @@ func planFSAI(maxRow int, p afsai.Params) (fsaiPlan, error) {
 // 2^bits slots: 8 for the smallest table (32 slots), else a warp. A warp
 // per row left most lanes idle in the first steps; 8 lanes made those steps
 // of diffusion:200 1.4 to 2.3 times faster on an H200, but the steps with 64
-// slots (8 lanes) and 128 (16 lanes) 1.1 to 1.2 times slower (docs/gpu.md,
-// eleventh session).
+// slots (8 lanes) and 128 (16 lanes) 1.1 to 1.2 times slower.
 func gradientLanes(bits int) int {
 	if bits <= 5 {
 		return 8

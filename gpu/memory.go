@@ -99,8 +99,7 @@ func (b *Backend) free(p uintptr, what string) {
 // out of use. The backend keeps it as spare memory unless told otherwise
 // (KeepSpare): cuMemFree of tens of GB takes 0.35 ms per GB, stalls the
 // launches of every thread of the process meanwhile, and stalled another
-// process's kernels on another GPU of the node (docs/gpu.md, thirteenth
-// and fourteenth sessions). The spare goes back to the device when a
+// process's kernels on another GPU of the node (measured on H200 GPUs). The spare goes back to the device when a
 // set-up sizes its batches by the free memory (freeMemory), when an
 // allocation finds the device full, and at Close.
 func (b *Backend) retire(ptrs []uintptr) {

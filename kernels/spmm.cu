@@ -77,7 +77,7 @@ __device__ __forceinline__ void fsai_spmm(int nrows, const int *__restrict__ row
         int e = lo + part;
         // Two of the part's entries are loaded before they are added, in
         // order (as in spmv.cu): the same sums. Measured on an H200
-        // (docs/gpu.md, fifteenth session): one column per lane 2-33%
+        // (BenchmarkSpMM): one column per lane 2-33%
         // faster, two per lane in float64 4-21%; two per lane in float32 and
         // the product with the dot were not faster, and keep one at a time.
         if (!DOT && (C == 1 || sizeof(T) == sizeof(double))) {

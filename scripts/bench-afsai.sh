@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# aFSAI against Jacobi, static FSAI and hypre 2.26's FSAI (issue 3): PCG
+# aFSAI against Jacobi, static FSAI and hypre 2.26's FSAI: PCG
 # iterations and density nnz(G)/nnz(A) on every shared matrix with n >= 1000
 # and on three generated problems, at 1 and 4 ranks, on the CPU.
 #

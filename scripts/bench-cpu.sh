@@ -2,15 +2,16 @@
 # CPU benchmark against PETSc: distributed SpMV bandwidth and PCG-Jacobi time
 # per iteration, fsai-dist and PETSc's CG+Jacobi on the same matrix in the
 # same run, with 1 and 2 ranks, 100 iterations each.
-# Usage: scripts/bench-cpu.sh [problem] [iterations]   (default poisson7:128 100)
-# Writes out/bench-cpu/*.json and prints a table with the ratios.
+# Usage: scripts/bench-cpu.sh [problem] [iterations] [outdir]
+#   (default poisson7:128 100 $OUT or out/bench-cpu, which git ignores)
+# Writes outdir/*.json and prints a table with the ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --peers
 . scripts/env.sh
 problem=${1:-poisson7:128}
 iters=${2:-100}
-out=out/bench-cpu
+out=${3:-${OUT:-out/bench-cpu}}
 mkdir -p "$out"
 go build -o bin/fsai-dist ./cmd/fsai-dist
 scripts/peers/build.sh bin/peers >/dev/null

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks of the library's reuse paths (issue 9) on one backend, with the
+# Benchmarks of the library's reuse paths on one backend, with the
 # solver package's benchmarks: 8 right-hand sides together against 8 solves
 # (BenchmarkManyRHS, Jacobi and aFSAI) and UpdateValues against a full
 # set-up (BenchmarkUpdate).

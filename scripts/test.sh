@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: unit tests, multi-rank tests under mpirun (1 to
-# 4 ranks, launched by the tests themselves), the CLI end to end, and the
-# NVRTC compilation of every CUDA kernel. GPU tests skip without a GPU.
+# Runs the whole test suite: the check of the tracked tree (check-tree.sh),
+# unit tests, multi-rank tests under mpirun (1 to 4 ranks, launched by the
+# tests themselves), the CLI end to end, and the NVRTC compilation of every
+# CUDA kernel. GPU tests skip without a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# docs, scripts and comments describe the software as it is; the tree stays small
+scripts/check-tree.sh --self-test
+scripts/check-tree.sh
 scripts/deps.sh
 . scripts/env.sh
 go vet ./...

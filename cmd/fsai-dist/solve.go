@@ -90,7 +90,7 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	// PCG's vectors come before the preconditioner: a GPU set-up leaves
 	// tens of GB of spare memory, which an allocation after it may have to
 	// free first (after a free, one took 1 to 4 ms against 0.1 to 0.3
-	// before it; docs/gpu.md, thirteenth session)
+	// before it, measured on an H200)
 	work, err := pcg.NewWorkspace(op, b)
 	if err := c.Agree(err); err != nil {
 		return 0, err
@@ -259,7 +259,7 @@ func setFromFile(c *comm.Comm, path string, A *dsmat.Matrix, v *ddmat.Dense) err
 // random in (0,1] (problem.Uniform stream c, the same on any number of
 // ranks), using x as scratch. One right-hand side's u is filled on the
 // device: made on the host, 16M rows took 98 ms of bind_s on each of four
-// GPUs (docs/gpu.md, fourteenth session).
+// H200 GPUs of one node.
 func knownSolutions(op *dsmat.Operator, b, x *ddmat.Dense) error {
 	k := b.Cols
 	if k == 1 {
