@@ -99,7 +99,9 @@ func New(m *Matrix, be backend.Backend, opt Options) (*Solver, error) {
 // solution) and the iterate on return. A solve that does not converge is
 // not an error: Result says how it ended. An error means the machinery
 // failed (MPI, device); after one, the ranks may be out of step, and the
-// program should abort. Collective.
+// program should abort. A b or x holding NaN or Inf is refused with an
+// error that wraps ErrInput (comm.ErrPeer on the other ranks), and the
+// ranks stay in step. Collective.
 func (s *Solver) Solve(b, x []float64) (pcg.Result, error) {
 	n := s.m.LocalRows()
 	var err error
@@ -109,9 +111,12 @@ func (s *Solver) Solve(b, x []float64) (pcg.Result, error) {
 	if err := s.m.Comm().Agree(err); err != nil {
 		return pcg.Result{}, err
 	}
+	if err := s.checkFinite(b, x, 1); err != nil {
+		return pcg.Result{}, err
+	}
 	s.be.Upload(s.b.V, b)
 	s.be.Upload(s.x.V, x)
-	res, err := s.ws.Solve(s.prec, s.b, s.x, pcg.Options{Tol: s.opt.Tol, MaxIt: s.opt.MaxIt})
+	res, err := s.ws.Solve(s.prec, s.b, s.x, pcg.Options{Tol: s.opt.Tol, MaxIt: s.opt.MaxIt, Stagnation: pcg.DefaultStagnation})
 	if err == nil {
 		err = s.x.Get(x)
 	}
@@ -137,6 +142,9 @@ func (s *Solver) SolveMany(b, x []float64, k int) ([]pcg.Result, error) {
 	if err := s.m.Comm().Agree(err); err != nil {
 		return nil, err
 	}
+	if err := s.checkFinite(b, x, k); err != nil {
+		return nil, err
+	}
 	bl, err := s.block(k)
 	if err := s.m.Comm().Agree(err); err != nil {
 		return nil, err
@@ -150,7 +158,7 @@ func (s *Solver) SolveMany(b, x []float64, k int) ([]pcg.Result, error) {
 			return nil, fmt.Errorf("solver: solve many: %w", err)
 		}
 	}
-	res, err := bl.ws.SolveBlock(s.prec, bl.b, bl.x, pcg.Options{Tol: s.opt.Tol, MaxIt: s.opt.MaxIt})
+	res, err := bl.ws.SolveBlock(s.prec, bl.b, bl.x, pcg.Options{Tol: s.opt.Tol, MaxIt: s.opt.MaxIt, Stagnation: pcg.DefaultStagnation})
 	if err == nil {
 		err = bl.x.Get(bl.host)
 	}
