@@ -325,3 +325,51 @@ func TestNaNRightHandSide(t *testing.T) {
 		}
 	})
 }
+
+// TestBlockHonest: the stop rule holds column by column in a block solve.
+// On the nearly singular matrix of TestNearlySingularHonest, column 0 (b =
+// A*1) and column 1 (b_i = 1 + i mod 3, far from the near null space) run
+// their own replacements and stop on their own, each with its own outcome.
+func TestBlockHonest(t *testing.T) {
+	for _, np := range []int{1, 3} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			sys := rowsSystem(t, c, cpu.New(1), 30, nearlySingular(30, 1e-14))
+			be, n := sys.op.Backend(), sys.A.LocalRows()
+			col0 := make([]float64, n)
+			if err := sys.b.Get(col0); err != nil {
+				t.Fatal(err)
+			}
+			host := make([]float64, 2*n)
+			for i := range n {
+				host[2*i], host[2*i+1] = col0[i], float64(1+(sys.A.First()+int64(i))%3)
+			}
+			b, _ := ddmat.New(c, be, n, 2)
+			x, _ := ddmat.New(c, be, n, 2)
+			if err := b.Set(host); err != nil {
+				t.Fatal(err)
+			}
+			M, err := pcg.NewJacobi(sys.A, be)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := pcg.SolveBlock(sys.op, M, b, x, pcg.Options{Tol: 1e-8, MaxIt: 300})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, r := range res {
+				checkHonest(t, "column", r, 1e-8)
+				if len(r.History) != r.Iterations+1 {
+					t.Errorf("column %d: %d history entries for %d iterations", k, len(r.History), r.Iterations)
+				}
+			}
+			one, err := pcg.Solve(sys.op, M, sys.b, sys.x, pcg.Options{Tol: 1e-8, MaxIt: 300})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if one.Reason != res[0].Reason || one.Replacements != res[0].Replacements || one.Iterations != res[0].Iterations {
+				t.Errorf("column 0: %s after %d iterations, %d replacements; alone: %s after %d, %d",
+					res[0].Reason, res[0].Iterations, res[0].Replacements, one.Reason, one.Iterations, one.Replacements)
+			}
+		})
+	}
+}

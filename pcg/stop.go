@@ -102,7 +102,7 @@ func (m *Monitor) Check(it int, stop bool) bool {
 func (m *Monitor) limitDetail() string {
 	if m.Replacements > 0 {
 		return fmt.Sprintf("the recurrence's residual met the tolerance %.3g %d times, but the true residual ||b - A x||/||b|| "+
-			"never fell below %.3g: the attainable accuracy on this system is above the tolerance (ill-conditioned or nearly singular)",
+			"was then at best %.3g: the attainable accuracy on this system is above the tolerance (ill-conditioned or nearly singular)",
 			m.tol, m.Replacements, m.lowTrue)
 	}
 	return fmt.Sprintf("the relative residual is %.3g after %d iterations, above the tolerance %.3g", m.relres, m.maxIt, m.tol)
