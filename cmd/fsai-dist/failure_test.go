@@ -247,6 +247,11 @@ func TestFailures(t *testing.T) {
 			want: "did not converge: max_iterations after 2 iterations", report: "max_iterations", out: true},
 		// accepted
 		{name: "huge diagonal", args: append([]string{"-matrix", in("overflow.mtx")}, none...), report: "converged", out: true},
+		{name: "huge diagonal afsai", args: []string{"-matrix", in("overflow.mtx")}, report: "converged", out: true,
+			check: func(r map[string]any) bool {
+				info, _ := r["prec_info"].(map[string]any)
+				return info["scaled"] == true
+			}},
 		{name: "nearly symmetric", args: []string{"-matrix", in("symmetric.mtx")}, report: "converged", out: true},
 		{name: "symmetry check off", args: []string{"-matrix", in("mild.mtx"), "-check-symmetry=false", "-prec", "jacobi"}, report: "converged", out: true},
 		{name: "duplicates", args: []string{"-matrix", in("dups.mtx")}, report: "converged", out: true,
