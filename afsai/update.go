@@ -83,8 +83,8 @@ func NewUpdater(p *Preconditioner, A *dsmat.Matrix, cfg Config) *Updater {
 }
 
 // Update recomputes G and G' from A's current values. Collective. Where A's
-// diagonal needs the scaled set-up (newScaled), now or before, it sets the
-// preconditioner up afresh: the scaling changes with the values, which the
+// diagonal needs the scaled set-up (newScaled), or the preconditioner was
+// set up scaled, it sets the preconditioner up afresh: the scaling changes with the values, which the
 // plans of an update do not follow.
 func (u *Updater) Update() error {
 	c := u.A.Comm

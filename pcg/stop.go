@@ -8,8 +8,8 @@ import (
 // DefaultStagnation is Options.Stagnation's default for the CLI
 // (-stagnation) and the library: 0, no stagnation test, as in PETSc. The
 // residual of CG is not monotone; on hard problems it stays above its
-// start for hundreds of iterations before it falls, and a default window
-// stopped such solves that converge.
+// start for hundreds of iterations before it falls, and a window would
+// stop such solves, which converge.
 const DefaultStagnation = 0
 
 // Monitor applies the stop rule of fsai-dist's Krylov methods to one
@@ -85,7 +85,7 @@ func (m *Monitor) Check(it int, stop bool) bool {
 	case m.fromTrue && relres <= m.tol:
 		m.Converged, m.Reason = true, Converged
 	case stop:
-		m.Reason = Interrupted
+		m.Stop(Interrupted, "a rank asked the solve to stop (Options.Stop)")
 	case it > m.maxIt:
 		m.Stop(MaxIterations, "%s", m.limitDetail())
 	case m.stag.stuck(it-1, relres):
