@@ -53,3 +53,13 @@ func TestScaledOnGPU(t *testing.T) {
 		}
 	})
 }
+
+// TestScaledSetupOnGPU is TestScaledSetup on the CUDA backend: the
+// device's FSAI set-up (adaptive and static) receives the symmetrically
+// scaled matrix of D A D and of a 1e308 diagonal, and the solves converge.
+// Skips without a GPU.
+func TestScaledSetupOnGPU(t *testing.T) {
+	onRankGPUs(t, func(t *testing.T, c *comm.Comm, be *gpu.Backend) {
+		scaledSetupCases(t, c, be)
+	})
+}

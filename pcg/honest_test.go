@@ -384,30 +384,36 @@ func TestBlockHonest(t *testing.T) {
 func TestScaledSetup(t *testing.T) {
 	for _, np := range []int{1, 3} {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
-			base := func(_, _ int64) float64 { return 1 }
-			d := func(i int64) float64 { return math.Pow(10, -150+300*float64(i)/63) }
-			huge := func(i, j int64) float64 {
-				if i == 37 && j == 37 {
-					return 1e308 / 6
-				}
-				return 1
-			}
-			for _, name := range []string{"afsai", "fsai"} {
-				scaledSetupCase(t, c, name, base, false)
-				scaledSetupCase(t, c, name, func(i, j int64) float64 { return d(i) * d(j) }, true)
-				scaledSetupCase(t, c, name, huge, true)
-			}
+			scaledSetupCases(t, c, cpu.New(1))
 		})
 	}
 }
 
+// scaledSetupCases runs the cases of TestScaledSetup on be.
+func scaledSetupCases(t *testing.T, c *comm.Comm, be backend.Backend) {
+	t.Helper()
+	base := func(_, _ int64) float64 { return 1 }
+	d := func(i int64) float64 { return math.Pow(10, -150+300*float64(i)/63) }
+	huge := func(i, j int64) float64 {
+		if i == 37 && j == 37 {
+			return 1e308 / 6
+		}
+		return 1
+	}
+	for _, name := range []string{"afsai", "fsai"} {
+		scaledSetupCase(t, c, be, name, base, false)
+		scaledSetupCase(t, c, be, name, func(i, j int64) float64 { return d(i) * d(j) }, true)
+		scaledSetupCase(t, c, be, name, huge, true)
+	}
+}
+
 // scaledSetupCase solves poisson7:4 with entry (i, j) times f(i, j) and b =
-// A*1 with preconditioner name, and checks that its set-up ran scaled or
+// A*1 with preconditioner name on be, and checks that its set-up ran scaled or
 // not and that the solve converged.
-func scaledSetupCase(t *testing.T, c *comm.Comm, name string, f func(i, j int64) float64, scaled bool) {
+func scaledSetupCase(t *testing.T, c *comm.Comm, be backend.Backend, name string, f func(i, j int64) float64, scaled bool) {
 	t.Helper()
 	n, gen := scaledProblem(t, "poisson7:4", f)
-	sys := rowsSystem(t, c, cpu.New(1), n, gen)
+	sys := rowsSystem(t, c, be, n, gen)
 	M, err := newPrec(sys, name)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
