@@ -95,6 +95,10 @@ type Info struct {
 	// stores them in float32, also for a double application of float32
 	// numbers (exact; Config.Apply), else "double".
 	ApplyStorage string `json:"apply_storage"`
+	// Scaled: A's diagonal left [2^-40, 2^40], and G was set up on
+	// D^-1/2 A D^-1/2, D = diag(A) (unit diagonal); the preconditioner
+	// applies D^-1/2 G' G D^-1/2 (newScaled).
+	Scaled bool `json:"scaled"`
 }
 
 // Preconditioner is M^{-1} = G'G with G the distributed FSAI factor; Apply
@@ -103,6 +107,9 @@ type Preconditioner struct {
 	name  string
 	G, Gt *dsmat.Operator
 	tmp   backend.Vector // G r
+	// scale is diag(A)^-1/2 when G was set up on the scaled matrix
+	// (newScaled), else nil
+	scale backend.Vector
 	Info  Info
 }
 
@@ -125,6 +132,13 @@ func NewFor(op *dsmat.Operator, cfg Config) (*Preconditioner, error) {
 // there (NewFor), or nil.
 func newOn(A *dsmat.Matrix, be backend.Backend, bound backend.Matrix, cfg Config) (*Preconditioner, error) {
 	c := A.Comm
+	s, err := diagonalScaling(A)
+	if err != nil {
+		return nil, err
+	}
+	if s != nil {
+		return newScaled(A, be, s, cfg)
+	}
 	info := Info{SetupPrecision: cfg.Setup.String(), ApplyPrecision: cfg.Apply.String()}
 	power := cfg.power()
 	if power < 1 || power > 3 {
@@ -385,16 +399,21 @@ func (info *Info) reduce(c *comm.Comm, G, A *dsmat.Matrix, st Stats, ls *localSy
 // Name is "afsai" or "fsai".
 func (p *Preconditioner) Name() string { return p.name }
 
-// Apply computes z = G'(G r), for every column of r at once.
+// Apply computes z = G'(G r), for every column of r at once (z = S G'(G
+// (S r)) for a G set up on S A S).
 func (p *Preconditioner) Apply(z, r *ddmat.Dense) error {
 	tmp, err := p.work(r.Cols)
 	if err != nil {
 		return err
 	}
-	if err := p.G.ApplyBlock(tmp, r.V, r.Cols); err != nil {
+	if err := p.G.ApplyBlock(tmp, p.scaleRows(z, r).V, r.Cols); err != nil {
 		return err
 	}
-	return p.Gt.ApplyBlock(z.V, tmp, r.Cols)
+	if err := p.Gt.ApplyBlock(z.V, tmp, r.Cols); err != nil {
+		return err
+	}
+	p.scaleRows(z, z)
+	return nil
 }
 
 // work returns the vector that holds G r for blocks of k columns,
@@ -425,6 +444,9 @@ func (p *Preconditioner) Free() {
 	}
 	if p.tmp != nil {
 		p.tmp.Free()
+	}
+	if p.scale != nil {
+		p.scale.Free()
 	}
 }
 

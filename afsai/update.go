@@ -82,9 +82,19 @@ func NewUpdater(p *Preconditioner, A *dsmat.Matrix, cfg Config) *Updater {
 	return &Updater{p: p, A: A, cfg: cfg}
 }
 
-// Update recomputes G and G' from A's current values. Collective.
+// Update recomputes G and G' from A's current values. Collective. Where A's
+// diagonal needs the scaled set-up (newScaled), or the preconditioner was
+// set up scaled, it sets the preconditioner up afresh: the scaling changes with the values, which the
+// plans of an update do not follow.
 func (u *Updater) Update() error {
 	c := u.A.Comm
+	s, err := diagonalScaling(u.A)
+	if err != nil {
+		return err
+	}
+	if s != nil || u.p.scale != nil {
+		return u.rebuild()
+	}
 	if u.ls == nil {
 		if err := u.prepare(); err != nil {
 			return err
@@ -92,7 +102,7 @@ func (u *Updater) Update() error {
 	}
 	t := time.Now()
 	u.flat = flatten(u.A, u.flat)
-	err := u.gather.Move(u.ls.A.Val, u.flat)
+	err = u.gather.Move(u.ls.A.Val, u.flat)
 	u.Times.GatherS = time.Since(t).Seconds()
 	placed := false
 	if err == nil {
@@ -130,6 +140,22 @@ func (u *Updater) Update() error {
 	err = c.Agree(err)
 	u.Times.UploadS = time.Since(t).Seconds()
 	return err
+}
+
+// rebuild replaces the preconditioner by one set up afresh on A's current
+// values; its time counts as ComputeS. Collective.
+func (u *Updater) rebuild() error {
+	t := time.Now()
+	fresh, err := New(u.A, u.p.G.Backend(), u.cfg)
+	if err != nil {
+		return err
+	}
+	old := *u.p
+	*u.p = *fresh
+	old.Free()
+	u.Free()
+	*u = Updater{p: u.p, A: u.A, cfg: u.cfg, Times: UpdateTimes{ComputeS: time.Since(t).Seconds()}}
+	return nil
 }
 
 // UpdateTimes describe this rank's last Update: the seconds of its stages,

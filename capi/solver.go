@@ -221,7 +221,7 @@ func fsai_solve(s C.int64_t, b *C.double, x *C.double, iterations *C.int, relres
 		}
 		res, err := sv.Solve(bs, xs)
 		if err != nil {
-			return failure(err)
+			return solveError(err)
 		}
 		if iterations != nil {
 			*iterations = C.int(res.Iterations)
@@ -266,7 +266,7 @@ func fsai_solve_many(s C.int64_t, k C.int, b *C.double, x *C.double, iterations 
 		}
 		res, err := sv.SolveMany(bs, xs, int(k))
 		if err != nil {
-			return failure(err)
+			return solveError(err)
 		}
 		var its []C.int
 		var rel []C.double

@@ -99,21 +99,69 @@ func LocalDots(x, y *Dense, out []float64) {
 	x.BE.DotCols(x.V, y.V, out)
 }
 
-// Norms returns the global 2-norm of every column of x.
+// Norms returns the global 2-norm of every column of x. The plain sum of
+// squares (one Allreduce) serves every vector whose norm squared is a normal
+// float64; where the global sum overflows, underflows to zero or loses bits
+// as a subnormal number, the norms are computed again from the vector
+// scaled by a power of two (the scaled sum of LAPACK's dnrm2), so that a
+// vector of entries 1e-200 or 1e200 has its representable norm. Every rank
+// sees the same global sums and so takes the same path.
 func Norms(x *Dense) ([]float64, error) {
-	local := make([]float64, x.Cols)
-	LocalDots(x, x, local)
-	if err := x.BE.Err(); err != nil {
-		return nil, err
-	}
-	s, err := Sum(x.Comm, local...)
+	s, err := sumSquares(x, x)
 	if err != nil {
 		return nil, err
 	}
+	scale, redo := make([]float64, len(s)), false
 	for c, v := range s {
-		s[c] = math.Sqrt(v)
+		scale[c] = 1
+		switch {
+		case math.IsInf(v, 1):
+			scale[c], redo = 0x1p-600, true
+		case v < smallestNormal:
+			scale[c], redo = 0x1p600, true
+		}
+	}
+	if redo {
+		if s, err = scaledSumSquares(x, scale); err != nil {
+			return nil, err
+		}
+	}
+	for c, v := range s {
+		s[c] = math.Sqrt(v) / scale[c]
 	}
 	return s, nil
+}
+
+// smallestNormal is the smallest positive normal float64, 2^-1022.
+const smallestNormal = 0x1p-1022
+
+// sumSquares returns the global dot products of the columns of x and y.
+func sumSquares(x, y *Dense) ([]float64, error) {
+	local := make([]float64, x.Cols)
+	LocalDots(x, y, local)
+	if err := x.BE.Err(); err != nil {
+		return nil, err
+	}
+	return Sum(x.Comm, local...)
+}
+
+// scaledSumSquares returns the global sums of squares of the columns of x,
+// column c scaled by scale[c], a power of two: 2^600 lifts entries whose
+// squares underflow, 2^-600 brings entries whose squares overflow into
+// range (an entry it takes below 2^-1074 is under 2^-474 times the
+// largest, which does not change the sum). Collective, on the rare path
+// only: it allocates the scaled copy.
+func scaledSumSquares(x *Dense, scale []float64) ([]float64, error) {
+	tmp, err := New(x.Comm, x.BE, x.Rows, x.Cols)
+	if err := x.Comm.Agree(err); err != nil {
+		if tmp != nil {
+			tmp.Free()
+		}
+		return nil, err
+	}
+	defer tmp.Free()
+	AxpbyCols(tmp, scale, x, make([]float64, x.Cols))
+	return sumSquares(tmp, tmp)
 }
 
 // ScaleRows sets z[i,c] = d[i]*r[i,c]: one diagonal scaling of every column.

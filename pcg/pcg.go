@@ -44,7 +44,8 @@ const (
 	NaN Reason = "nan"
 	// Stagnation: the residual has not reached a new low for as many
 	// iterations as it took to reach its last one, and for at least
-	// Options.Stagnation (see StagnationFactor).
+	// Options.Stagnation (see StagnationFactor); off by default
+	// (DefaultStagnation).
 	Stagnation Reason = "stagnation"
 	// Interrupted: Options.Stop asked the solve to stop.
 	Interrupted Reason = "interrupted"
@@ -64,13 +65,15 @@ const StagnationFactor = 0.999
 
 // Options control a solve.
 type Options struct {
-	Tol   float64 // stop when ||r||/||b|| <= Tol
+	// Tol: converged when the true ||b - A x||/||b|| <= Tol (Monitor).
+	Tol   float64
 	MaxIt int
 	// Stagnation, when positive, stops the solve with reason Stagnation
 	// once max(Stagnation, k) iterations have passed without a new low of
 	// the recurrence's relative residual (at most StagnationFactor times the
 	// lowest earlier value), k being the iteration of the last new low: the
-	// latter half of the iterations made no progress.
+	// latter half of the iterations made no progress. A residual
+	// replacement restarts the test. DefaultStagnation (0) is off.
 	Stagnation int
 	// Stop, when set, is called on every rank once per iteration; when it
 	// returns true on any rank, all ranks stop after the same iteration with
@@ -97,12 +100,23 @@ func (o *Options) stopFlag() float64 {
 type Result struct {
 	Converged  bool
 	Reason     Reason
-	Detail     string // what went wrong, for Breakdown, NaN and Stagnation
+	Detail     string // why the solve stopped, for every reason but Converged
 	Iterations int
 	// RelRes is the true relative residual ||b - A x||/||b||, recomputed
-	// from x at the end, not the recurrence's estimate.
-	RelRes  float64
-	History []float64 // the recurrence's ||r||/||b||, from iteration 0
+	// from x at the end, not the recurrence's estimate. Converged implies
+	// RelRes <= Options.Tol.
+	RelRes float64
+	// RecurrenceRelRes is the estimate the iteration ended with: the
+	// recurrence's relative residual, or the true one where a residual
+	// replacement put it in its place.
+	RecurrenceRelRes float64
+	// Replacements counts the residual replacements: the times the
+	// recurrence met the tolerance and the true residual did not.
+	Replacements int
+	// History is the recurrence's ||r||/||b||, from iteration 0 (the true
+	// residual of the initial guess); after a replacement the recurrence
+	// goes on from the true residual.
+	History []float64
 }
 
 // Solve runs PCG on A x = b from the initial guess in x and leaves the
@@ -172,6 +186,12 @@ func (s *Workspace) Solve(M Preconditioner, b, x *ddmat.Dense, opt Options) (Res
 }
 
 // SolveBlock is pcg.SolveBlock with the workspace's vectors.
+//
+// A right-hand side whose norm lies outside [2^-64, 2^64] is solved scaled
+// by the power of two that brings its norm into [1/2, 1) (x with it, and
+// back at the end; exact unless entries leave the normal range), so that
+// the recurrence's dot products neither underflow (b of entries 1e-200)
+// nor overflow (1e200).
 func (s *Workspace) SolveBlock(M Preconditioner, b, x *ddmat.Dense, opt Options) ([]Result, error) {
 	if b.Cols != s.r.Cols || x.Cols != b.Cols {
 		return nil, fmt.Errorf("pcg: %d right-hand sides and %d initial guesses for a workspace of %d", b.Cols, x.Cols, s.r.Cols)
@@ -180,66 +200,84 @@ func (s *Workspace) SolveBlock(M Preconditioner, b, x *ddmat.Dense, opt Options)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.run(M, b, x, bnorm, opt)
+	scale := scales(bnorm)
+	scaleColumns(x, scale, false)
+	res, err := s.run(M, b, x, bnorm, scale, opt)
 	if err != nil {
 		return res, err
 	}
-	relres, err := s.trueResiduals(b, x, bnorm)
+	relres, err := s.trueResiduals(b, x, bnorm, scale)
 	for c := range res {
 		if err == nil {
 			res[c].RelRes = relres[c]
 		}
 	}
+	scaleColumns(x, scale, true)
 	return res, err
+}
+
+// scales returns the power of two each column of b is solved scaled by: 1
+// where its norm lies in [2^-64, 2^64] (or is 0, NaN or infinite), else the
+// one that brings it into [1/2, 1) (into [2^-52, 1) for a subnormal
+// norm).
+func scales(bnorm []float64) []float64 {
+	s := make([]float64, len(bnorm))
+	for c, v := range bnorm {
+		s[c] = 1
+		if _, e := math.Frexp(v); finite(v) && v > 0 && (e < -63 || e > 65) {
+			s[c] = math.Ldexp(1, min(-e, 1022)) // 2^1023 is the largest power of two
+		}
+	}
+	return s
+}
+
+// scaleColumns multiplies the columns of x by scale (by 1/scale when
+// inverse); it does nothing when every scale is 1.
+func scaleColumns(x *ddmat.Dense, scale []float64, inverse bool) {
+	a, ones := make([]float64, len(scale)), true
+	for c, v := range scale {
+		a[c] = v
+		if inverse {
+			a[c] = 1 / v
+		}
+		ones = ones && v == 1
+	}
+	if !ones {
+		ddmat.AxpbyCols(x, a, x, make([]float64, len(a)))
+	}
 }
 
 // column is the state of one right-hand side's CG recurrence.
 type column struct {
-	Result
-	bnorm, rz float64
-	active    bool
-	stag      stagnation
+	Monitor
+	bnorm, rz float64 // bnorm: ||b|| times the column's scale
 }
 
-// check decides, before iteration it, whether the column stops, from the
-// relative residual and r'z of the previous iteration.
-func (c *column) check(it int, stop float64, opt Options) {
-	relres := c.History[len(c.History)-1]
+// check decides, before iteration it, whether the column stops: the stop
+// rule (Monitor.Check), then r'z of the previous iteration.
+func (c *column) check(it int, stop float64) {
+	if !c.Check(it, stop > 0) {
+		return
+	}
 	switch {
-	case !finite(relres):
-		c.stop(NaN, "the residual is %v at iteration %d", relres, it-1)
-	case relres <= opt.Tol:
-		c.Converged, c.Reason, c.active = true, Converged, false
-	case stop > 0:
-		c.Reason, c.active = Interrupted, false
-	case it > opt.MaxIt:
-		c.Reason, c.active = MaxIterations, false
-	case c.stag.stuck(it-1, relres):
-		c.stop(Stagnation, "the relative residual has stayed above %.4g (0.1%% below its low at iteration %d) for %d iterations",
-			StagnationFactor*c.stag.best, c.stag.bestIt, it-1-c.stag.bestIt)
 	case !finite(c.rz):
-		c.stop(NaN, "r'z = %v at iteration %d: the preconditioner produced NaN or Inf", c.rz, it-1)
+		c.Stop(NaN, "r'z = %v at iteration %d: the preconditioner produced NaN or Inf", c.rz, it-1)
 	case !(c.rz > 0):
-		c.stop(Breakdown, "r'z = %.3g at iteration %d: the preconditioner is not positive definite", c.rz, it-1)
+		c.Stop(Breakdown, "r'z = %.3g at iteration %d: the preconditioner is not positive definite", c.rz, it-1)
 	}
 }
 
-// stop ends the column's solve for reason, with a detail that says how.
-func (c *column) stop(reason Reason, format string, args ...any) {
-	c.Result = stopped(c.Result, reason, format, args...)
-	c.active = false
+// failed reports whether the column stopped on a failure or stagnation,
+// whose iterate later steps must not touch (fixedColumns).
+func (c *column) failed() bool {
+	return !c.Active() && !c.Converged && c.Reason != Interrupted && c.Reason != MaxIterations
 }
 
-// record appends the relative residual of iteration it.
-func (c *column) record(it int, rr float64) {
-	c.Iterations = it
-	c.History = append(c.History, math.Sqrt(rr)/c.bnorm)
-}
-
-// run is PCG on the columns of b, whose norms are bnorm.
-func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, opt Options) ([]Result, error) {
+// run is PCG on the columns of b, whose norms are bnorm, each solved scaled
+// by scale (x already is).
+func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm, scale []float64, opt Options) ([]Result, error) {
 	be, comm, k := b.BE, b.Comm, b.Cols
-	r, z, p, q := s.r, s.z, s.p, s.q
+	r, z, p := s.r, s.z, s.p
 	cols := make([]column, k)
 	results := func() []Result {
 		out := make([]Result, k)
@@ -249,22 +287,21 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, op
 		return out
 	}
 
-	for c := range cols {
-		cols[c].bnorm, cols[c].active = bnorm[c], true
-	}
 	// x keeps, in a column that stops early for a failure, the iterate it
 	// stopped at (later steps with alpha = 0 would turn it into NaN when p
 	// holds NaN); zero right-hand sides have zero solutions.
 	fixed := newFixedColumns(x)
 	for c := range cols {
 		col := &cols[c]
+		col.bnorm = bnorm[c] * scale[c]
 		switch {
 		case bnorm[c] == 0:
 			fixed.zero(c)
-			col.Converged, col.Reason, col.History, col.active = true, Converged, []float64{0}, false
+			*col = column{Monitor: NewMonitor(opt, 0)}
+			col.Converged, col.Reason = true, Converged
 		case !finite(bnorm[c]):
-			col.History = []float64{math.NaN()}
-			col.stop(NaN, "||b|| = %v: the right-hand side overflows; scale the system", bnorm[c])
+			col.Monitor = NewMonitor(opt, math.NaN())
+			col.Stop(NaN, "||b|| = %v: the right-hand side holds NaN or Inf", bnorm[c])
 			fixed.keep(c)
 		}
 	}
@@ -272,31 +309,24 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, op
 		return results(), fixed.apply()
 	}
 
-	// r = b - A x
-	if err := s.A.ApplyBlock(q.V, x.V, k); err != nil {
+	rnorm, err := s.residual(M, b, x, scale)
+	if err != nil {
 		return nil, err
 	}
-	ddmat.Copy(r, b)
-	ddmat.Axpby(r, -1, q, 1)
-	if err := M.Apply(z, r); err != nil {
-		return nil, err
-	}
-	local := make([]float64, 2*k+1)
-	ddmat.LocalDots(r, r, local[:k])
-	ddmat.LocalDots(r, z, local[k:2*k])
-	local[2*k] = opt.stopFlag()
+	local := make([]float64, k+1)
+	ddmat.LocalDots(r, z, local[:k])
+	local[k] = opt.stopFlag()
 	sums, err := ddmat.Sum(comm, local...)
 	if err != nil {
 		return nil, err
 	}
 	for c := range cols {
-		if col := &cols[c]; col.active {
-			col.rz = sums[k+c]
-			col.History = append(col.History, math.Sqrt(sums[c])/col.bnorm)
-			col.stag = stagnation{window: opt.Stagnation, best: col.History[0]}
+		if col := &cols[c]; col.bnorm != 0 && finite(col.bnorm) {
+			col.Monitor = NewMonitor(opt, rnorm[c]/col.bnorm)
+			col.rz = sums[c]
 		}
 	}
-	stop := sums[2*k]
+	stop := sums[k]
 	ddmat.Copy(p, z)
 
 	alpha, beta, ones := make([]float64, k), make([]float64, k), make([]float64, k)
@@ -305,11 +335,15 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, op
 	for c := range ones {
 		ones[c] = 1
 	}
+	local = make([]float64, 2*k+1)
 	for it := 1; ; it++ {
+		if err := s.confirm(M, b, x, cols, scale, it); err != nil {
+			return nil, err
+		}
 		for c := range cols {
-			if col := &cols[c]; col.active {
-				col.check(it, stop, opt)
-				if !col.active && !col.Converged && col.Reason != Interrupted && col.Reason != MaxIterations {
+			if col := &cols[c]; col.Active() {
+				col.check(it, stop)
+				if col.failed() {
 					fixed.keep(c)
 				}
 			}
@@ -318,7 +352,7 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, op
 			return results(), fixed.apply()
 		}
 
-		if err := s.A.ApplyDots(q.V, p.V, pq); err != nil {
+		if err := s.A.ApplyDots(s.q.V, p.V, pq); err != nil {
 			return nil, err
 		}
 		if pq, err = ddmat.Sum(comm, pq...); err != nil {
@@ -328,12 +362,12 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, op
 			col := &cols[c]
 			alpha[c] = 0
 			switch {
-			case !col.active:
+			case !col.Active():
 			case !finite(pq[c]):
-				col.stop(NaN, "p'Ap = %v at iteration %d: overflow or NaN in the matrix product", pq[c], it)
+				col.Stop(NaN, "p'Ap = %v at iteration %d: overflow or NaN in the matrix product", pq[c], it)
 				fixed.keep(c)
 			case !(pq[c] > 0):
-				col.stop(Breakdown, "p'Ap = %.3g at iteration %d: the matrix is not positive definite", pq[c], it)
+				col.Stop(Breakdown, "p'Ap = %.3g at iteration %d: the matrix is not positive definite", pq[c], it)
 				fixed.keep(c)
 			default:
 				alpha[c] = col.rz / pq[c]
@@ -363,10 +397,10 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, op
 		for c := range cols {
 			col := &cols[c]
 			beta[c] = 0
-			if !col.active {
+			if !col.Active() {
 				continue
 			}
-			col.record(it, sums[c])
+			col.Record(it, math.Sqrt(sums[c])/col.bnorm)
 			worst = max(worst, col.History[it])
 			beta[c] = sums[k+c] / col.rz
 			col.rz = sums[k+c]
@@ -376,6 +410,83 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm []float64, op
 		}
 		s.step(M, x, alpha, beta)
 	}
+}
+
+// residual sets r = scale*b - A x column by column and z = M r, and returns
+// the norms of r's columns (Norms: robust to their scale).
+func (s *Workspace) residual(M Preconditioner, b, x *ddmat.Dense, scale []float64) ([]float64, error) {
+	if err := s.trueResidual(s.r, b, x, scale); err != nil {
+		return nil, err
+	}
+	if err := M.Apply(s.z, s.r); err != nil {
+		return nil, err
+	}
+	return ddmat.Norms(s.r)
+}
+
+// trueResidual sets dst = scale*b - A x column by column, with q as scratch.
+func (s *Workspace) trueResidual(dst, b, x *ddmat.Dense, scale []float64) error {
+	if err := s.A.ApplyBlock(s.q.V, x.V, x.Cols); err != nil {
+		return err
+	}
+	ddmat.Copy(dst, b)
+	negOnes := make([]float64, len(scale))
+	for c := range negOnes {
+		negOnes[c] = -1
+	}
+	ddmat.AxpbyCols(dst, negOnes, s.q, scale)
+	return nil
+}
+
+// confirm applies the stop rule's check of the true residual before
+// iteration it: where a column's recurrence has met the tolerance, it
+// computes the true residual of the block into z (z and q are free between
+// iterations) and hands it to the column's Monitor. A column whose true
+// residual is above the tolerance restarts CG from it: r = b - A x, z = M
+// r, r'z, p = z (residual replacement). Every rank sees the same reduced
+// residuals and so takes the same path.
+func (s *Workspace) confirm(M Preconditioner, b, x *ddmat.Dense, cols []column, scale []float64, it int) error {
+	if !anyNeedsTrue(cols) {
+		return nil
+	}
+	if err := s.trueResidual(s.z, b, x, scale); err != nil {
+		return err
+	}
+	norms, err := ddmat.Norms(s.z)
+	if err != nil {
+		return err
+	}
+	k := len(cols)
+	replace, keep := make([]float64, k), make([]float64, k)
+	replaced := false
+	for c := range cols {
+		keep[c] = 1
+		if col := &cols[c]; col.NeedsTrue() && col.Confirm(it, norms[c]/col.bnorm) {
+			replace[c], keep[c], replaced = 1, 0, true
+		}
+	}
+	if !replaced {
+		return nil
+	}
+	ddmat.AxpbyCols(s.r, replace, s.z, keep)
+	if err := M.Apply(s.z, s.r); err != nil {
+		return err
+	}
+	rz := make([]float64, k)
+	ddmat.LocalDots(s.r, s.z, rz)
+	if err := s.r.BE.Err(); err != nil {
+		return err
+	}
+	if rz, err = ddmat.Sum(s.r.Comm, rz...); err != nil {
+		return err
+	}
+	for c := range cols {
+		if replace[c] == 1 {
+			cols[c].rz = rz[c]
+		}
+	}
+	ddmat.AxpbyCols(s.p, replace, s.z, keep)
+	return nil
 }
 
 // updateResidual is r -= alpha q and z = M r, leaving the local r'r and
@@ -410,46 +521,30 @@ func (s *Workspace) step(M Preconditioner, x *ddmat.Dense, alpha, beta []float64
 
 func anyActive(cols []column) bool {
 	for _, c := range cols {
-		if c.active {
+		if c.Active() {
 			return true
 		}
 	}
 	return false
 }
 
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-// stopped ends a solve that failed for reason, with a detail that says how.
-func stopped(res Result, reason Reason, format string, args ...any) Result {
-	res.Reason = reason
-	res.Detail = fmt.Sprintf(format, args...)
-	return res
-}
-
-// stagnation tracks the lowest relative residual for the stagnation test.
-type stagnation struct {
-	window int     // 0: no test
-	best   float64 // the lowest relative residual so far, as of bestIt
-	bestIt int
-}
-
-// stuck records the relative residual of iteration it and reports whether
-// max(window, bestIt) iterations have passed since the last new low.
-func (s *stagnation) stuck(it int, relres float64) bool {
-	if relres <= StagnationFactor*s.best {
-		s.best, s.bestIt = relres, it
+func anyNeedsTrue(cols []column) bool {
+	for _, c := range cols {
+		if c.NeedsTrue() {
+			return true
+		}
 	}
-	return s.window > 0 && it-s.bestIt >= max(s.window, s.bestIt)
+	return false
 }
 
-// trueResiduals returns ||b - A x||/||b|| of every column, computed from x,
-// with bnorm the norms of b's columns (0 for a zero right-hand side).
-func (s *Workspace) trueResiduals(b, x *ddmat.Dense, bnorm []float64) ([]float64, error) {
-	if err := s.A.ApplyBlock(s.q.V, x.V, x.Cols); err != nil {
+// trueResiduals returns ||b - A x||/||b|| of every column, computed from x
+// in the scaled system the solve ran (scale*b - A x over scale*||b||: the
+// residual the stop rule judged), with bnorm the norms of b's columns (0
+// for a zero right-hand side).
+func (s *Workspace) trueResiduals(b, x *ddmat.Dense, bnorm, scale []float64) ([]float64, error) {
+	if err := s.trueResidual(s.r, b, x, scale); err != nil {
 		return nil, err
 	}
-	ddmat.Copy(s.r, b)
-	ddmat.Axpby(s.r, -1, s.q, 1)
 	rnorm, err := ddmat.Norms(s.r)
 	if err != nil {
 		return nil, err
@@ -458,7 +553,7 @@ func (s *Workspace) trueResiduals(b, x *ddmat.Dense, bnorm []float64) ([]float64
 		if bnorm[c] == 0 {
 			rnorm[c] = 0
 		} else {
-			rnorm[c] /= bnorm[c]
+			rnorm[c] /= bnorm[c] * scale[c]
 		}
 	}
 	return rnorm, nil

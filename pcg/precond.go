@@ -2,6 +2,7 @@ package pcg
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/ddmat"
@@ -22,7 +23,8 @@ type Jacobi struct {
 }
 
 // NewJacobi sets up the Jacobi preconditioner of A on be. A diagonal entry
-// that is not positive cannot belong to an SPD matrix and is an error.
+// that is not positive cannot belong to an SPD matrix and is an error; so
+// is one whose inverse overflows (below 2^-1024, a subnormal number).
 func NewJacobi(A *dsmat.Matrix, be backend.Backend) (*Jacobi, error) {
 	d := A.Diagonal()
 	var bad error
@@ -32,6 +34,10 @@ func NewJacobi(A *dsmat.Matrix, be backend.Backend) (*Jacobi, error) {
 			break
 		}
 		d[i] = 1 / v
+		if math.IsInf(d[i], 0) {
+			bad = fmt.Errorf("jacobi: diagonal entry %g at row %d has no finite inverse: scale the system", v, A.First()+int64(i)+1)
+			break
+		}
 	}
 	if err := A.Comm.Agree(bad); err != nil {
 		return nil, err

@@ -147,8 +147,10 @@ func New(m *Matrix, be backend.Backend, opt Options) (*Solver, error) {
 // solution) and the iterate on return. A solve that does not converge is
 // not an error: Result says how it ended. Vectors of the wrong length are
 // an error on every rank, and ErrBusy and ErrFreed come before any
-// communication; any other error means the machinery failed (MPI, device),
-// after which the ranks may be out of step and the program should abort.
+// communication. A b or x holding NaN or Inf is refused with an error that
+// wraps ErrInput (comm.ErrPeer on the other ranks), and the ranks stay in
+// step. Any other error means the machinery failed (MPI, device), after
+// which the ranks may be out of step and the program should abort.
 // Collective.
 func (s *Solver) Solve(b, x []float64) (pcg.Result, error) {
 	if err := s.enter("solve"); err != nil {
@@ -163,9 +165,12 @@ func (s *Solver) Solve(b, x []float64) (pcg.Result, error) {
 	if err := s.m.Comm().Agree(err); err != nil {
 		return pcg.Result{}, err
 	}
+	if err := s.checkFinite(b, x, 1); err != nil {
+		return pcg.Result{}, err
+	}
 	s.be.Upload(s.b.V, b)
 	s.be.Upload(s.x.V, x)
-	res, err := s.ws.Solve(s.prec, s.b, s.x, pcg.Options{Tol: s.opt.Tol, MaxIt: s.opt.MaxIt})
+	res, err := s.ws.Solve(s.prec, s.b, s.x, pcg.Options{Tol: s.opt.Tol, MaxIt: s.opt.MaxIt, Stagnation: pcg.DefaultStagnation})
 	if err == nil {
 		err = s.x.Get(x)
 	}
@@ -195,6 +200,9 @@ func (s *Solver) SolveMany(b, x []float64, k int) ([]pcg.Result, error) {
 	if err := s.m.Comm().Agree(err); err != nil {
 		return nil, err
 	}
+	if err := s.checkFinite(b, x, k); err != nil {
+		return nil, err
+	}
 	bl, err := s.block(k)
 	if err := s.m.Comm().Agree(err); err != nil {
 		return nil, err
@@ -208,7 +216,7 @@ func (s *Solver) SolveMany(b, x []float64, k int) ([]pcg.Result, error) {
 			return nil, fmt.Errorf("solver: solve many: %w", err)
 		}
 	}
-	res, err := bl.ws.SolveBlock(s.prec, bl.b, bl.x, pcg.Options{Tol: s.opt.Tol, MaxIt: s.opt.MaxIt})
+	res, err := bl.ws.SolveBlock(s.prec, bl.b, bl.x, pcg.Options{Tol: s.opt.Tol, MaxIt: s.opt.MaxIt, Stagnation: pcg.DefaultStagnation})
 	if err == nil {
 		err = bl.x.Get(bl.host)
 	}

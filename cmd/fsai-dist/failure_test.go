@@ -108,6 +108,7 @@ func failureInputs(t *testing.T, dir string) {
 		"overflow.mtx":  mtxFile("symmetric", 12, replace(lap, "3 3 ", "3 3 1e300")...),
 		"neumann.mtx":   mtxFile("symmetric", 300, neumann...),
 		"e1.vec":        arrayFile(e1...),
+		"huge.vec":      arrayFile(slices.Repeat([]string{"1e308"}, 12)...),
 		"symmetric.mtx": mtxFile("general", 12, replace(replace(general, "4 5 ", "4 5 -1.0000000001"), "5 4 ", "5 4 -0.9999999999")...),
 		"dups.mtx":      mtxFile("symmetric", 12, append(replace(replace(lap, "6 6 ", "6 6 1"), "7 6 ", "7 6 -0.5"), "6 6 1", "7 6 -0.5")...),
 		"mild.mtx":      mtxFile("general", 12, replace(general, "4 5 ", "4 5 -0.99")...),
@@ -239,12 +240,18 @@ func TestFailures(t *testing.T) {
 		// item 2: numerical failures in the solve
 		{name: "breakdown", args: append([]string{"-matrix", in("indef.mtx"), "-rhs", in("alt.vec")}, none...), code: 3,
 			want: "did not converge: breakdown after 1 iterations", report: "breakdown"},
-		{name: "nan", args: append([]string{"-matrix", in("overflow.mtx")}, none...), code: 3, want: "did not converge: nan", report: "nan"},
+		{name: "nan", args: append([]string{"-matrix", lap, "-x0", in("huge.vec")}, none...), code: 3, want: "did not converge: nan", report: "nan"},
 		{name: "stagnation", args: append([]string{"-matrix", in("neumann.mtx"), "-rhs", in("e1.vec"), "-stagnation", "30"}, none...), code: 3,
 			want: "did not converge: stagnation after 30 iterations", report: "stagnation", out: true},
 		{name: "max iterations", args: []string{"-matrix", lap, "-maxit", "2", "-prec", "jacobi"}, code: 3,
 			want: "did not converge: max_iterations after 2 iterations", report: "max_iterations", out: true},
 		// accepted
+		{name: "huge diagonal", args: append([]string{"-matrix", in("overflow.mtx")}, none...), report: "converged", out: true},
+		{name: "huge diagonal afsai", args: []string{"-matrix", in("overflow.mtx")}, report: "converged", out: true,
+			check: func(r map[string]any) bool {
+				info, _ := r["prec_info"].(map[string]any)
+				return info["scaled"] == true
+			}},
 		{name: "nearly symmetric", args: []string{"-matrix", in("symmetric.mtx")}, report: "converged", out: true},
 		{name: "symmetry check off", args: []string{"-matrix", in("mild.mtx"), "-check-symmetry=false", "-prec", "jacobi"}, report: "converged", out: true},
 		{name: "duplicates", args: []string{"-matrix", in("dups.mtx")}, report: "converged", out: true,

@@ -28,6 +28,7 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
+	"github.com/fsai-dist/fsai-dist/pcg"
 )
 
 // Exit statuses of the command-line contract.
@@ -92,7 +93,7 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.BoolVar(&o.verbose, "v", false, "log from every rank, not only rank 0")
 	fs.IntVar(&o.progressEvery, "progress", 50, "log the residual every this many iterations (0: never)")
 	fs.BoolVar(&o.checkSymmetry, "check-symmetry", true, "check that a -matrix is symmetric before solving (one exchange of the halo entries); false skips it")
-	fs.IntVar(&o.stagnation, "stagnation", 500, "stop when the residual has not fallen 0.1% below its lowest value over the latter half of the iterations, and over at least this many (0: never)")
+	fs.IntVar(&o.stagnation, "stagnation", pcg.DefaultStagnation, "stop when the residual has not fallen 0.1% below its lowest value over the latter half of the iterations, and over at least this many (0, the default: never)")
 	o.fsai.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

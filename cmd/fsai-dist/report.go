@@ -18,15 +18,20 @@ type report struct {
 	Detail     string `json:"detail,omitempty"`
 	Iterations int    `json:"iterations"`
 	RelRes     number `json:"relres"` // true ||b - A x||/||b||
-	N          int64  `json:"n"`
-	NNZ        int64  `json:"nnz"` // both triangles
-	Ranks      int    `json:"ranks"`
-	Backend    string `json:"backend"`
-	Device     string `json:"device"`
-	Prec       string `json:"prec"`
-	Matrix     string `json:"matrix,omitempty"`
-	Problem    string `json:"problem,omitempty"`
-	Partition  string `json:"partition"`
+	// the estimate the iteration ended with (the recurrence's, or the true
+	// residual a replacement put in its place) and the number of residual
+	// replacements (docs/convergence.md)
+	RecurrenceRelRes number `json:"recurrence_relres"`
+	Replacements     int    `json:"replacements"`
+	N                int64  `json:"n"`
+	NNZ              int64  `json:"nnz"` // both triangles
+	Ranks            int    `json:"ranks"`
+	Backend          string `json:"backend"`
+	Device           string `json:"device"`
+	Prec             string `json:"prec"`
+	Matrix           string `json:"matrix,omitempty"`
+	Problem          string `json:"problem,omitempty"`
+	Partition        string `json:"partition"`
 	// MatrixValues is how A's values are stored: "double", or "single"
 	// when every block holds float32 numbers only (exact, -matrix.narrow).
 	MatrixValues string  `json:"matrix_values"`
@@ -73,11 +78,13 @@ type report struct {
 
 // column is one right-hand side's outcome, in reports of several.
 type column struct {
-	Converged  bool   `json:"converged"`
-	Reason     string `json:"reason"`
-	Detail     string `json:"detail,omitempty"`
-	Iterations int    `json:"iterations"`
-	RelRes     number `json:"relres"`
+	Converged        bool   `json:"converged"`
+	Reason           string `json:"reason"`
+	Detail           string `json:"detail,omitempty"`
+	Iterations       int    `json:"iterations"`
+	RelRes           number `json:"relres"`
+	RecurrenceRelRes number `json:"recurrence_relres"`
+	Replacements     int    `json:"replacements"`
 }
 
 // fill records the solve of one or several right-hand sides. With several,
@@ -98,7 +105,8 @@ func (r *report) fill(res []pcg.Result) {
 	if len(res) > 1 {
 		r.Columns = make([]column, len(res))
 		for k, c := range res {
-			r.Columns[k] = column{c.Converged, string(c.Reason), c.Detail, c.Iterations, number(c.RelRes)}
+			r.Columns[k] = column{c.Converged, string(c.Reason), c.Detail, c.Iterations, number(c.RelRes),
+				number(c.RecurrenceRelRes), c.Replacements}
 		}
 	}
 	r.fillOne(res[worst])
@@ -107,6 +115,7 @@ func (r *report) fill(res []pcg.Result) {
 func (r *report) fillOne(res pcg.Result) {
 	r.Converged, r.Reason, r.Detail = res.Converged, string(res.Reason), res.Detail
 	r.Iterations, r.RelRes = res.Iterations, number(res.RelRes)
+	r.RecurrenceRelRes, r.Replacements = number(res.RecurrenceRelRes), res.Replacements
 	r.History = make([]number, len(res.History))
 	for i, v := range res.History {
 		r.History[i] = number(v)
