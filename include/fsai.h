@@ -135,8 +135,7 @@ int fsai_set_values(fsai_solver solver, const double *vals);
  * pattern (aFSAI: without the pattern search). Collective. The values are
  * checked before anything changes: on bad input (NULL, a value that is not
  * finite, or, for every preconditioner but none, a diagonal entry that is
- * not positive, or that rounds to 0 or overflows in float32 for aFSAI and
- * FSAI) every rank returns an error and the solver goes on solving the old
+ * not positive) every rank returns an error and the solver goes on solving the old
  * system exactly as before. */
 int fsai_update_values(fsai_solver solver, const double *vals);
 

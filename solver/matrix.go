@@ -158,10 +158,11 @@ func (m *Matrix) checkValues(vals []float64) error {
 }
 
 // checkDiagonal refuses values with a diagonal entry that is not positive
-// and finite (also once rounded to float32, when single), as the
-// preconditioners' set-ups do: such a matrix is not SPD. Rows count from 1
-// in the message, as in Matrix Market and the command line's messages.
-func (m *Matrix) checkDiagonal(vals []float64, single bool) error {
+// and finite, as the preconditioners' set-ups do: such a matrix is not SPD.
+// (A float32 set-up scales a diagonal beyond float32's range to one, so any
+// positive finite diagonal sets up.) Rows count from 1 in the message, as
+// in Matrix Market and the command line's messages.
+func (m *Matrix) checkDiagonal(vals []float64) error {
 	for i, k := range m.diag {
 		var d float64
 		if k >= 0 {
@@ -170,9 +171,6 @@ func (m *Matrix) checkDiagonal(vals []float64, single bool) error {
 		g := m.rows.First + int64(i) + 1
 		if !(d > 0) || math.IsInf(d, 0) {
 			return fmt.Errorf("solver: diagonal entry A(%d,%d) = %g is not positive and finite: the matrix is not SPD", g, g, d)
-		}
-		if r := float32(d); single && (r == 0 || math.IsInf(float64(r), 0)) {
-			return fmt.Errorf("solver: diagonal entry A(%d,%d) = %g is not positive and finite in float32, the precision of the set-up: the matrix is not SPD there", g, g, d)
 		}
 	}
 	return nil

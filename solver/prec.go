@@ -2,7 +2,6 @@ package solver
 
 import (
 	"github.com/fsai-dist/fsai-dist/afsai"
-	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/pcg"
 )
 
@@ -24,12 +23,6 @@ func (s *Solver) newPrec() (pcg.Preconditioner, error) {
 		return nil, err
 	}
 	return p, nil
-}
-
-// singleSetup reports whether the preconditioner's set-up computes in
-// float32, where a diagonal entry must be positive and finite once rounded.
-func (s *Solver) singleSetup() bool {
-	return (s.opt.Prec == "afsai" || s.opt.Prec == "fsai") && s.opt.FSAI.Setup == backend.Single
 }
 
 // updatePrec recomputes the preconditioner's values for the matrix's

@@ -327,7 +327,7 @@ func (s *Solver) setValues(vals []float64, diagonal bool) error {
 	c := s.m.Comm()
 	err := s.m.checkValues(vals)
 	if err == nil && diagonal {
-		err = s.m.checkDiagonal(vals, s.singleSetup())
+		err = s.m.checkDiagonal(vals)
 	}
 	if err := c.Agree(err); err != nil {
 		return err
