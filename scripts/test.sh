@@ -4,7 +4,7 @@
 # NVRTC compilation of every CUDA kernel. GPU tests skip without a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh
+scripts/deps.sh --tests
 . scripts/env.sh
 go vet ./...
 go test -count=1 -timeout 20m ./...

@@ -164,6 +164,9 @@ func run(args []string) int {
 	}
 	log := newLogger(c, o.verbose)
 	defer log.Sync()
+	if err := checkPaths(c, o); err != nil {
+		return finish(c, exitBadInput, err)
+	}
 	for _, p := range []struct {
 		flag, path string
 		start      func(io.Writer) error
@@ -175,7 +178,7 @@ func run(args []string) int {
 		if p.path == "" {
 			continue
 		}
-		stopProfile, err := startProfile(p.flag, fmt.Sprintf("%s.rank%d", p.path, c.Rank()), p.start, p.stop)
+		stopProfile, err := startProfile(p.flag, profileName(p.path, c.Rank()), p.start, p.stop)
 		if err := c.Agree(err); err != nil {
 			return finish(c, exitBadInput, badInput(err))
 		}
@@ -185,6 +188,9 @@ func run(args []string) int {
 	code, err := solve(c, o, log, stop, start)
 	return finish(c, code, err)
 }
+
+// profileName is the file of rank's profile of a profile flag's path.
+func profileName(path string, rank int) string { return fmt.Sprintf("%s.rank%d", path, rank) }
 
 // startProfile starts a profile (of flag -flag) into path; the returned
 // function stops it and closes the file.

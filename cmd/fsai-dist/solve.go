@@ -24,10 +24,6 @@ import (
 // where ranks wait on each other's messages, aborts the job.
 func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start time.Time) (int, error) {
 	rep := &report{Ranks: c.Size(), Prec: o.prec, Tol: o.tol, MaxIt: o.maxit, Partition: o.partition}
-	if err := checkOutputs(c, o); err != nil {
-		return 0, err
-	}
-
 	rows, part, err := load(c, o, rep, log)
 	if err != nil {
 		return 0, badInput(err)
