@@ -62,6 +62,7 @@ type options struct {
 	writeMatrix     string
 	checkSymmetry   bool
 	stagnation      int
+	version         bool
 }
 
 func parseFlags(args []string, usage io.Writer) (*options, error) {
@@ -93,6 +94,7 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.IntVar(&o.progressEvery, "progress", 50, "log the residual every this many iterations (0: never)")
 	fs.BoolVar(&o.checkSymmetry, "check-symmetry", true, "check that a -matrix is symmetric before solving (one exchange of the halo entries); false skips it")
 	fs.IntVar(&o.stagnation, "stagnation", 500, "stop when the residual has not fallen 0.1% below its lowest value over the latter half of the iterations, and over at least this many (0: never)")
+	fs.BoolVar(&o.version, "version", false, "print the version (and the commit it was built from) and exit")
 	o.fsai.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -104,6 +106,9 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (flags start with -)", fs.Arg(0))
+	}
+	if err := finite("tol", o.tol); err != nil {
+		return nil, err
 	}
 	switch {
 	case !(o.tol > 0 && o.tol < 1):
@@ -125,7 +130,7 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	case !isPrec(o.prec):
 		return nil, fmt.Errorf("flag -prec: %q is not one of %s", o.prec, strings.Join(precNames, ", "))
 	}
-	return o, o.fsai.check()
+	return o, o.fsai.check(fs)
 }
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -161,6 +166,12 @@ func run(args []string) int {
 			fmt.Fprintf(os.Stderr, "fsai-dist: %v\n", err)
 		}
 		return exitBadInput
+	}
+	if o.version {
+		if c.Rank() == 0 {
+			fmt.Println("fsai-dist", version())
+		}
+		return exitConverged
 	}
 	log := newLogger(c, o.verbose)
 	defer log.Sync()
