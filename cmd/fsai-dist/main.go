@@ -30,6 +30,11 @@ import (
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
+// stderrWait bounds the wait at exit for the queued messages to reach
+// standard error: when nothing reads it, the rank still exits, well before
+// the SIGKILL that follows a SIGTERM.
+const stderrWait = 2 * time.Second
+
 // Exit statuses of the command-line contract.
 const (
 	exitConverged    = 0
@@ -144,6 +149,9 @@ func run(args []string) int {
 	}
 	defer comm.Finalize()
 	c := comm.World()
+	q := newQueue(os.Stderr)
+	stderr = q
+	defer q.close(stderrWait)
 	// A bug must not leave the other ranks waiting, nor exit with status 2,
 	// which means bad input: end the job with status 1 and the stack.
 	defer func() {
@@ -163,7 +171,7 @@ func run(args []string) int {
 	}
 	if err != nil {
 		if c.Rank() == 0 {
-			fmt.Fprintf(os.Stderr, "fsai-dist: %v\n", err)
+			fmt.Fprintf(stderr, "fsai-dist: %v\n", err)
 		}
 		return exitBadInput
 	}
@@ -263,11 +271,11 @@ func finish(c *comm.Comm, code int, err error) int {
 		speaker, rerr = comm.AllreduceScalar(c, comm.Min, speaker)
 	}
 	if rerr != nil {
-		fmt.Fprintf(os.Stderr, "fsai-dist: rank %d: %v\n", c.Rank(), rerr)
+		fmt.Fprintf(stderr, "fsai-dist: rank %d: %v\n", c.Rank(), rerr)
 		return exitFailure
 	}
 	if err != nil && int(speaker) == c.Rank() {
-		fmt.Fprintf(os.Stderr, "fsai-dist: rank %d: %v\n", c.Rank(), err)
+		fmt.Fprintf(stderr, "fsai-dist: rank %d: %v\n", c.Rank(), err)
 	}
 	return int(all)
 }

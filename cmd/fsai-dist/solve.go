@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"go.uber.org/zap"
@@ -161,7 +160,7 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	}
 	if !rep.Converged {
 		if c.Rank() == 0 {
-			fmt.Fprintf(os.Stderr, "fsai-dist: %s\n", outcomes(res, o.out))
+			fmt.Fprintf(stderr, "fsai-dist: %s\n", outcomes(res, o.out))
 		}
 		return exitNotConverged, nil
 	}
