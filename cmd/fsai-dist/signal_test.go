@@ -225,7 +225,7 @@ var endless = []string{"-problem", "diffusion:30", "-prec", "none", "-tol", "1e-
 // here) and sends SIGKILL as many seconds later; in between the ranks stop
 // after the current iteration and write the iterate and the report
 // (reason interrupted). mpirun, signalled, exits with status 1 whatever
-// the ranks return. The ranks must not wait on their standard error,
+// the ranks return (or, now and then, crashes in its own teardown). The ranks must not wait on their standard error,
 // which mpirun no longer reads.
 func TestSignalLauncher(t *testing.T) {
 	for _, np := range []int{1, 3} {
@@ -237,15 +237,16 @@ func TestSignalLauncher(t *testing.T) {
 			t.Fatal(err)
 		}
 		code, log := j.wait(t, 20*time.Second)
-		if code != 1 {
-			t.Fatalf("np%d: mpirun's exit status %d, want 1\n%s", np, code, strings.Join(log, "\n"))
-		}
 		r := readReport(t, rep)
 		if r["reason"] != "interrupted" || r["converged"] != false || !strings.Contains(r["detail"].(string), "SIGTERM") {
 			t.Fatalf("np%d: report: reason %v, detail %v", np, r["reason"], r["detail"])
 		}
 		if x := readArray(t, out); len(x) != 27000 {
 			t.Fatalf("np%d: iterate has %d entries", np, len(x))
+		}
+		// 1, or (Open MPI 4.1 at times) mpirun's own crash in its teardown
+		if code != 1 && !strings.Contains(strings.Join(log, "\n"), "Signal: Segmentation fault") {
+			t.Fatalf("np%d: mpirun's exit status %d, want 1\n%s", np, code, strings.Join(log, "\n"))
 		}
 	}
 }
