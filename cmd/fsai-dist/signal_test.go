@@ -221,8 +221,9 @@ var endless = []string{"-problem", "diffusion:30", "-prec", "none", "-tol", "1e-
 
 // TestSignalLauncher: SIGTERM to mpirun itself, as a user or a batch
 // system that signals only the launcher sends it. Open MPI's mpirun
-// passes it on to the ranks after odls_base_sigkill_timeout seconds (2
-// here) and sends SIGKILL as many seconds later; in between the ranks stop
+// passes it on to the ranks after odls_base_sigkill_timeout seconds (4
+// here, time enough for 2 busy cores) and sends SIGKILL as many seconds
+// later; in between the ranks stop
 // after the current iteration and write the iterate and the report
 // (reason interrupted). mpirun, signalled, exits with status 1 whatever
 // the ranks return (or, now and then, crashes in its own teardown). The ranks must not wait on their standard error,
@@ -231,12 +232,12 @@ func TestSignalLauncher(t *testing.T) {
 	for _, np := range []int{1, 3} {
 		dir := t.TempDir()
 		out, rep := filepath.Join(dir, "x.mtx"), filepath.Join(dir, "r.json")
-		j := startJobEnv(t, np, []string{"OMPI_MCA_odls_base_sigkill_timeout=2"}, append(endless, "-out", out, "-report", rep)...)
+		j := startJobEnv(t, np, []string{"OMPI_MCA_odls_base_sigkill_timeout=4"}, append(endless, "-out", out, "-report", rep)...)
 		j.waitFor(t, `"iteration": 40,`)
 		if err := j.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
-		code, log := j.wait(t, 20*time.Second)
+		code, log := j.wait(t, 30*time.Second)
 		r := readReport(t, rep)
 		if r["reason"] != "interrupted" || r["converged"] != false || !strings.Contains(r["detail"].(string), "SIGTERM") {
 			t.Fatalf("np%d: report: reason %v, detail %v", np, r["reason"], r["detail"])
