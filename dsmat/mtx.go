@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/internal/iopath"
 )
 
 // Matrix Market files are read in parallel: every rank reads the short
@@ -49,6 +50,9 @@ func readMTX(c *comm.Comm, path string) (*Rows, Partition, ReadStats, error) {
 	if err == nil && total != declared {
 		err = mmLineError(path, h.sizeLine, fmt.Errorf("size line declares %d entries, the file holds %d", declared, total))
 	}
+	if err == nil {
+		err = checkFilled(path, h, size)
+	}
 	if err != nil {
 		return nil, Partition{}, stats, err
 	}
@@ -60,6 +64,11 @@ func readMTX(c *comm.Comm, path string) (*Rows, Partition, ReadStats, error) {
 	if err == nil {
 		first, _ := part.Range(c.Rank())
 		r, dups, err = AssembleRows(n, first, part.Size(c.Rank()), ts)
+	}
+	if err == nil && dups > 0 {
+		if i, j, v := r.overflowedSum(); i >= 0 {
+			err = fmt.Errorf("dsmat: read %s: duplicate entries of A(%d,%d) sum to %g, beyond the float64 range", path, i+1, j+1, v)
+		}
 	}
 	if err = c.Agree(err); err != nil {
 		return nil, Partition{}, stats, err
@@ -87,6 +96,24 @@ func checkCoordinateHeader(path string, h *mmHeader, np int) error {
 	if per := (h.size[0] + int64(np) - 1) / int64(np); per > maxStripeRows {
 		return mmLineError(path, h.sizeLine, fmt.Errorf("%d rows on %d ranks are %d rows a rank, more than the %d a rank can hold: check the size line, or use more ranks",
 			h.size[0], np, per, maxStripeRows))
+	}
+	return nil
+}
+
+// checkFilled refuses, once the file of size bytes has been found to hold
+// the declared entries and before its rows are allocated, a matrix with
+// more rows than those entries can fill (one each, two for an off-diagonal
+// entry of a symmetric file), and than the file has bytes: such a matrix
+// has empty rows, and refusing it bounds what the reader allocates by the
+// file's length, not by what its size line claims.
+func checkFilled(path string, h *mmHeader, size int64) error {
+	n, declared := h.size[0], h.size[2]
+	filled := declared
+	if h.symmetry == "symmetric" {
+		filled = 2 * min(declared, math.MaxInt64/2)
+	}
+	if n > filled && n > size {
+		return mmLineError(path, h.sizeLine, fmt.Errorf("size line declares %d rows but %d entries, which leave rows empty (a singular matrix)", n, declared))
 	}
 	return nil
 }
@@ -179,7 +206,7 @@ func isMMSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == 
 // mmEnd reports an error if anything but white space follows the fields of a line.
 func mmEnd(rest []byte) error {
 	if f, _ := mmField(rest); f != nil {
-		return fmt.Errorf("unexpected extra field %q", f)
+		return fmt.Errorf("unexpected extra field %s", quote(f))
 	}
 	return nil
 }
@@ -192,7 +219,7 @@ func mmIndex(f []byte, what string, n int64) (int64, error) {
 	}
 	v, ok := parseCount(f)
 	if !ok {
-		return 0, fmt.Errorf("malformed %s index %q", what, f)
+		return 0, fmt.Errorf("malformed %s index %s", what, quote(f))
 	}
 	if v < 1 || v > n {
 		return 0, fmt.Errorf("%s index %d out of range [1,%d]", what, v, n)
@@ -218,19 +245,75 @@ func parseCount(f []byte) (int64, bool) {
 	return v, true
 }
 
-// mmValue parses a finite floating-point value.
+// mmValue parses a finite floating-point value written as the Matrix
+// Market format (and C's strtod) writes decimal numbers; Go's own forms
+// (underscores, hexadecimal) are malformed.
 func mmValue(f []byte) (float64, error) {
 	if f == nil {
 		return 0, errors.New("missing value")
 	}
 	v, err := strconv.ParseFloat(string(f), 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return 0, fmt.Errorf("malformed value %q", f)
+	if err != nil && !errors.Is(err, strconv.ErrRange) || !isDecimal(f) && !isNonFinite(f) {
+		return 0, fmt.Errorf("malformed value %s", quote(f))
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("value %q is not finite", f)
+		return 0, fmt.Errorf("value %s is not finite", quote(f))
 	}
 	return v, nil
+}
+
+// isDecimal reports whether f is a decimal number: a sign, digits with at
+// most one decimal point, and an exponent.
+func isDecimal(f []byte) bool {
+	i := 0
+	if i < len(f) && (f[i] == '+' || f[i] == '-') {
+		i++
+	}
+	digits := 0
+	for ; i < len(f) && (f[i] >= '0' && f[i] <= '9'); i++ {
+		digits++
+	}
+	if i < len(f) && f[i] == '.' {
+		for i++; i < len(f) && (f[i] >= '0' && f[i] <= '9'); i++ {
+			digits++
+		}
+	}
+	if digits == 0 {
+		return false
+	}
+	if i < len(f) && (f[i] == 'e' || f[i] == 'E') {
+		i++
+		if i < len(f) && (f[i] == '+' || f[i] == '-') {
+			i++
+		}
+		exp := i
+		for ; i < len(f) && (f[i] >= '0' && f[i] <= '9'); i++ {
+		}
+		if i == exp {
+			return false
+		}
+	}
+	return i == len(f)
+}
+
+// isNonFinite reports whether f spells NaN or an infinity, as strtod reads
+// them: refused as values, but named as such.
+func isNonFinite(f []byte) bool {
+	w := strings.TrimLeft(string(f), "+-")
+	return strings.EqualFold(w, "nan") || strings.EqualFold(w, "inf") || strings.EqualFold(w, "infinity")
+}
+
+// quoteMax is the most bytes of a file's text that a message echoes.
+const quoteMax = 80
+
+// quote quotes text of a file for a message, cut after quoteMax bytes: a
+// corrupt file may hold a line of megabytes (or one whose line ends are
+// lone carriage returns).
+func quote[T string | []byte](s T) string {
+	if len(s) > quoteMax {
+		return strconv.Quote(string(s[:quoteMax])) + "..."
+	}
+	return strconv.Quote(string(s))
 }
 
 // mmHeader is what the banner and the size line of a Matrix Market file say.
@@ -257,7 +340,7 @@ func openMM(c *comm.Comm, path string, check func(h *mmHeader) error) (*os.File,
 }
 
 func openMMLocal(path string, check func(h *mmHeader) error) (*os.File, *mmHeader, int64, error) {
-	f, err := os.Open(path)
+	f, err := iopath.OpenInput(path)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("dsmat: %w", err)
 	}
@@ -317,30 +400,30 @@ const mmBannerHelp = "%%MatrixMarket matrix coordinate|array real|integer|patter
 func (h *mmHeader) parseBanner(line []byte) error {
 	w := strings.Fields(strings.ToLower(string(line)))
 	if len(w) != 5 || w[0] != "%%matrixmarket" {
-		return fmt.Errorf("bad banner %q, want %q", strings.TrimSpace(string(line)), mmBannerHelp)
+		return fmt.Errorf("bad banner %s, want %q", quote(strings.TrimSpace(string(line))), mmBannerHelp)
 	}
 	if w[1] != "matrix" {
-		return fmt.Errorf("object %q not supported, want matrix", w[1])
+		return fmt.Errorf("object %s not supported, want matrix", quote(w[1]))
 	}
 	h.format, h.field, h.symmetry = w[2], w[3], w[4]
 	switch h.format {
 	case "coordinate", "array":
 	default:
-		return fmt.Errorf("unknown format %q, want coordinate or array", h.format)
+		return fmt.Errorf("unknown format %s, want coordinate or array", quote(h.format))
 	}
 	switch h.field {
 	case "real", "integer", "pattern":
 	case "complex":
 		return errors.New("complex field not supported, want real, integer or pattern")
 	default:
-		return fmt.Errorf("unknown field %q, want real, integer or pattern", h.field)
+		return fmt.Errorf("unknown field %s, want real, integer or pattern", quote(h.field))
 	}
 	switch h.symmetry {
 	case "general", "symmetric":
 	case "skew-symmetric", "hermitian":
 		return fmt.Errorf("%s symmetry not supported, want general or symmetric", h.symmetry)
 	default:
-		return fmt.Errorf("unknown symmetry %q, want general or symmetric", h.symmetry)
+		return fmt.Errorf("unknown symmetry %s, want general or symmetric", quote(h.symmetry))
 	}
 	if h.field == "pattern" && h.format == "array" {
 		return errors.New("pattern field is only valid in coordinate format")
@@ -360,12 +443,12 @@ func (h *mmHeader) parseSize(line []byte) error {
 		f, rest = mmField(rest)
 		v, ok := parseCount(f)
 		if !ok {
-			return fmt.Errorf("bad size line %q, want %q", strings.TrimSpace(string(line)), want)
+			return fmt.Errorf("bad size line %s, want %q", quote(strings.TrimSpace(string(line))), want)
 		}
 		h.size = append(h.size, v)
 	}
 	if mmEnd(rest) != nil {
-		return fmt.Errorf("bad size line %q, want %q", strings.TrimSpace(string(line)), want)
+		return fmt.Errorf("bad size line %s, want %q", quote(strings.TrimSpace(string(line))), want)
 	}
 	return nil
 }

@@ -421,6 +421,12 @@ func TestReadMTXErrors(t *testing.T) {
 		{"big.mtx", diagonalMTX(100, 57, "57 57 inf"), `big.mtx line 57: value "inf" is not finite`},
 		{"big2.mtx", diagonalMTX(100, 90, "90 0 1"), "big2.mtx line 90: column index 0 out of range [1,100]"},
 		{"huge.mtx", gen + "9000000000 9000000000 1\n1 1 1\n", "huge.mtx line 2: 9000000000 rows on"},
+		{"claim.mtx", sym + "2000000000 2000000000 2\n1 1 1\n2 1 1\n", "claim.mtx line 2: size line declares 2000000000 rows but 2 entries, which leave rows empty"},
+		{"underscore.mtx", gen + "2 2 2\n1 1 2_0\n2 2 1\n", `underscore.mtx line 3: malformed value "2_0"`},
+		{"hex.mtx", gen + "2 2 2\n1 1 1\n2 2 0x1p1\n", `hex.mtx line 4: malformed value "0x1p1"`},
+		{"long.mtx", gen + "1 1 1\n1 1 " + strings.Repeat("9", 1000) + "x\n", `long.mtx line 3: malformed value "` + strings.Repeat("9", 80) + `"...`},
+		{"cr.mtx", strings.ReplaceAll(gen+"% "+strings.Repeat("c", 200)+"\n1 1 1\n1 1 1\n", "\n", "\r"), `cr.mtx line 1: bad banner "%%MatrixMarket matrix coordinate real general\r% ` + strings.Repeat("c", 32) + `"..., want`},
+		{"overflow.mtx", sym + "2 2 4\n1 1 1\n2 1 -1\n2 2 -1e308\n2 2 -1e308\n", "overflow.mtx: duplicate entries of A(2,2) sum to -Inf, beyond the float64 range"},
 	}
 	files := map[string]string{}
 	for _, tc := range cases {

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/internal/iopath"
 )
 
 // PETSc binary matrix files (MatView with PETSC_VIEWER_BINARY, 32-bit
@@ -76,7 +77,7 @@ func readPETSc(c *comm.Comm, path string) (*Rows, Partition, ReadStats, error) {
 
 // openPETSc opens a PETSc binary matrix file and checks its header.
 func openPETSc(path string) (f *os.File, n, nz, size int64, err error) {
-	if f, err = os.Open(path); err != nil {
+	if f, err = iopath.OpenInput(path); err != nil {
 		return nil, 0, 0, 0, fmt.Errorf("dsmat: %w", err)
 	}
 	fi, err := f.Stat()
@@ -155,7 +156,12 @@ func readPETScEntries(f io.ReaderAt, r *Rows, nz, size, before, total int64) (du
 	if err = checkPETScRows(r); err != nil {
 		return 0, err
 	}
-	return sortRows(r), nil
+	if dups = sortRows(r); dups > 0 {
+		if i, j, v := r.overflowedSum(); i >= 0 {
+			return 0, fmt.Errorf("row %d column %d: duplicate entries sum to %g, beyond the float64 range", i, j, v)
+		}
+	}
+	return dups, nil
 }
 
 // checkPETScRows checks the columns and values read into a stripe.

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/internal/iopath"
 )
 
 // ReadMatrix reads a square sparse matrix in PETSc binary or Matrix Market
@@ -46,7 +46,7 @@ func ReadMatrixStats(c *comm.Comm, path string) (*Rows, Partition, ReadStats, er
 // isPETSc tells a PETSc binary matrix from a Matrix Market file by their
 // first bytes, and fails for anything else.
 func isPETSc(path string) (bool, error) {
-	f, err := os.Open(path)
+	f, err := iopath.OpenInput(path)
 	if err != nil {
 		return false, fmt.Errorf("dsmat: %w", err)
 	}

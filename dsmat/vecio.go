@@ -197,12 +197,12 @@ func WriteVectors(c *comm.Comm, path string, part Partition, local []float64, k 
 // non-nil err to fail the write before anything is written. Collective; all
 // ranks return an error if one fails.
 func writeShared(c *comm.Comm, path string, size int64, err error, write func(f *os.File) error) error {
-	var tmp *os.File
+	var tmp *atomicfile.File
 	if c.Rank() == 0 && err == nil {
 		tmp, err = createTemp(path, size)
 	}
 	if err = c.Agree(err); err != nil {
-		atomicfile.Discard(tmp)
+		tmp.Discard()
 		return err
 	}
 	var name []byte
@@ -210,27 +210,33 @@ func writeShared(c *comm.Comm, path string, size int64, err error, write func(f 
 		name = []byte(tmp.Name())
 	}
 	if name, err = bcastBytes(c, name); err == nil {
-		err = writeInto(string(name), tmp, write)
+		var own *os.File
+		if tmp != nil {
+			own = tmp.File
+		}
+		err = writeInto(string(name), own, write)
 		if err != nil {
 			err = fmt.Errorf("dsmat: write %s: %w", path, err)
 		}
 	}
 	if err = c.Agree(err); err != nil {
-		atomicfile.Discard(tmp)
+		tmp.Discard()
 		return err
 	}
 	if tmp != nil {
-		err = atomicfile.Commit(tmp, path)
+		err = tmp.Commit()
 	}
 	return c.Agree(err)
 }
 
-// createTemp creates a temporary file of size bytes in the directory of path.
-func createTemp(path string, size int64) (*os.File, error) {
+// createTemp creates path's output (see atomicfile.Create): a temporary
+// file of size bytes in the directory of path, or path itself when it is a
+// character device, which is written in place.
+func createTemp(path string, size int64) (*atomicfile.File, error) {
 	tmp, err := atomicfile.Create(path)
-	if err == nil {
+	if err == nil && !tmp.InPlace() {
 		if err = tmp.Truncate(size); err != nil {
-			atomicfile.Discard(tmp)
+			tmp.Discard()
 		}
 	}
 	if err != nil {
@@ -239,11 +245,11 @@ func createTemp(path string, size int64) (*os.File, error) {
 	return tmp, nil
 }
 
-// writeInto calls write on the temporary file: rank 0's own handle tmp, or
-// on other ranks (tmp nil) the file name opened for writing. It syncs the
-// data so that the renamed file is complete.
-func writeInto(name string, tmp *os.File, write func(f *os.File) error) error {
-	f := tmp
+// writeInto calls write on the output: rank 0's own handle own, or on
+// other ranks (own nil) the file name opened for writing. It syncs the data
+// of a regular file so that the renamed file is complete.
+func writeInto(name string, own *os.File, write func(f *os.File) error) error {
+	f := own
 	if f == nil {
 		var err error
 		if f, err = os.OpenFile(name, os.O_WRONLY, 0); err != nil {
@@ -253,6 +259,9 @@ func writeInto(name string, tmp *os.File, write func(f *os.File) error) error {
 	}
 	if err := write(f); err != nil {
 		return err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return err // a device has nothing to sync
 	}
 	return f.Sync()
 }

@@ -6,7 +6,8 @@ import (
 )
 
 // FuzzParse: Parse never panics, every error names the spec and lists the
-// valid forms, and an accepted spec prints in a form that parses back to
+// valid forms, an accepted spec's size (rows, and the entries the command's
+// memory check counts) does not overflow, and it prints in a form that parses back to
 // itself. Seed corpus: testdata/fuzz/FuzzParse.
 func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
@@ -17,7 +18,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if spec.Rows() < 1 || spec.check() != nil {
+		if spec.Rows() < 1 || spec.MaxNNZ() < spec.Rows() || spec.check() != nil {
 			t.Fatalf("Parse(%q) = %+v", s, spec)
 		}
 		again, err := Parse(spec.String())

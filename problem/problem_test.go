@@ -425,3 +425,21 @@ func TestAll(t *testing.T) {
 		t.Error("All(poisson7) without a size: no error")
 	}
 }
+
+// TestMaxNNZ: the bound that the command's memory check counts holds every
+// entry of each kind's matrix, and is tight for the interior rows.
+func TestMaxNNZ(t *testing.T) {
+	for _, spec := range []string{"poisson7:5", "poisson27:5", "diffusion:5", "aniso:5"} {
+		s, err := Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Generate(0, s.Rows())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nnz := r.NNZ(); nnz > s.MaxNNZ() || nnz < s.MaxNNZ()/2 {
+			t.Errorf("%s: %d entries, bound %d", spec, nnz, s.MaxNNZ())
+		}
+	}
+}

@@ -131,6 +131,15 @@ func (s Spec) Rows() int64 {
 	return n * n * n
 }
 
+// MaxNNZ bounds the matrix's stored entries: its rows times the points of
+// the stencil (27 for poisson27, 7 for the others).
+func (s Spec) MaxNNZ() int64 {
+	if s.Kind == "poisson27" {
+		return 27 * s.Rows()
+	}
+	return 7 * s.Rows()
+}
+
 // All parses spec and returns every row of its matrix: for tests and
 // serial checks of problems that fit one process.
 func All(spec string) (*dsmat.Rows, error) {

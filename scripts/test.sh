@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 # docs, scripts and comments describe the software as it is; the tree stays small
 scripts/check-tree.sh --self-test
 scripts/check-tree.sh
-scripts/deps.sh
+scripts/deps.sh --tests
 . scripts/env.sh
 go vet ./...
 go test -count=1 -timeout 20m ./...

@@ -4,11 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/dsmat"
-	"github.com/fsai-dist/fsai-dist/internal/atomicfile"
+	"github.com/fsai-dist/fsai-dist/internal/iopath"
 )
 
 // symmetryTol is the tolerance of the symmetry check, relative to
@@ -64,23 +63,21 @@ func checkMatrix(c *comm.Comm, o *options, part dsmat.Partition, rows *dsmat.Row
 	return numerical(err)
 }
 
-// checkOutputs makes sure, before any work, that -out and -report can be
-// written: rank 0 creates and removes a temporary file beside each, so that
-// a long solve does not end in a file it cannot write. Collective.
-func checkOutputs(c *comm.Comm, o *options) error {
+// checkPaths checks every file the run reads and writes before any work
+// (see iopath.Check): rank 0 checks, all ranks agree. -out may name the
+// -x0 file: resuming in place replaces the initial guess with the newer
+// iterate, and only once it is complete. Collective.
+func checkPaths(c *comm.Comm, o *options) error {
 	var err error
-	for _, p := range []struct{ flag, path string }{{"-out", o.out}, {"-report", o.report}} {
-		if p.path == "" || c.Rank() != 0 || err != nil {
-			continue
+	if c.Rank() == 0 {
+		inputs := []iopath.Path{{Flag: "-matrix", Name: o.matrix}, {Flag: "-rhs", Name: o.rhs}, {Flag: "-x0", Name: o.x0}}
+		outputs := []iopath.Path{{Flag: "-out", Name: o.out}, {Flag: "-report", Name: o.report}, {Flag: "-write-matrix", Name: o.writeMatrix}}
+		for _, p := range []iopath.Path{{Flag: "-cpuprofile", Name: o.cpuProfile}, {Flag: "-trace", Name: o.trace}} {
+			if p.Name != "" {
+				outputs = append(outputs, iopath.Path{Flag: p.Flag, Name: profileName(p.Name, 0)})
+			}
 		}
-		var f *os.File
-		if f, err = atomicfile.Create(p.path); err == nil {
-			f.Close()
-			err = os.Remove(f.Name())
-		}
-		if err != nil {
-			err = fmt.Errorf("flag %s: cannot write beside %s: %w", p.flag, p.path, err)
-		}
+		err = iopath.Check(inputs, outputs, "-x0")
 	}
 	return badInput(c.Agree(err))
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -94,6 +95,12 @@ func failureInputs(t *testing.T, dir string) {
 		"inf.mtx":       mtxFile("symmetric", 12, replace(lap, "9 8 ", "9 8 -Inf")...),
 		"emptyrow.mtx":  mtxFile("symmetric", 12, replace(replace(replace(lap, "8 8 ", ""), "8 7 ", ""), "9 8 ", "")...),
 		"tiny.mtx":      mtxFile("symmetric", 2, "1 1 2", "2 1 -1", "2 2 2"),
+		"good.petsc":    petscGood,
+		"claim.mtx":     strings.Replace(mtxFile("symmetric", 12, lap...), "12 12 23", "2000000000 2000000000 23", 1),
+		"claim.petsc":   petscFile(1211216, 2000000000, 3, []int32{1, 1, 1}, []int32{0, 1, 2}, []float64{1, 1, 1}),
+		"hex.mtx":       mtxFile("symmetric", 12, replace(lap, "5 5 ", "5 5 0x1p1")...),
+		"long.mtx":      mtxFile("symmetric", 12, replace(lap, "5 5 ", "5 5 2"+strings.Repeat("0", 100000)+"x")...),
+		"dupinf.mtx":    mtxFile("symmetric", 12, append(replace(lap, "6 6 ", "6 6 1e308"), "6 6 1e308")...),
 		"junk.mtx":      "this is not a matrix\n",
 		"class.petsc":   strings.Replace(petscGood, "\x00\x12{P", "\x00\x12{Q", 1),
 		"trunc.petsc":   petscGood[:len(petscGood)-4],
@@ -121,6 +128,34 @@ func failureInputs(t *testing.T, dir string) {
 			t.Fatal(err)
 		}
 	}
+	// other names of lap.mtx, a directory and a named pipe
+	in := func(name string) string { return filepath.Join(dir, name) }
+	for _, err := range []error{os.Symlink(in("lap.mtx"), in("lap-link.mtx")), os.Link(in("lap.mtx"), in("lap-hard.mtx")),
+		os.Mkdir(in("outdir"), 0o755), syscall.Mkfifo(in("fifo"), 0o644)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// snapshot returns the contents of the regular files in dir, by name.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[e.Name()] = string(data)
+		}
+	}
+	return files
 }
 
 // ranksResult is what a run under ranksRun left behind.
@@ -188,6 +223,15 @@ func isLogLine(line string) bool {
 func TestFailures(t *testing.T) {
 	dir := t.TempDir()
 	failureInputs(t, dir)
+	inputs := snapshot(t, dir)
+	t.Cleanup(func() { // after the parallel subtests
+		after := snapshot(t, dir)
+		for name, data := range inputs {
+			if after[name] != data {
+				t.Errorf("input %s changed", name)
+			}
+		}
+	})
 	in := func(name string) string { return filepath.Join(dir, name) }
 	lap := in("lap.mtx")
 	none := []string{"-prec", "none"}
@@ -211,6 +255,33 @@ func TestFailures(t *testing.T) {
 		{name: "output directory", args: []string{"-problem", "poisson7:4", "-out", filepath.Join(dir, "none", "x.mtx")}, code: 2,
 			want: "flag -out: cannot write beside " + filepath.Join(dir, "none", "x.mtx")},
 		{name: "no gpu", args: []string{"-problem", "poisson7:4", "-backend", "cuda"}, code: 2, want: "flag -backend cuda: gpu: no CUDA driver", noGPU: true},
+		// outputs that would destroy an input or another output, or cannot
+		// be written; inputs that would block (issue 27)
+		{name: "out is matrix", args: []string{"-matrix", lap, "-out", lap}, code: 2, want: "flag -out: " + lap + " is the same file as -matrix " + lap},
+		{name: "report is matrix", args: []string{"-matrix", lap, "-report", lap}, code: 2, want: "flag -report: " + lap + " is the same file as -matrix"},
+		{name: "out is petsc matrix", args: []string{"-matrix", in("good.petsc"), "-out", in("good.petsc")}, code: 2, want: "is the same file as -matrix"},
+		{name: "out is rhs", args: []string{"-matrix", lap, "-rhs", in("alt.vec"), "-out", in("alt.vec")}, code: 2, want: "flag -out: " + in("alt.vec") + " is the same file as -rhs"},
+		{name: "write-matrix is matrix", args: []string{"-matrix", lap, "-write-matrix", lap}, code: 2, want: "flag -write-matrix: " + lap + " is the same file as -matrix"},
+		{name: "out is report", args: []string{"-problem", "poisson7:4", "-out", in("s"), "-report", in("s")}, code: 2, want: "flag -report: " + in("s") + " is the same file as -out " + in("s")},
+		{name: "out is a symbolic link to the matrix", args: []string{"-matrix", lap, "-out", in("lap-link.mtx")}, code: 2, want: "is the same file as -matrix"},
+		{name: "report is a hard link to the matrix", args: []string{"-matrix", in("lap-hard.mtx"), "-report", lap}, code: 2, want: "is the same file as -matrix"},
+		{name: "out is a directory", args: []string{"-problem", "poisson7:4", "-out", in("outdir")}, code: 2, want: "flag -out: " + in("outdir") + " is a directory: name a file"},
+		{name: "report is a directory", args: []string{"-problem", "poisson7:4", "-report", in("outdir")}, code: 2, want: "flag -report: " + in("outdir") + " is a directory"},
+		{name: "out is a fifo", args: []string{"-problem", "poisson7:4", "-out", in("fifo")}, code: 2, want: "flag -out: " + in("fifo") + " is a named pipe (FIFO): name a file"},
+		{name: "matrix is a fifo", args: []string{"-matrix", in("fifo")}, code: 2, want: "flag -matrix: " + in("fifo") + " is a named pipe (FIFO), not a regular file"},
+		{name: "rhs is a fifo", args: []string{"-matrix", lap, "-rhs", in("fifo")}, code: 2, want: "flag -rhs: " + in("fifo") + " is a named pipe (FIFO), not a regular file"},
+		{name: "x0 is a directory", args: []string{"-matrix", lap, "-x0", in("outdir")}, code: 2, want: "flag -x0: " + in("outdir") + " is a directory, not a regular file"},
+		// sizes beyond the file or the memory, refused before allocating
+		{name: "mtx claims 2e9 rows", args: []string{"-matrix", in("claim.mtx")}, code: 2, want: "claim.mtx line 2: size line declares 2000000000 rows but 23 entries, which leave rows empty"},
+		{name: "petsc claims 2e9 rows", args: []string{"-matrix", in("claim.petsc")}, code: 2, want: "claim.petsc: truncated"},
+		{name: "huge nrhs", args: []string{"-problem", "poisson7:4", "-nrhs", "1000000000"}, code: 2, want: "flag -nrhs: 1000000000 right-hand sides take 8 blocks of"},
+		{name: "huge problem", args: []string{"-problem", "poisson27:1200"}, code: 2, want: "flag -problem: poisson27:1200 has 1728000000 rows and up to 46656000000 entries: about"},
+		// messages
+		{name: "infinite tau", args: []string{"-fsai.tau", "Inf"}, code: 2, want: "flag -fsai.tau: +Inf is not a finite number"},
+		{name: "nan tol", args: []string{"-tol", "NaN"}, code: 2, want: "flag -tol: NaN is not a finite number"},
+		{name: "hex value", args: []string{"-matrix", in("hex.mtx")}, code: 2, want: `hex.mtx line 10: malformed value "0x1p1"`},
+		{name: "long value", args: []string{"-matrix", in("long.mtx")}, code: 2, want: `long.mtx line 10: malformed value "2` + strings.Repeat("0", 79) + `"...`},
+		{name: "duplicates overflow", args: []string{"-matrix", in("dupinf.mtx")}, code: 2, want: "dupinf.mtx: duplicate entries of A(6,6) sum to +Inf, beyond the float64 range"},
 		// item 1: bad input
 		{name: "missing file", args: []string{"-matrix", in("none.mtx")}, code: 2, want: "none.mtx: no such file"},
 		{name: "unknown format", args: []string{"-matrix", in("junk.mtx")}, code: 2, want: "junk.mtx: unknown format"},

@@ -31,6 +31,11 @@ import (
 	"github.com/fsai-dist/fsai-dist/pcg"
 )
 
+// stderrWait bounds the wait at exit for the queued messages to reach
+// standard error: when nothing reads it, the rank still exits, well before
+// the SIGKILL that follows a SIGTERM.
+const stderrWait = 2 * time.Second
+
 // Exit statuses of the command-line contract.
 const (
 	exitConverged    = 0
@@ -63,6 +68,7 @@ type options struct {
 	writeMatrix     string
 	checkSymmetry   bool
 	stagnation      int
+	version         bool
 }
 
 func parseFlags(args []string, usage io.Writer) (*options, error) {
@@ -94,6 +100,7 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.IntVar(&o.progressEvery, "progress", 50, "log the residual every this many iterations (0: never)")
 	fs.BoolVar(&o.checkSymmetry, "check-symmetry", true, "check that a -matrix is symmetric before solving (one exchange of the halo entries); false skips it")
 	fs.IntVar(&o.stagnation, "stagnation", pcg.DefaultStagnation, "stop when the residual has not fallen 0.1% below its lowest value over the latter half of the iterations, and over at least this many (0, the default: never)")
+	fs.BoolVar(&o.version, "version", false, "print the version (and the commit it was built from) and exit")
 	o.fsai.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -105,6 +112,9 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (flags start with -)", fs.Arg(0))
+	}
+	if err := finite("tol", o.tol); err != nil {
+		return nil, err
 	}
 	switch {
 	case !(o.tol > 0 && o.tol < 1):
@@ -126,7 +136,7 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	case !isPrec(o.prec):
 		return nil, fmt.Errorf("flag -prec: %q is not one of %s", o.prec, strings.Join(precNames, ", "))
 	}
-	return o, o.fsai.check()
+	return o, o.fsai.check(fs)
 }
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -140,6 +150,9 @@ func run(args []string) int {
 	}
 	defer comm.Finalize()
 	c := comm.World()
+	q := newQueue(os.Stderr)
+	stderr = q
+	defer q.close(stderrWait)
 	// A bug must not leave the other ranks waiting, nor exit with status 2,
 	// which means bad input: end the job with status 1 and the stack.
 	defer func() {
@@ -159,12 +172,21 @@ func run(args []string) int {
 	}
 	if err != nil {
 		if c.Rank() == 0 {
-			fmt.Fprintf(os.Stderr, "fsai-dist: %v\n", err)
+			fmt.Fprintf(stderr, "fsai-dist: %v\n", err)
 		}
 		return exitBadInput
 	}
+	if o.version {
+		if c.Rank() == 0 {
+			fmt.Println("fsai-dist", version())
+		}
+		return exitConverged
+	}
 	log := newLogger(c, o.verbose)
 	defer log.Sync()
+	if err := checkPaths(c, o); err != nil {
+		return finish(c, exitBadInput, err)
+	}
 	for _, p := range []struct {
 		flag, path string
 		start      func(io.Writer) error
@@ -176,7 +198,7 @@ func run(args []string) int {
 		if p.path == "" {
 			continue
 		}
-		stopProfile, err := startProfile(p.flag, fmt.Sprintf("%s.rank%d", p.path, c.Rank()), p.start, p.stop)
+		stopProfile, err := startProfile(p.flag, profileName(p.path, c.Rank()), p.start, p.stop)
 		if err := c.Agree(err); err != nil {
 			return finish(c, exitBadInput, badInput(err))
 		}
@@ -186,6 +208,9 @@ func run(args []string) int {
 	code, err := solve(c, o, log, stop, start)
 	return finish(c, code, err)
 }
+
+// profileName is the file of rank's profile of a profile flag's path.
+func profileName(path string, rank int) string { return fmt.Sprintf("%s.rank%d", path, rank) }
 
 // startProfile starts a profile (of flag -flag) into path; the returned
 // function stops it and closes the file.
@@ -247,11 +272,11 @@ func finish(c *comm.Comm, code int, err error) int {
 		speaker, rerr = comm.AllreduceScalar(c, comm.Min, speaker)
 	}
 	if rerr != nil {
-		fmt.Fprintf(os.Stderr, "fsai-dist: rank %d: %v\n", c.Rank(), rerr)
+		fmt.Fprintf(stderr, "fsai-dist: rank %d: %v\n", c.Rank(), rerr)
 		return exitFailure
 	}
 	if err != nil && int(speaker) == c.Rank() {
-		fmt.Fprintf(os.Stderr, "fsai-dist: rank %d: %v\n", c.Rank(), err)
+		fmt.Fprintf(stderr, "fsai-dist: rank %d: %v\n", c.Rank(), err)
 	}
 	return int(all)
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/backend"
@@ -21,6 +23,7 @@ type fsaiFlags struct {
 	cfg       afsai.Config
 	precision string
 	apply     string
+	values    map[string]string // every FSAI flag's value, by name
 }
 
 func (f *fsaiFlags) register(fs *flag.FlagSet) {
@@ -40,7 +43,23 @@ func (f *fsaiFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&s.Delta, "fsai.delta", s.Delta, "static FSAI: post-filter entries below delta times the row norm")
 }
 
-func (f *fsaiFlags) check() error {
+// check checks the parsed flags of fs and records their values.
+func (f *fsaiFlags) check(fs *flag.FlagSet) error {
+	f.values = map[string]string{}
+	fs.VisitAll(func(fl *flag.Flag) {
+		if strings.HasPrefix(fl.Name, "afsai.") || strings.HasPrefix(fl.Name, "fsai.") {
+			f.values[fl.Name] = fl.Value.String()
+		}
+	})
+	p, s := f.cfg.Params, f.cfg.StaticParams
+	for _, v := range []struct {
+		flag  string
+		value float64
+	}{{"afsai.eps", p.Eps}, {"afsai.stall", p.Stall}, {"fsai.tau", s.Tau}, {"fsai.delta", s.Delta}} {
+		if err := finite(v.flag, v.value); err != nil {
+			return err
+		}
+	}
 	var err error
 	if f.cfg.Setup, err = parsePrecision("afsai.precision", f.precision); err != nil {
 		return err
@@ -54,7 +73,6 @@ func (f *fsaiFlags) check() error {
 	if f.cfg.Reach < 0 {
 		return fmt.Errorf("flag -afsai.reach: %d is negative", f.cfg.Reach)
 	}
-	p, s := f.cfg.Params, f.cfg.StaticParams
 	switch {
 	case p.Steps < 0:
 		return fmt.Errorf("flag -afsai.steps: %d is negative", p.Steps)
@@ -94,6 +112,15 @@ func newPreconditioner(o *options, A *dsmat.Matrix, op *dsmat.Operator, rep *rep
 	default:
 		return pcg.None{}, nil
 	}
+}
+
+// finite refuses a value of a float flag that is NaN or infinite, which
+// strconv reads but no tuning parameter means.
+func finite(flag string, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("flag -%s: %g is not a finite number", flag, v)
+	}
+	return nil
 }
 
 // parsePrecision reads the value of a precision flag.

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"runtime/debug"
 
 	"github.com/fsai-dist/fsai-dist/afsai"
+	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/internal/atomicfile"
 	"github.com/fsai-dist/fsai-dist/pcg"
 )
@@ -74,6 +77,49 @@ type report struct {
 	// outcome (the fields above are then the worst column's)
 	NRHS    int      `json:"nrhs"`
 	Columns []column `json:"columns,omitempty"`
+	// what reproduces the run: the values of the FSAI flags (-afsai.*,
+	// -fsai.*, set or default; FSAI preconditioners only), the program's
+	// version (see version) and its command line, program name first
+	PrecParams  map[string]string `json:"prec_params,omitempty"`
+	Version     string            `json:"version"`
+	CommandLine []string          `json:"command_line"`
+}
+
+// newReport starts the report of a run with what is known before it.
+func newReport(c *comm.Comm, o *options) *report {
+	r := &report{Ranks: c.Size(), Prec: o.prec, Tol: o.tol, MaxIt: o.maxit, Partition: o.partition,
+		Version: version(), CommandLine: os.Args}
+	if o.prec == "afsai" || o.prec == "fsai" {
+		r.PrecParams = o.fsai.values
+	}
+	return r
+}
+
+// version is the module's version ("devel" for a build from a checkout)
+// and, where the build recorded it, the commit it was built from, with
+// "+modified" for uncommitted changes: "devel commit 97c4b11...".
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	v := info.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "devel"
+	}
+	var commit, modified string
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			commit = s.Value
+		case s.Key == "vcs.modified" && s.Value == "true":
+			modified = "+modified"
+		}
+	}
+	if commit != "" {
+		v += " commit " + commit + modified
+	}
+	return v
 }
 
 // column is one right-hand side's outcome, in reports of several.

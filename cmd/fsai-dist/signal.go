@@ -19,6 +19,9 @@ type interrupt struct{ got atomic.Bool }
 // usual. It must be called after MPI_Init, so that Go's handler is the one
 // installed.
 func catchSignals() *interrupt {
+	// a launcher that closes the ranks' output must not end them with
+	// SIGPIPE: their writes to it fail instead
+	signal.Ignore(syscall.SIGPIPE)
 	in := new(interrupt)
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, stopSignals...)

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"go.uber.org/zap"
@@ -23,12 +22,12 @@ import (
 // solve ends all ranks cleanly with one message; a failure inside the solve,
 // where ranks wait on each other's messages, aborts the job.
 func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start time.Time) (int, error) {
-	rep := &report{Ranks: c.Size(), Prec: o.prec, Tol: o.tol, MaxIt: o.maxit, Partition: o.partition}
-	if err := checkOutputs(c, o); err != nil {
+	rep := newReport(c, o)
+	mem, err := rankMemory(c)
+	if err != nil {
 		return 0, err
 	}
-
-	rows, part, err := load(c, o, rep, log)
+	rows, part, err := load(c, o, rep, log, mem)
 	if err != nil {
 		return 0, badInput(err)
 	}
@@ -41,6 +40,10 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 		if rows, part, err = dsmat.BalanceNNZ(c, rows); err != nil {
 			return 0, err
 		}
+	}
+	what := fmt.Sprintf("%d right-hand sides take %d blocks of %d rows by %d columns", o.nrhs, blocksPerRHS, rows.Count(), o.nrhs)
+	if err := c.Agree(mem.check("nrhs", what, 8*blocksPerRHS*float64(rows.Count())*float64(o.nrhs))); err != nil {
+		return 0, badInput(err)
 	}
 	if o.writeMatrix != "" {
 		if err := dsmat.WritePETSc(c, o.writeMatrix, rows); err != nil {
@@ -157,7 +160,7 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	}
 	if !rep.Converged {
 		if c.Rank() == 0 {
-			fmt.Fprintf(os.Stderr, "fsai-dist: %s\n", outcomes(res, o.out))
+			fmt.Fprintf(stderr, "fsai-dist: %s\n", outcomes(res, o.out))
 		}
 		return exitNotConverged, nil
 	}
@@ -174,9 +177,20 @@ func setupError(err error) error {
 	return numerical(err)
 }
 
+// The memory that the checks before allocating count: a generated
+// problem's stripe (8-byte row pointers, 8-byte columns and values) and its
+// CSR copy (4-byte columns, 8-byte values and row pointers), and the
+// blocks of right-hand sides that b, x, PCG's workspace and the host copies
+// take, 8 bytes an entry.
+const (
+	bytesPerRow   = 16
+	bytesPerEntry = 28
+	blocksPerRHS  = 8
+)
+
 // load reads the matrix file or generates the built-in problem; each rank
 // holds only its own stripe. Both need at least one row per rank.
-func load(c *comm.Comm, o *options, rep *report, log *zap.Logger) (*dsmat.Rows, dsmat.Partition, error) {
+func load(c *comm.Comm, o *options, rep *report, log *zap.Logger, mem memory) (*dsmat.Rows, dsmat.Partition, error) {
 	if o.matrix != "" {
 		rep.Matrix = o.matrix
 		rows, part, stats, err := dsmat.ReadMatrixStats(c, o.matrix)
@@ -199,6 +213,11 @@ func load(c *comm.Comm, o *options, rep *report, log *zap.Logger) (*dsmat.Rows, 
 		return nil, part, err
 	}
 	lo, hi := part.Range(c.Rank())
+	share := float64(hi-lo) / float64(spec.Rows())
+	what := fmt.Sprintf("%s has %d rows and up to %d entries", o.problem, spec.Rows(), spec.MaxNNZ())
+	if err := c.Agree(mem.check("problem", what, bytesPerRow*float64(hi-lo)+bytesPerEntry*share*float64(spec.MaxNNZ()))); err != nil {
+		return nil, part, err
+	}
 	rows, err := spec.Generate(lo, hi)
 	return rows, part, c.Agree(err)
 }
@@ -210,6 +229,7 @@ func vectors(c *comm.Comm, o *options, op *dsmat.Operator) (b, x *ddmat.Dense, e
 	A := op.Matrix()
 	var rhs []float64
 	k := o.nrhs
+
 	if o.rhs != "" {
 		rhs, k, err = dsmat.ReadVectors(c, o.rhs, A.Part)
 		if err != nil {

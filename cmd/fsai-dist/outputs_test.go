@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestOutputs (issue 27): a valid 249-byte file name, an -out that
+// replaces the -x0 it resumed from, character devices written in place
+// (/dev/null takes everything, a copy of /dev/full reports its error and
+// stays a device), and an -out naming a directory refused before the
+// matrix is even generated; on 1 and 3 ranks.
+func TestOutputs(t *testing.T) {
+	for _, np := range []int{1, 3} {
+		dir := t.TempDir()
+		long := filepath.Join(dir, strings.Repeat("x", 249))
+		res := mpirun(t, np, "-problem", "poisson7:6", "-progress", "0", "-out", long, "-report", long[:len(long)-1]+"r")
+		if res.code != 0 {
+			t.Fatalf("np%d: 249-byte name: exit %d\n%s", np, res.code, res.stderr)
+		}
+		if x := readArray(t, long); len(x) != 216 {
+			t.Fatalf("np%d: 249-byte name: %d entries", np, len(x))
+		}
+
+		// resume in place: -x0 and -out one file, which ends up converged
+		x := filepath.Join(dir, "x.mtx")
+		if res := mpirun(t, np, "-problem", "poisson7:6", "-progress", "0", "-maxit", "2", "-out", x); res.code != 3 {
+			t.Fatalf("np%d: exit %d\n%s", np, res.code, res.stderr)
+		}
+		rep := filepath.Join(dir, "r.json")
+		if res := mpirun(t, np, "-problem", "poisson7:6", "-progress", "0", "-x0", x, "-out", x, "-report", rep); res.code != 0 {
+			t.Fatalf("np%d: resume in place: exit %d\n%s", np, res.code, res.stderr)
+		}
+		if r := readReport(t, rep); r["history"].([]any)[0].(float64) >= 1 {
+			t.Fatalf("np%d: resumed from relative residual %v, not from the iterate", np, r["history"].([]any)[0])
+		}
+		for i, v := range readArray(t, x) {
+			if v < 1-1e-6 || v > 1+1e-6 {
+				t.Fatalf("np%d: x[%d] = %g after resuming in place, want 1", np, i, v)
+			}
+		}
+
+		// a directory: refused before the problem is generated
+		res = mpirun(t, np, "-problem", "poisson7:6", "-report", dir)
+		if res.code != 2 || !strings.Contains(res.stderr, "flag -report: "+dir+" is a directory") || strings.Contains(res.stderr, "\tmatrix\t") {
+			t.Fatalf("np%d: -report naming a directory: exit %d\n%s", np, res.code, res.stderr)
+		}
+
+		res = mpirun(t, np, "-problem", "poisson7:6", "-progress", "0", "-out", "/dev/null", "-report", "/dev/null")
+		if res.code != 0 {
+			t.Fatalf("np%d: /dev/null: exit %d\n%s", np, res.code, res.stderr)
+		}
+		devices(t, np, dir)
+	}
+}
+
+// devices writes -out and -report to copies of /dev/null and /dev/full
+// made with mknod (root only).
+func devices(t *testing.T, np int, dir string) {
+	null, full := filepath.Join(dir, "null"), filepath.Join(dir, "full")
+	for name, minor := range map[string]int{null: 3, full: 7} {
+		if err := syscall.Mknod(name, syscall.S_IFCHR|0o666, 1<<8|minor); err != nil {
+			t.Logf("mknod (needs root): %v; character device copies not tried", err)
+			return
+		}
+	}
+	if res := mpirun(t, np, "-problem", "poisson7:6", "-progress", "0", "-out", null, "-report", null); res.code != 0 {
+		t.Fatalf("np%d: copy of /dev/null: exit %d\n%s", np, res.code, res.stderr)
+	}
+	for _, flag := range []string{"-out", "-report"} {
+		res := mpirun(t, np, "-problem", "poisson7:6", "-progress", "0", flag, full)
+		if res.code != 1 || !strings.Contains(res.stderr, "write "+full) || !strings.Contains(res.stderr, "no space left on device") {
+			t.Fatalf("np%d: %s copy of /dev/full: exit %d\n%s", np, flag, res.code, res.stderr)
+		}
+	}
+	for _, name := range []string{null, full} {
+		if st, err := os.Stat(name); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+			t.Fatalf("np%d: %s is no longer a character device: %v", np, name, err)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".fsai-*")); len(left) > 0 {
+		t.Fatalf("np%d: temporary files left: %v", np, left)
+	}
+	os.Remove(null)
+	os.Remove(full)
+}
+
+// TestVersion: -version prints the version and exits 0 without solving;
+// the report records it, the command line and the FSAI parameters used.
+func TestVersion(t *testing.T) {
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not found")
+	}
+	cmd := exec.Command("mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none", binary, "-version")
+	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	out, err := cmd.Output()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err != nil || len(lines) != 1 || !strings.HasPrefix(lines[0], "fsai-dist ") {
+		t.Fatalf("-version: %v, printed %q", err, out)
+	}
+	printed := strings.TrimPrefix(lines[0], "fsai-dist ")
+
+	rep := filepath.Join(t.TempDir(), "r.json")
+	args := []string{"-problem", "poisson7:6", "-progress", "0", "-afsai.steps", "3", "-report", rep}
+	if res := mpirun(t, 2, args...); res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	var r struct {
+		Version     string            `json:"version"`
+		CommandLine []string          `json:"command_line"`
+		PrecParams  map[string]string `json:"prec_params"`
+	}
+	data, _ := os.ReadFile(rep)
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Version != printed || len(r.CommandLine) < 1 || !slices.Equal(r.CommandLine[1:], args) {
+		t.Fatalf("report: version %q (-version printed %q), command line %q", r.Version, printed, r.CommandLine)
+	}
+	if r.PrecParams["afsai.steps"] != "3" || r.PrecParams["afsai.precision"] != "single" || r.PrecParams["fsai.k"] == "" {
+		t.Fatalf("report: prec_params %v", r.PrecParams)
+	}
+}
