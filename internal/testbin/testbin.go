@@ -12,8 +12,20 @@ import (
 
 // Main is a TestMain: it builds the Go package in dir (relative to the test's
 // package) as an executable, hands its path to use, runs the tests and exits
-// with their status. A failed build fails the whole run.
+// with their status. A failed build fails the whole run. Where
+// $FSAI_TESTBIN names a folder, the program is taken from there, built
+// beforehand under the same name: on a machine without a Go toolchain, such
+// as a GPU machine that runs test binaries built elsewhere.
 func Main(m *testing.M, dir string, use func(path string)) {
+	if prebuilt := os.Getenv("FSAI_TESTBIN"); prebuilt != "" {
+		path := filepath.Join(prebuilt, filepath.Base(mustAbs(dir)))
+		if _, err := os.Stat(path); err != nil {
+			fmt.Fprintf(os.Stderr, "FSAI_TESTBIN: %v\n", err)
+			os.Exit(1)
+		}
+		use(path)
+		os.Exit(m.Run())
+	}
 	tmp, err := os.MkdirTemp("", "fsai-testbin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
