@@ -6,8 +6,10 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // scaleLimit bounds the diagonal of a matrix that the set-up takes as it
@@ -22,21 +24,16 @@ const scaleLimit = 0x1p40
 // SPD A): some diagonal entry lies outside [1/scaleLimit, scaleLimit]. It
 // returns nil when every diagonal entry lies within, and when some is not
 // positive and finite (the set-up then says which) or a rank does not
-// hold its diagonal block. Collective.
+// hold its diagonal block. The common case, no scaling, allocates nothing
+// and reads the diagonal on all cores. Collective.
 func diagonalScaling(A *dsmat.Matrix) ([]float64, error) {
 	ext := []float64{math.Inf(-1), 0, 0} // -min, max, and 1 where a rank cannot scale
-	var d []float64
 	if A.Diag == nil {
 		ext[2] = 1
+	} else if lo, hi, ok := diagonalRange(A.Diag); !ok {
+		ext[2] = 1
 	} else {
-		d = A.Diagonal()
-		for _, v := range d {
-			if !(v > 0) || math.IsInf(v, 0) {
-				ext[2] = 1
-				break
-			}
-			ext[0], ext[1] = max(ext[0], -v), max(ext[1], v)
-		}
+		ext[0], ext[1] = -lo, hi
 	}
 	if err := comm.Allreduce(A.Comm, comm.Max, ext); err != nil {
 		return nil, fmt.Errorf("afsai: diagonal range: %w", err)
@@ -44,10 +41,39 @@ func diagonalScaling(A *dsmat.Matrix) ([]float64, error) {
 	if ext[2] != 0 || (-ext[0] >= 1/scaleLimit && ext[1] <= scaleLimit) {
 		return nil, nil
 	}
+	d := A.Diagonal()
 	for i, v := range d {
 		d[i] = 1 / math.Sqrt(v)
 	}
 	return d, nil
+}
+
+// diagonalRange returns the least and the greatest diagonal entry of the
+// square block d (+Inf and 0 when it has no rows), and ok false when one
+// is not positive and finite.
+func diagonalRange(d *csr.Matrix[float64]) (lo, hi float64, ok bool) {
+	k := parallel.Chunks(d.Rows)
+	los, his, bad := make([]float64, k), make([]float64, k), make([]bool, k)
+	parallel.For(d.Rows, func(c, first, end int) {
+		l, h := math.Inf(1), 0.0
+		for i := first; i < end; i++ {
+			v := d.At(i, i)
+			if !(v > 0) || math.IsInf(v, 0) {
+				bad[c] = true
+				return
+			}
+			l, h = min(l, v), max(h, v)
+		}
+		los[c], his[c] = l, h
+	})
+	lo, hi = math.Inf(1), 0
+	for c := range k {
+		if bad[c] {
+			return 0, 0, false
+		}
+		lo, hi = min(lo, los[c]), max(hi, his[c])
+	}
+	return lo, hi, true
 }
 
 // newScaled sets up the FSAI factor G~ of S A S, S = diag(s), and keeps s:
