@@ -14,6 +14,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
+	"github.com/fsai-dist/fsai-dist/matfile"
 	krylov "github.com/fsai-dist/fsai-dist/pcg"
 	"github.com/fsai-dist/fsai-dist/problem"
 )
@@ -66,7 +67,7 @@ func generated(t *testing.T, c *comm.Comm, spec string) *dsmat.Matrix {
 // readDistributed reads a matrix file over the ranks of c.
 func readDistributed(t *testing.T, c *comm.Comm, path string) *dsmat.Matrix {
 	t.Helper()
-	rows, part, err := dsmat.ReadMatrix(c, path)
+	rows, part, err := matfile.ReadMatrix(c, path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func BalanceNNZ(c *comm.Comm, rows *Rows) (*Rows, Partition, error) {
 			ts = append(ts, Triplet{Row: rows.First + int64(i), Col: rows.Col[k], Val: rows.Val[k]})
 		}
 	}
-	mine, err := routeTriplets(c, part, ts)
+	mine, err := RouteTriplets(c, part, ts)
 	if err != nil {
 		return nil, Partition{}, err
 	}

@@ -24,22 +24,6 @@ func (r *Rows) EmptyRow() int64 {
 	return -1
 }
 
-// overflowedSum finds, in a stripe whose duplicate entries were summed, the
-// first entry whose value is not finite: the readers refuse values that are
-// not, so such an entry is a sum that overflowed. It returns its global row
-// and column, 0-based, and its value; i is -1 if there is none. Called only
-// when the reader summed duplicates.
-func (r *Rows) overflowedSum() (i, j int64, v float64) {
-	for li := range r.Count() {
-		for k := r.RowPtr[li]; k < r.RowPtr[li+1]; k++ {
-			if v := r.Val[k]; math.IsInf(v, 0) || math.IsNaN(v) {
-				return r.First + int64(li), r.Col[k], v
-			}
-		}
-	}
-	return -1, -1, 0
-}
-
 // Diagonal returns the diagonal entries of the stripe's rows, 0 where none
 // is stored.
 func (r *Rows) Diagonal() []float64 {

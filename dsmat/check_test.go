@@ -79,7 +79,7 @@ func TestCheckSymmetric(t *testing.T) {
 					}
 					continue
 				}
-				checkCollectiveError(t, c, tc.name, err, tc.want)
+				mpitest.CheckCollectiveError(t, c, tc.name, err, tc.want)
 				if err != nil && !errors.Is(err, comm.ErrPeer) && !strings.HasPrefix(err.Error(), "dsmat: the matrix is not symmetric: A(") {
 					t.Errorf("%s: %v", tc.name, err)
 				}

@@ -5,8 +5,11 @@
 // columns compactly over the halo, the entries actually needed from that
 // neighbour, so only those travel in an SpMV.
 //
-// The package also reads matrices and vectors in parallel (each rank parses
-// or reads only its own part) and builds the halo plan once per matrix.
+// The package builds the halo plan once per matrix, binds the matrix to a
+// backend as an Operator (the overlapped SpMV) and moves values between
+// matrices of one pattern (ValuePlan, ValueSlots). Files of matrices and
+// vectors are read and written by package matfile, which builds the stripes
+// (Rows) this package splits.
 package dsmat
 
 import (

@@ -47,8 +47,8 @@ func (p Partition) Owner(i int64) int {
 }
 
 // Rows is one rank's stripe of a square global matrix, in CSR with global
-// column indices: what readers and problem generators produce and what New
-// splits into DSMat blocks. Columns within a row are sorted and unique.
+// column indices: what the file readers (package matfile) and the problem
+// generators produce and what New splits into DSMat blocks. Columns within a row are sorted and unique.
 type Rows struct {
 	N      int64   // global dimension
 	First  int64   // global index of the stripe's first row

@@ -12,6 +12,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/cpu"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
+	"github.com/fsai-dist/fsai-dist/matfile"
 	"github.com/fsai-dist/fsai-dist/problem"
 )
 
@@ -141,7 +142,7 @@ func TestSpMVSharedMatrices(t *testing.T) {
 	for np := 1; np <= 4; np++ {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
 			for _, f := range files {
-				rows, part, err := dsmat.ReadMatrix(c, f)
+				rows, part, err := matfile.ReadMatrix(c, f)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -11,7 +11,8 @@ import (
 )
 
 // Triplet is one matrix entry with 0-based global row and column: the form
-// in which readers and generators collect entries before AssembleRows.
+// in which the Matrix Market reader (package matfile) and BalanceNNZ collect
+// entries before RouteTriplets and AssembleRows.
 type Triplet struct {
 	Row, Col int64
 	Val      float64
@@ -40,14 +41,15 @@ func AssembleRows(n, first int64, count int, ts []Triplet) (r *Rows, dups int, e
 		next[t.Row-first]++
 		r.Col[k], r.Val[k] = t.Col, t.Val
 	}
-	return r, sortRows(r), nil
+	return r, r.Sort(), nil
 }
 
-// sortRows sorts the columns of every row of r and sums entries with equal
-// columns, compacting r in place. It returns the number of entries merged.
+// Sort sorts the columns of every row of r and sums entries with equal
+// columns, compacting r in place, so that r holds the sorted, unique
+// columns that Check verifies. It returns the number of entries merged.
 // The rows are sorted on all cores; the compaction, needed only where
 // columns repeat, runs on one.
-func sortRows(r *Rows) int {
+func (r *Rows) Sort() int {
 	n := r.Count()
 	repeats := make([]int, parallel.Chunks(n))
 	parallel.For(n, func(c, lo, hi int) {
@@ -108,12 +110,12 @@ func (s *colVals[C]) Swap(a, b int) {
 	s.val[a], s.val[b] = s.val[b], s.val[a]
 }
 
-// routeTriplets sends every triplet to the rank that owns its row under part
+// RouteTriplets sends every triplet to the rank that owns its row under part
 // and returns the triplets whose rows this rank owns. Collective. Every row
 // must lie in [0, part.N()). The triplets this rank keeps stay in place (ts
 // is reused); the others travel as three int64 words each (row, column,
 // value bits) in a single Alltoallv.
-func routeTriplets(c *comm.Comm, part Partition, ts []Triplet) ([]Triplet, error) {
+func RouteTriplets(c *comm.Comm, part Partition, ts []Triplet) ([]Triplet, error) {
 	lo, hi := part.Range(c.Rank())
 	mine := func(t Triplet) bool { return t.Row >= lo && t.Row < hi }
 	recv, err := exchange(c, len(ts), 3, func(k int) int {

@@ -57,7 +57,7 @@ func TestSortRowsLongRow(t *testing.T) {
 		r.Col = append(r.Col, int64((7*k)%n))
 		r.Val = append(r.Val, float64(k))
 	}
-	if dups := sortRows(r); dups != n {
+	if dups := r.Sort(); dups != n {
 		t.Errorf("dups = %d, want %d", dups, n)
 	}
 	if err := r.Check(); err != nil {

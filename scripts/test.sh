@@ -18,6 +18,6 @@ go test -count=1 -timeout 20m ./...
 # it with the fix. Counts, not durations: Go 1.26's fuzzing coordinator can
 # report a spurious "context deadline exceeded" at the end of a -fuzztime
 # duration on a loaded machine (golang/go#75804, fixed in Go 1.27).
-go test -run '^$' -fuzz '^FuzzReadMTX$' -fuzztime 150000x ./dsmat
-go test -run '^$' -fuzz '^FuzzReadPETSc$' -fuzztime 300000x ./dsmat
+go test -run '^$' -fuzz '^FuzzReadMTX$' -fuzztime 150000x ./matfile
+go test -run '^$' -fuzz '^FuzzReadPETSc$' -fuzztime 300000x ./matfile
 go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 300000x ./problem

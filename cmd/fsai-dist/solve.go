@@ -13,6 +13,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/gpu"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
+	"github.com/fsai-dist/fsai-dist/matfile"
 	"github.com/fsai-dist/fsai-dist/pcg"
 	"github.com/fsai-dist/fsai-dist/problem"
 )
@@ -46,7 +47,7 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 		return 0, badInput(err)
 	}
 	if o.writeMatrix != "" {
-		if err := dsmat.WritePETSc(c, o.writeMatrix, rows); err != nil {
+		if err := matfile.WritePETSc(c, o.writeMatrix, rows); err != nil {
 			return 0, err
 		}
 	}
@@ -142,7 +143,7 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 		host := make([]float64, x.Rows*x.Cols)
 		err := x.Get(host)
 		if err == nil {
-			err = dsmat.WriteVectors(c, o.out, part, host, x.Cols)
+			err = matfile.WriteVectors(c, o.out, part, host, x.Cols)
 		}
 		if err := c.Agree(err); err != nil {
 			return 0, err
@@ -193,7 +194,7 @@ const (
 func load(c *comm.Comm, o *options, rep *report, log *zap.Logger, mem memory) (*dsmat.Rows, dsmat.Partition, error) {
 	if o.matrix != "" {
 		rep.Matrix = o.matrix
-		rows, part, stats, err := dsmat.ReadMatrixStats(c, o.matrix)
+		rows, part, stats, err := matfile.ReadMatrixStats(c, o.matrix)
 		if err != nil {
 			return nil, part, err
 		}
@@ -231,7 +232,7 @@ func vectors(c *comm.Comm, o *options, op *dsmat.Operator) (b, x *ddmat.Dense, e
 	k := o.nrhs
 
 	if o.rhs != "" {
-		rhs, k, err = dsmat.ReadVectors(c, o.rhs, A.Part)
+		rhs, k, err = matfile.ReadVectors(c, o.rhs, A.Part)
 		if err != nil {
 			return nil, nil, badInput(err)
 		}
@@ -265,7 +266,7 @@ func vectors(c *comm.Comm, o *options, op *dsmat.Operator) (b, x *ddmat.Dense, e
 
 // setFromFile reads v's columns from path, which must have as many.
 func setFromFile(c *comm.Comm, path string, A *dsmat.Matrix, v *ddmat.Dense) error {
-	host, k, err := dsmat.ReadVectors(c, path, A.Part)
+	host, k, err := matfile.ReadVectors(c, path, A.Part)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ package mpitest
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -63,6 +64,26 @@ func Run(t *testing.T, np int, body func(t *testing.T, c *comm.Comm)) {
 		}
 		body(t, c)
 	})
+}
+
+// CheckCollectiveError checks that every rank got an error, that at least
+// one rank's error names the problem (want) and that the others say a peer
+// failed (comm.ErrPeer), as a collective call that fails on some ranks must
+// end. Every rank must call it: it makes one reduction.
+func CheckCollectiveError(t *testing.T, c *comm.Comm, name string, err error, want string) {
+	t.Helper()
+	found := int64(0)
+	switch {
+	case err == nil:
+		t.Errorf("%s: no error, want %q", name, want)
+	case strings.Contains(err.Error(), want):
+		found = 1
+	case !errors.Is(err, comm.ErrPeer):
+		t.Errorf("%s: err = %v, want %q or comm.ErrPeer", name, err, want)
+	}
+	if n, aerr := comm.AllreduceScalar(c, comm.Sum, found); aerr != nil || n == 0 {
+		t.Errorf("%s: no rank reported %q (this rank: %v)", name, want, err)
+	}
 }
 
 // Main runs the tests and exits. In a rank whose tests passed it finalizes

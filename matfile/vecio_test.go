@@ -1,4 +1,4 @@
-package dsmat
+package matfile
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 )
 
@@ -72,7 +73,7 @@ func TestVectorRoundTrip(t *testing.T) {
 			dir := sharedDir(t, c)
 			path := filepath.Join(dir, "x.mtx")
 			x := testVector(n)
-			part := NewPartition(n, np)
+			part := dsmat.NewPartition(n, np)
 			lo, hi := part.Range(c.Rank())
 			if err := WriteVector(c, path, part, x[lo:hi]); err != nil {
 				t.Fatal(err)
@@ -92,9 +93,9 @@ func TestVectorRoundTrip(t *testing.T) {
 					t.Errorf("%d files in the output directory, want 1", len(entries))
 				}
 			}
-			other := Partition{Offsets: []int64{0, n}}
+			other := dsmat.Partition{Offsets: []int64{0, n}}
 			if np == 3 {
-				other = Partition{Offsets: []int64{0, 0, n - 5, n}}
+				other = dsmat.Partition{Offsets: []int64{0, 0, n - 5, n}}
 			}
 			got, err := ReadVector(c, path, other)
 			if err != nil {
@@ -133,7 +134,7 @@ func TestVectorsRoundTrip(t *testing.T) {
 				}
 				return out
 			}
-			part := NewPartition(n, np)
+			part := dsmat.NewPartition(n, np)
 			lo, hi := part.Range(c.Rank())
 			if err := WriteVectors(c, path, part, block(lo, hi), k); err != nil {
 				t.Fatal(err)
@@ -149,9 +150,9 @@ func TestVectorsRoundTrip(t *testing.T) {
 					}
 				}
 			}
-			other := Partition{Offsets: []int64{0, n}}
+			other := dsmat.Partition{Offsets: []int64{0, n}}
 			if np == 3 {
-				other = Partition{Offsets: []int64{0, 0, 7, n}}
+				other = dsmat.Partition{Offsets: []int64{0, 0, 7, n}}
 			}
 			got, gotK, err := ReadVectors(c, path, other)
 			if err != nil {
@@ -198,14 +199,14 @@ func TestVectorErrors(t *testing.T) {
 	mpitest.Run(t, 2, func(t *testing.T, c *comm.Comm) {
 		dir := sharedDir(t, c)
 		writeFiles(t, c, dir, files)
-		part := NewPartition(4, 2)
+		part := dsmat.NewPartition(4, 2)
 		for _, tc := range cases {
 			_, err := ReadVector(c, filepath.Join(dir, tc.name), part)
-			checkCollectiveError(t, c, tc.name, err, tc.err)
+			mpitest.CheckCollectiveError(t, c, tc.name, err, tc.err)
 		}
 		for _, tc := range blockCases {
 			_, _, err := ReadVectors(c, filepath.Join(dir, tc.name), part)
-			checkCollectiveError(t, c, tc.name, err, tc.err)
+			mpitest.CheckCollectiveError(t, c, tc.name, err, tc.err)
 		}
 
 		// a failed write leaves neither the file nor a temporary one
@@ -215,11 +216,11 @@ func TestVectorErrors(t *testing.T) {
 			local[1] = math.Inf(1)
 		}
 		err := WriteVector(c, path, part, local)
-		checkCollectiveError(t, c, "inf", err, "write "+path+": entry 3 is +Inf")
+		mpitest.CheckCollectiveError(t, c, "inf", err, "write "+path+": entry 3 is +Inf")
 		err = WriteVector(c, path, part, []float64{1, 2}[:c.Rank()+1])
-		checkCollectiveError(t, c, "length", err, "write "+path+": rank 0 holds 1 values, the partition gives it 2")
+		mpitest.CheckCollectiveError(t, c, "length", err, "write "+path+": rank 0 holds 1 values, the partition gives it 2")
 		err = WriteVector(c, filepath.Join(dir, "nodir", "x.mtx"), part, []float64{1, 2})
-		checkCollectiveError(t, c, "nodir", err, "no such file or directory")
+		mpitest.CheckCollectiveError(t, c, "nodir", err, "no such file or directory")
 		if entries, _ := os.ReadDir(dir); len(entries) != len(files) {
 			t.Errorf("%d files in the directory after failed writes, want %d", len(entries), len(files))
 		}

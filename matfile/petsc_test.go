@@ -1,4 +1,4 @@
-package dsmat
+package matfile
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 )
 
@@ -66,7 +67,7 @@ func TestPETScRoundTrip(t *testing.T) {
 						t.Errorf("%s: written file (%d bytes, %v) differs from the reference encoding", name, len(got), err)
 					}
 				}
-				for _, read := range []func(*comm.Comm, string) (*Rows, Partition, error){ReadPETSc, ReadMatrix} {
+				for _, read := range []func(*comm.Comm, string) (*dsmat.Rows, dsmat.Partition, error){ReadPETSc, ReadMatrix} {
 					back, part, err := read(c, path)
 					if err != nil {
 						t.Fatalf("%s: %v", name, err)
@@ -117,7 +118,7 @@ func TestReadPETScErrors(t *testing.T) {
 		for _, tc := range cases {
 			path := filepath.Join(dir, tc.name)
 			_, _, err := ReadPETSc(c, path)
-			checkCollectiveError(t, c, tc.name, err, "dsmat: read "+path+": "+tc.err)
+			mpitest.CheckCollectiveError(t, c, tc.name, err, "dsmat: read "+path+": "+tc.err)
 		}
 		r, _, err := ReadPETSc(c, filepath.Join(dir, "good"))
 		if err != nil {

@@ -1,4 +1,4 @@
-package dsmat
+package matfile
 
 import (
 	"bytes"
@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/iopath"
 )
 
@@ -17,7 +19,7 @@ import (
 // file with the %%MatrixMarket banner. Collective; see ReadPETSc and ReadMTX.
 // (A PETSc file with 64-bit indices, whose class id is an int64, goes to
 // ReadPETSc too, which says that it is not supported.)
-func ReadMatrix(c *comm.Comm, path string) (*Rows, Partition, error) {
+func ReadMatrix(c *comm.Comm, path string) (*dsmat.Rows, dsmat.Partition, error) {
 	r, part, _, err := ReadMatrixStats(c, path)
 	return r, part, err
 }
@@ -32,10 +34,10 @@ type ReadStats struct {
 }
 
 // ReadMatrixStats is ReadMatrix that also returns what the reader noticed.
-func ReadMatrixStats(c *comm.Comm, path string) (*Rows, Partition, ReadStats, error) {
+func ReadMatrixStats(c *comm.Comm, path string) (*dsmat.Rows, dsmat.Partition, ReadStats, error) {
 	petsc, err := isPETSc(path)
 	if err = c.Agree(err); err != nil {
-		return nil, Partition{}, ReadStats{}, err
+		return nil, dsmat.Partition{}, ReadStats{}, err
 	}
 	if petsc {
 		return readPETSc(c, path)
@@ -66,4 +68,20 @@ func isPETSc(path string) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("dsmat: read %s: unknown format: neither a PETSc binary matrix (class id %d) nor a Matrix Market file (%s banner)", path, petscMatClassID, banner)
+}
+
+// overflowedSum finds, in a stripe whose duplicate entries were summed, the
+// first entry whose value is not finite: the readers refuse values that are
+// not, so such an entry is a sum that overflowed. It returns its global row
+// and column, 0-based, and its value; i is -1 if there is none. Called only
+// when the reader summed duplicates.
+func overflowedSum(r *dsmat.Rows) (i, j int64, v float64) {
+	for li := range r.Count() {
+		for k := r.RowPtr[li]; k < r.RowPtr[li+1]; k++ {
+			if v := r.Val[k]; math.IsInf(v, 0) || math.IsNaN(v) {
+				return r.First + int64(li), r.Col[k], v
+			}
+		}
+	}
+	return -1, -1, 0
 }

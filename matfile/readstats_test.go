@@ -1,4 +1,4 @@
-package dsmat
+package matfile
 
 import (
 	"path/filepath"

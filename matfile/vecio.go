@@ -1,4 +1,4 @@
-package dsmat
+package matfile
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/atomicfile"
 )
 
@@ -16,7 +17,7 @@ import (
 // rank parses its share of the file's bytes and the values travel to their
 // owners. Only single-column files are accepted. On any error every rank
 // returns an error (the others comm.ErrPeer).
-func ReadVector(c *comm.Comm, path string, part Partition) ([]float64, error) {
+func ReadVector(c *comm.Comm, path string, part dsmat.Partition) ([]float64, error) {
 	local, _, err := readArray(c, path, part, true)
 	return local, err
 }
@@ -25,11 +26,11 @@ func ReadVector(c *comm.Comm, path string, part Partition) ([]float64, error) {
 // other, as the format stores them) and returns this rank's rows of it as a
 // row-major block of k columns (entry (i, c) at i*k+c, the layout of the
 // backends' blocks), and k. Collective, like ReadVector.
-func ReadVectors(c *comm.Comm, path string, part Partition) (local []float64, k int, err error) {
+func ReadVectors(c *comm.Comm, path string, part dsmat.Partition) (local []float64, k int, err error) {
 	return readArray(c, path, part, false)
 }
 
-func readArray(c *comm.Comm, path string, part Partition, single bool) ([]float64, int, error) {
+func readArray(c *comm.Comm, path string, part dsmat.Partition, single bool) ([]float64, int, error) {
 	f, h, size, err := openMM(c, path, func(h *mmHeader) error {
 		if h.format != "array" || h.symmetry != "general" {
 			return mmLineError(path, 1, fmt.Errorf("%s %s file is not a vector, want \"array real general\"", h.format, h.symmetry))
@@ -105,7 +106,7 @@ func readArray(c *comm.Comm, path string, part Partition, single bool) ([]float6
 // routeRun sends the values with global indices [first, first+len(vals)) to
 // the ranks that own them under part and returns this rank's part. The runs
 // of all ranks must tile [0, part.N()) in rank order. Collective.
-func routeRun(c *comm.Comm, part Partition, first int64, vals []float64) ([]float64, error) {
+func routeRun(c *comm.Comm, part dsmat.Partition, first int64, vals []float64) ([]float64, error) {
 	np := c.Size()
 	last := first + int64(len(vals))
 	sendN, recvN := make([]int64, np), make([]int64, np)
@@ -142,7 +143,7 @@ const vecLineWidth = 25
 // shortest form that reads back exactly, padded with spaces to fixed-width
 // lines. NaN and infinite values are an error. path must lie on a file
 // system that all ranks share.
-func WriteVector(c *comm.Comm, path string, part Partition, local []float64) error {
+func WriteVector(c *comm.Comm, path string, part dsmat.Partition, local []float64) error {
 	return WriteVectors(c, path, part, local, 1)
 }
 
@@ -150,7 +151,7 @@ func WriteVector(c *comm.Comm, path string, part Partition, local []float64) err
 // the row-major block local (entry (i, c) at i*k+c), as an n x k Matrix
 // Market array that ReadVectors reads back exactly. Collective and atomic,
 // like WriteVector.
-func WriteVectors(c *comm.Comm, path string, part Partition, local []float64, k int) error {
+func WriteVectors(c *comm.Comm, path string, part dsmat.Partition, local []float64, k int) error {
 	rank := c.Rank()
 	rows := part.Size(rank)
 	var err error

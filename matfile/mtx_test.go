@@ -1,4 +1,4 @@
-package dsmat
+package matfile
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 )
 
@@ -22,14 +23,14 @@ func TestParseMMEntry(t *testing.T) {
 	for _, tc := range []struct {
 		line    string
 		pattern bool
-		want    Triplet
+		want    dsmat.Triplet
 		skip    bool
 		err     string
 	}{
-		{line: "1 1 2.5", want: Triplet{0, 0, 2.5}},
-		{line: "  3\t2   -1e-3  \r", want: Triplet{2, 1, -1e-3}},
-		{line: "+4 +1 +7", want: Triplet{3, 0, 7}},
-		{line: "2 3", pattern: true, want: Triplet{1, 2, 1}},
+		{line: "1 1 2.5", want: dsmat.Triplet{Row: 0, Col: 0, Val: 2.5}},
+		{line: "  3\t2   -1e-3  \r", want: dsmat.Triplet{Row: 2, Col: 1, Val: -1e-3}},
+		{line: "+4 +1 +7", want: dsmat.Triplet{Row: 3, Col: 0, Val: 7}},
+		{line: "2 3", pattern: true, want: dsmat.Triplet{Row: 1, Col: 2, Val: 1}},
 		{line: "", skip: true},
 		{line: "  \t", skip: true},
 		{line: "% a comment", skip: true},
@@ -240,9 +241,9 @@ func readRefMatrix(t *testing.T, path string) refMatrix {
 }
 
 // checkStripe checks that r is stripe rank of ref under the balanced partition.
-func checkStripe(t *testing.T, name string, c *comm.Comm, ref refMatrix, r *Rows, part Partition) {
+func checkStripe(t *testing.T, name string, c *comm.Comm, ref refMatrix, r *dsmat.Rows, part dsmat.Partition) {
 	t.Helper()
-	first, last := NewPartition(ref.n, c.Size()).Range(c.Rank())
+	first, last := dsmat.NewPartition(ref.n, c.Size()).Range(c.Rank())
 	if part.N() != ref.n || part.Ranks() != c.Size() || part.Offsets[c.Rank()] != first || part.Offsets[c.Rank()+1] != last {
 		t.Errorf("%s: partition %v, want rows [%d,%d) of %d on rank %d", name, part.Offsets, first, last, ref.n, c.Rank())
 		return
@@ -334,7 +335,7 @@ func sharedDir(t *testing.T, c *comm.Comm) string {
 	t.Helper()
 	var name []byte
 	if c.Rank() == 0 {
-		dir, err := os.MkdirTemp("", "dsmat-test")
+		dir, err := os.MkdirTemp("", "matfile-test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -366,25 +367,6 @@ func writeFiles(t *testing.T, c *comm.Comm, dir string, files map[string]string)
 	}
 	if err := c.Barrier(); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// checkCollectiveError checks that every rank got an error, that at least
-// one rank's error names the problem (want) and that the others say a peer
-// failed.
-func checkCollectiveError(t *testing.T, c *comm.Comm, name string, err error, want string) {
-	t.Helper()
-	found := int64(0)
-	switch {
-	case err == nil:
-		t.Errorf("%s: no error, want %q", name, want)
-	case strings.Contains(err.Error(), want):
-		found = 1
-	case !errors.Is(err, comm.ErrPeer):
-		t.Errorf("%s: err = %v, want %q or comm.ErrPeer", name, err, want)
-	}
-	if n, aerr := comm.AllreduceScalar(c, comm.Sum, found); aerr != nil || n == 0 {
-		t.Errorf("%s: no rank reported %q (this rank: %v)", name, want, err)
 	}
 }
 
@@ -438,10 +420,10 @@ func TestReadMTXErrors(t *testing.T) {
 			writeFiles(t, c, dir, files)
 			for _, tc := range cases {
 				_, _, err := ReadMTX(c, filepath.Join(dir, tc.name))
-				checkCollectiveError(t, c, tc.name, err, tc.err)
+				mpitest.CheckCollectiveError(t, c, tc.name, err, tc.err)
 			}
 			_, _, err := ReadMTX(c, filepath.Join(dir, "missing.mtx"))
-			checkCollectiveError(t, c, "missing.mtx", err, "no such file")
+			mpitest.CheckCollectiveError(t, c, "missing.mtx", err, "no such file")
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package dsmat
+package matfile
 
 import (
 	"encoding/binary"
@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/iopath"
 )
 
@@ -30,47 +31,47 @@ const (
 
 // ReadPETSc reads a square sparse matrix from a PETSc binary file.
 // Collective: each rank reads, by offset, only the row lengths, column
-// indices and values of its own stripe under NewPartition(M, np), and
+// indices and values of its own stripe under dsmat.NewPartition(M, np), and
 // returns that stripe with the partition. Columns come sorted from PETSc;
 // rows that are not are sorted, with duplicates summed. On any error every
 // rank returns an error: the rank that found it its own, the others
 // comm.ErrPeer.
-func ReadPETSc(c *comm.Comm, path string) (*Rows, Partition, error) {
+func ReadPETSc(c *comm.Comm, path string) (*dsmat.Rows, dsmat.Partition, error) {
 	r, part, _, err := readPETSc(c, path)
 	return r, part, err
 }
 
-func readPETSc(c *comm.Comm, path string) (*Rows, Partition, ReadStats, error) {
+func readPETSc(c *comm.Comm, path string) (*dsmat.Rows, dsmat.Partition, ReadStats, error) {
 	var stats ReadStats
 	f, n, nz, size, err := openPETSc(path)
 	if err = c.Agree(err); err != nil {
 		if f != nil {
 			f.Close()
 		}
-		return nil, Partition{}, stats, err
+		return nil, dsmat.Partition{}, stats, err
 	}
 	defer f.Close()
 
-	part := NewPartition(n, c.Size())
+	part := dsmat.NewPartition(n, c.Size())
 	first, last := part.Range(c.Rank())
 	r, err := readPETScLengths(f, n, first, last)
 	if err = c.Agree(petscError(path, err)); err != nil {
-		return nil, Partition{}, stats, err
+		return nil, dsmat.Partition{}, stats, err
 	}
 	before, err := comm.Exscan(c, r.NNZ())
 	if err != nil {
-		return nil, Partition{}, stats, err
+		return nil, dsmat.Partition{}, stats, err
 	}
 	total, err := comm.AllreduceScalar(c, comm.Sum, r.NNZ())
 	if err != nil {
-		return nil, Partition{}, stats, err
+		return nil, dsmat.Partition{}, stats, err
 	}
 	dups, err := readPETScEntries(f, r, nz, size, before, total)
 	if err = c.Agree(petscError(path, err)); err != nil {
-		return nil, Partition{}, stats, err
+		return nil, dsmat.Partition{}, stats, err
 	}
 	if stats.Duplicates, err = comm.AllreduceScalar(c, comm.Sum, int64(dups)); err != nil {
-		return nil, Partition{}, stats, err
+		return nil, dsmat.Partition{}, stats, err
 	}
 	return r, part, stats, nil
 }
@@ -116,8 +117,8 @@ func readPETScHeader(f io.ReaderAt, size int64) (n, nz int64, err error) {
 
 // readPETScLengths reads the row lengths of rows [first, last) of the n x n
 // matrix in f into the row pointers of a stripe.
-func readPETScLengths(f io.ReaderAt, n, first, last int64) (*Rows, error) {
-	r := &Rows{N: n, First: first, RowPtr: make([]int64, last-first+1)}
+func readPETScLengths(f io.ReaderAt, n, first, last int64) (*dsmat.Rows, error) {
+	r := &dsmat.Rows{N: n, First: first, RowPtr: make([]int64, last-first+1)}
 	if err := readBE(f, petscHeaderSize+4*first, r.RowPtr[1:], 4, beInt32); err != nil {
 		return nil, err
 	}
@@ -135,7 +136,7 @@ func readPETScLengths(f io.ReaderAt, n, first, last int64) (*Rows, error) {
 // where before entries of other stripes precede them and all stripes hold
 // total; it checks them and sorts the rows, summing duplicates, whose number
 // it returns.
-func readPETScEntries(f io.ReaderAt, r *Rows, nz, size, before, total int64) (dups int, err error) {
+func readPETScEntries(f io.ReaderAt, r *dsmat.Rows, nz, size, before, total int64) (dups int, err error) {
 	colOff := petscHeaderSize + 4*r.N
 	valOff := colOff + 4*total
 	switch {
@@ -156,8 +157,8 @@ func readPETScEntries(f io.ReaderAt, r *Rows, nz, size, before, total int64) (du
 	if err = checkPETScRows(r); err != nil {
 		return 0, err
 	}
-	if dups = sortRows(r); dups > 0 {
-		if i, j, v := r.overflowedSum(); i >= 0 {
+	if dups = r.Sort(); dups > 0 {
+		if i, j, v := overflowedSum(r); i >= 0 {
 			return 0, fmt.Errorf("row %d column %d: duplicate entries sum to %g, beyond the float64 range", i, j, v)
 		}
 	}
@@ -165,7 +166,7 @@ func readPETScEntries(f io.ReaderAt, r *Rows, nz, size, before, total int64) (du
 }
 
 // checkPETScRows checks the columns and values read into a stripe.
-func checkPETScRows(r *Rows) error {
+func checkPETScRows(r *dsmat.Rows) error {
 	for i := range r.Count() {
 		for k := r.RowPtr[i]; k < r.RowPtr[i+1]; k++ {
 			if c := r.Col[k]; c < 0 || c >= r.N {
@@ -216,7 +217,7 @@ func beFloat64(b []byte) float64 { return math.Float64frombits(binary.BigEndian.
 // read. Collective: the stripes must follow each other in rank order and
 // cover all rows; every rank writes its own part of a temporary file, which
 // becomes path only when all ranks succeeded (see WriteVector).
-func WritePETSc(c *comm.Comm, path string, r *Rows) error {
+func WritePETSc(c *comm.Comm, path string, r *dsmat.Rows) error {
 	count, local := int64(r.Count()), r.NNZ()
 	first, err := comm.Exscan(c, count)
 	if err != nil {

@@ -1,4 +1,4 @@
-package dsmat
+package matfile
 
 import (
 	"path/filepath"
@@ -35,11 +35,11 @@ func TestReadMatrixDetects(t *testing.T) {
 		}
 		for _, name := range []string{"junk.mtx", "tiny.mtx", "empty.mtx"} {
 			_, _, err := ReadMatrix(c, filepath.Join(dir, name))
-			checkCollectiveError(t, c, name, err, "read "+filepath.Join(dir, name)+": unknown format: neither a PETSc binary matrix")
+			mpitest.CheckCollectiveError(t, c, name, err, "read "+filepath.Join(dir, name)+": unknown format: neither a PETSc binary matrix")
 		}
 		_, _, err := ReadMatrix(c, filepath.Join(dir, "int64.mtx"))
-		checkCollectiveError(t, c, "int64.mtx", err, "PETSc file with 64-bit indices not supported")
+		mpitest.CheckCollectiveError(t, c, "int64.mtx", err, "PETSc file with 64-bit indices not supported")
 		_, _, err = ReadMatrix(c, filepath.Join(dir, "missing"))
-		checkCollectiveError(t, c, "missing", err, "no such file")
+		mpitest.CheckCollectiveError(t, c, "missing", err, "no such file")
 	})
 }

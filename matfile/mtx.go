@@ -1,4 +1,4 @@
-package dsmat
+package matfile
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/iopath"
 )
 
@@ -21,22 +22,22 @@ import (
 // ReadMTX reads a square sparse matrix from a Matrix Market coordinate file
 // (field real, integer or pattern; symmetry general or symmetric). Collective:
 // each rank parses its share of the file, sends the entries to the owners of
-// their rows under NewPartition(n, np) and returns its stripe with that
+// their rows under dsmat.NewPartition(n, np) and returns its stripe with that
 // partition. Duplicate entries are summed (ReadMatrixStats counts them);
 // pattern entries are 1. A symmetric file must store the lower triangle
 // only, and each off-diagonal entry (i,j) also gives (j,i). On any error
 // every rank returns an error: the rank that found it its own, naming the
 // file and line, the others comm.ErrPeer.
-func ReadMTX(c *comm.Comm, path string) (*Rows, Partition, error) {
+func ReadMTX(c *comm.Comm, path string) (*dsmat.Rows, dsmat.Partition, error) {
 	r, part, _, err := readMTX(c, path)
 	return r, part, err
 }
 
-func readMTX(c *comm.Comm, path string) (*Rows, Partition, ReadStats, error) {
+func readMTX(c *comm.Comm, path string) (*dsmat.Rows, dsmat.Partition, ReadStats, error) {
 	var stats ReadStats
 	f, h, size, err := openMM(c, path, func(h *mmHeader) error { return checkCoordinateHeader(path, h, c.Size()) })
 	if err != nil {
-		return nil, Partition{}, stats, err
+		return nil, dsmat.Partition{}, stats, err
 	}
 	defer f.Close()
 
@@ -44,7 +45,7 @@ func readMTX(c *comm.Comm, path string) (*Rows, Partition, ReadStats, error) {
 	lo, hi := mmShare(h.dataStart, size, c.Rank(), c.Size())
 	ts, entries, lines, failed, err := parseCoordinates(f, h, lo, hi, size)
 	if err := agreeScan(c, path, h, lines, failed, err); err != nil {
-		return nil, Partition{}, stats, err
+		return nil, dsmat.Partition{}, stats, err
 	}
 	total, err := comm.AllreduceScalar(c, comm.Sum, entries)
 	if err == nil && total != declared {
@@ -54,27 +55,27 @@ func readMTX(c *comm.Comm, path string) (*Rows, Partition, ReadStats, error) {
 		err = checkFilled(path, h, size)
 	}
 	if err != nil {
-		return nil, Partition{}, stats, err
+		return nil, dsmat.Partition{}, stats, err
 	}
 
-	part := NewPartition(n, c.Size())
-	ts, err = routeTriplets(c, part, ts)
-	var r *Rows
+	part := dsmat.NewPartition(n, c.Size())
+	ts, err = dsmat.RouteTriplets(c, part, ts)
+	var r *dsmat.Rows
 	dups := 0
 	if err == nil {
 		first, _ := part.Range(c.Rank())
-		r, dups, err = AssembleRows(n, first, part.Size(c.Rank()), ts)
+		r, dups, err = dsmat.AssembleRows(n, first, part.Size(c.Rank()), ts)
 	}
 	if err == nil && dups > 0 {
-		if i, j, v := r.overflowedSum(); i >= 0 {
+		if i, j, v := overflowedSum(r); i >= 0 {
 			err = fmt.Errorf("dsmat: read %s: duplicate entries of A(%d,%d) sum to %g, beyond the float64 range", path, i+1, j+1, v)
 		}
 	}
 	if err = c.Agree(err); err != nil {
-		return nil, Partition{}, stats, err
+		return nil, dsmat.Partition{}, stats, err
 	}
 	if stats.Duplicates, err = comm.AllreduceScalar(c, comm.Sum, int64(dups)); err != nil {
-		return nil, Partition{}, stats, err
+		return nil, dsmat.Partition{}, stats, err
 	}
 	return r, part, stats, nil
 }
@@ -122,10 +123,10 @@ func checkFilled(path string, h *mmHeader, size int64) error {
 // begin in the bytes [lo, hi) of f (see scanLines for lines, failed and
 // err). A symmetric file's off-diagonal entries come with their mirror
 // images; entries counts the entries the lines hold.
-func parseCoordinates(f io.ReaderAt, h *mmHeader, lo, hi, size int64) (ts []Triplet, entries, lines, failed int64, err error) {
+func parseCoordinates(f io.ReaderAt, h *mmHeader, lo, hi, size int64) (ts []dsmat.Triplet, entries, lines, failed int64, err error) {
 	n := h.size[0]
 	pattern, symmetric := h.field == "pattern", h.symmetry == "symmetric"
-	ts = make([]Triplet, 0, mmEntryEstimate(h.size[2], lo, hi, h.dataStart, size, symmetric))
+	ts = make([]dsmat.Triplet, 0, mmEntryEstimate(h.size[2], lo, hi, h.dataStart, size, symmetric))
 	lines, failed, err = scanLines(f, h.dataStart, lo, hi, size, func(line []byte) error {
 		t, ok, err := parseMMEntry(line, n, pattern)
 		if err != nil || !ok {
@@ -137,7 +138,7 @@ func parseCoordinates(f io.ReaderAt, h *mmHeader, lo, hi, size int64) (ts []Trip
 		entries++
 		ts = append(ts, t)
 		if symmetric && t.Row != t.Col {
-			ts = append(ts, Triplet{Row: t.Col, Col: t.Row, Val: t.Val})
+			ts = append(ts, dsmat.Triplet{Row: t.Col, Col: t.Row, Val: t.Val})
 		}
 		return nil
 	})
@@ -162,7 +163,7 @@ func mmEntryEstimate(declared, lo, hi, start, end int64, symmetric bool) int64 {
 // parseMMEntry parses a coordinate data line "i j v" ("i j" for pattern) of
 // an n x n matrix into a triplet with 0-based indices. ok is false for a blank
 // or comment line. It does not allocate unless it fails.
-func parseMMEntry(line []byte, n int64, pattern bool) (t Triplet, ok bool, err error) {
+func parseMMEntry(line []byte, n int64, pattern bool) (t dsmat.Triplet, ok bool, err error) {
 	f, rest := mmField(line)
 	if f == nil || f[0] == '%' {
 		return t, false, nil

@@ -1,9 +1,11 @@
-package dsmat
+package matfile
 
 import (
 	"bytes"
 	"slices"
 	"testing"
+
+	"github.com/fsai-dist/fsai-dist/dsmat"
 )
 
 // The fuzz targets drive the readers' per-rank steps serially, on bytes in
@@ -33,7 +35,7 @@ func FuzzReadMTX(f *testing.F) {
 		}
 		ts, entries, lines, failed, err := parseCoordinates(bytes.NewReader(data), h, h.dataStart, size, size)
 
-		var ts3 []Triplet
+		var ts3 []dsmat.Triplet
 		var entries3, lines3 int64
 		failed3, err3 := int64(-1), error(nil)
 		for rank := range 3 {
@@ -62,7 +64,7 @@ func FuzzReadMTX(f *testing.F) {
 		if n := h.size[0]; n > 2*size {
 			t.Fatalf("%d rows accepted from %d bytes", n, size)
 		}
-		r, _, err := AssembleRows(h.size[0], 0, int(h.size[0]), ts)
+		r, _, err := dsmat.AssembleRows(h.size[0], 0, int(h.size[0]), ts)
 		if err == nil {
 			err = r.Check()
 		}
@@ -86,9 +88,9 @@ func FuzzReadPETSc(f *testing.F) {
 			t.Fatalf("%d rows accepted from %d bytes", n, size)
 		}
 		// read reads the stripes split at the given rows.
-		read := func(split ...int64) ([]*Rows, error) {
+		read := func(split ...int64) ([]*dsmat.Rows, error) {
 			bounds := append(append([]int64{0}, split...), n)
-			stripes := make([]*Rows, len(bounds)-1)
+			stripes := make([]*dsmat.Rows, len(bounds)-1)
 			var total int64
 			for k := range stripes {
 				r, err := readPETScLengths(rd, n, bounds[k], bounds[k+1])
