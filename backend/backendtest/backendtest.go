@@ -14,11 +14,13 @@
 //
 // Results that the contract fixes bit for bit are compared bit for bit:
 // transfers, Fill, Copy, Mul, MulCols, Gather, the halo pack and upload,
-// the rows of y that a row-mapped product must not touch, sums taken
-// twice from the same products, and a block of one column, which must give
-// the bits of the one-column method (SpMM and SpMMDot those of SpMV, DotCols
-// those of Dot, AxpbyCols those of Axpby, MulCols those of Mul), so that
-// algorithms may treat a vector as a block of one. Results that are sums,
+// the rows of y that a row-mapped product must not touch, Dot and
+// SpMMDot's sums repeated on the same inputs (a run must repeat), sums
+// that start at zero and are zero after TakeSum, and a block of one
+// column, which must give the bits of the one-column method (SpMM and
+// SpMMDot those of SpMV, DotCols those of Dot, AxpbyCols those of Axpby,
+// MulCols those of Mul), so that algorithms may treat a vector as a block
+// of one. Results that are sums,
 // which a backend may add in any order, or products that it may fuse
 // (a*x + b*y in one rounding), are compared within 1e-14 times the number
 // of terms times the sum of the terms' magnitudes.
@@ -76,6 +78,7 @@ var checks = []struct {
 	{"NewMatrix", (*suite).testNewMatrix},
 	{"SpMV", (*suite).testSpMV},
 	{"SpMM", (*suite).testSpMM},
+	{"Sums", (*suite).testSums},
 	{"SpMMDot", (*suite).testSpMMDot},
 	{"SetValues", (*suite).testSetValues},
 	{"DotCols", (*suite).testDotCols},

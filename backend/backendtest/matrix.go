@@ -258,6 +258,18 @@ func (s *suite) testSpMMDot() {
 	}
 }
 
+// testSums: NewSum's sums start at zero.
+func (s *suite) testSums() {
+	for _, n := range []int{1, 3, 67} {
+		sum, err := s.b.NewSum(n)
+		if err != nil {
+			s.t.Fatalf("NewSum(%d): %v", n, err)
+		}
+		s.t.Cleanup(sum.Free)
+		s.exact(name("NewSum(%d)", n), s.takeSum(sum, n), make([]float64, n))
+	}
+}
+
 // takeSum returns TakeSum's n sums.
 func (s *suite) takeSum(sum backend.Sum, n int) []float64 {
 	s.t.Helper()

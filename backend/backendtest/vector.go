@@ -158,13 +158,16 @@ func (s *suite) testMul() {
 	}
 }
 
-// testDot: x'y over the entries, in any order; x'x through the same vector.
+// testDot: x'y over the entries, in any order, the same bits every time
+// (a run must repeat); x'x through the same vector.
 func (s *suite) testDot() {
 	for _, n := range lengths {
 		xs, ys := s.random(n), s.random(n)
 		x, y := s.vector(xs), s.vector(ys)
 		want, scale := dot(xs, ys)
-		s.near(name("n=%d", n), []float64{s.b.Dot(x, y)}, []float64{want}, []float64{scale}, n)
+		got := []float64{s.b.Dot(x, y)}
+		s.near(name("n=%d", n), got, []float64{want}, []float64{scale}, n)
+		s.exact(name("n=%d, again", n), []float64{s.b.Dot(x, y)}, got)
 		want, scale = dot(xs, xs)
 		s.near(name("n=%d, x'x", n), []float64{s.b.Dot(x, x)}, []float64{want}, []float64{scale}, n)
 	}
