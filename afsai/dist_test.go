@@ -14,6 +14,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
+	"github.com/fsai-dist/fsai-dist/internal/testmatrices"
 	"github.com/fsai-dist/fsai-dist/matfile"
 	krylov "github.com/fsai-dist/fsai-dist/pcg"
 	"github.com/fsai-dist/fsai-dist/problem"
@@ -37,7 +38,7 @@ func distCases(t *testing.T, c *comm.Comm) []distCase {
 		cases = append(cases, distCase{spec, generated(t, c, spec), wholeProblem(t, spec)})
 	}
 	for _, name := range []string{"nos6", "494_bus", "bcsstk15"} {
-		A := readDistributed(t, c, filepath.Join(matrixDir(), name+".mtx"))
+		A := readDistributed(t, c, filepath.Join(testmatrices.Dir(), name+".mtx"))
 		cases = append(cases, distCase{name, A, toRows(readMM(t, name))})
 	}
 	return cases

@@ -8,6 +8,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
+	"github.com/fsai-dist/fsai-dist/internal/testmatrices"
 )
 
 // everyMatrix distributes every shared matrix and every kind of generated
@@ -15,9 +16,9 @@ import (
 func everyMatrix(t *testing.T, c *comm.Comm) []distCase {
 	t.Helper()
 	var cases []distCase
-	files, _ := filepath.Glob(filepath.Join(matrixDir(), "*.mtx"))
+	files, _ := filepath.Glob(filepath.Join(testmatrices.Dir(), "*.mtx"))
 	if len(files) == 0 {
-		t.Skip("shared test matrices not found; set FSAI_MATRICES")
+		t.Skip(testmatrices.Missing)
 	}
 	for _, f := range files {
 		cases = append(cases, distCase{name: filepath.Base(f), A: readDistributed(t, c, f)})

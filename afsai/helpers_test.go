@@ -13,30 +13,17 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/testmatrices"
 )
-
-// matrixDir finds the shared test matrices: $FSAI_MATRICES, or shared/matrices
-// beside or above the repository.
-func matrixDir() string {
-	if d := os.Getenv("FSAI_MATRICES"); d != "" {
-		return d
-	}
-	for _, d := range []string{"../shared/matrices", "../../shared/matrices", "/work/shared/matrices"} {
-		if _, err := os.Stat(d); err == nil {
-			return d
-		}
-	}
-	return ""
-}
 
 // readMM reads a symmetric Matrix Market file (one triangle stored) from the
 // shared matrices into a full CSR matrix; it skips the test when the
 // matrices are not there.
 func readMM(t testing.TB, name string) *csr.Matrix[float64] {
 	t.Helper()
-	dir := matrixDir()
+	dir := testmatrices.Dir()
 	if dir == "" {
-		t.Skip("shared test matrices not found; set FSAI_MATRICES")
+		t.Skip(testmatrices.Missing)
 	}
 	path := filepath.Join(dir, name+".mtx")
 	a, err := parseMM(path)

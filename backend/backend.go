@@ -2,7 +2,8 @@
 // fsai-dist (distributed SpMV with overlap, PCG, FSAI application) are
 // written against once. Package cpu implements it with goroutines and is the
 // reference; package gpu implements it with CUDA. Algorithm code never asks
-// which one it runs on.
+// which one it runs on. Package backendtest checks an implementation
+// against this contract, method by method.
 //
 // Kernels (SpMV, vector updates, gathers) do not return errors: a backend that
 // runs them asynchronously (a GPU stream) cannot know yet. The first failure is
@@ -93,7 +94,9 @@ type Backend interface {
 	Pin(host []float64) (unpin func(), err error)
 
 	// SpMV computes y = A*x + beta*y with beta 0 or 1 (on the mapped rows
-	// only, for a matrix with a row map).
+	// only, for a matrix with a row map). With beta 0 it does not read y,
+	// which may then hold anything, NaN included. A beta other than 0 or 1
+	// is an error: it is recorded (Err) and nothing is computed.
 	SpMV(y Vector, a Matrix, x Vector, beta float64)
 	// Gather sets dst[k] = src[idx[k]] (the halo pack).
 	Gather(dst, src Vector, idx Index)
@@ -139,8 +142,8 @@ type Backend interface {
 	// its Vector. They read a matrix once for all k columns, and take and
 	// return one scalar per column.
 
-	// SpMM computes Y = A*X + beta*Y (beta 0 or 1) for blocks of k columns;
-	// for a matrix with a row map, on the mapped rows only.
+	// SpMM computes Y = A*X + beta*Y (beta 0 or 1, as SpMV) for blocks of
+	// k columns; for a matrix with a row map, on the mapped rows only.
 	SpMM(y Vector, a Matrix, x Vector, k int, beta float64)
 	// DotCols sets out[c] to the local dot product of columns c of x and y,
 	// for blocks of len(out) columns.

@@ -16,12 +16,18 @@ import (
 // SpMM computes Y = A*X + beta*Y for blocks of k columns, reading each row of
 // A once for all k columns.
 func (b *Backend) SpMM(y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64) {
+	if !b.checkBeta("SpMM", beta) {
+		return
+	}
 	b.parallel(a.Rows(), func(_, lo, hi int) { b.spmmRows(y, a, x, k, beta, nil, nil, lo, hi) })
 }
 
 // SpMMDot is SpMM that adds w[:,c]'(A*X)[:,c] over the rows it computes to
 // sum c of s, summed in range order like DotCols.
 func (b *Backend) SpMMDot(y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64, w backend.Vector, s backend.Sum) {
+	if !b.checkBeta("SpMMDot", beta) {
+		return
+	}
 	sum := s.(*Sum)
 	if k == 1 {
 		sum.v[0] += b.spmv(y, a, x, beta, w.(Vector))

@@ -5,6 +5,7 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 
@@ -15,6 +16,7 @@ import (
 // Backend computes on the host with a fixed number of goroutines.
 type Backend struct {
 	threads int
+	err     error // the first error recorded (a kernel called against the contract)
 }
 
 // New returns a CPU backend that splits each kernel over threads goroutines
@@ -87,15 +89,41 @@ func (b *Backend) NewIndex(idx []int32) (backend.Index, error) {
 
 func (b *Backend) Upload(dst backend.Vector, src []float64) { copy(dst.(Vector), src) }
 
+// Download copies src into dst, or returns the recorded error and copies
+// nothing, as the GPU backend does.
 func (b *Backend) Download(dst []float64, src backend.Vector) error {
+	if b.err != nil {
+		return b.err
+	}
 	copy(dst, src.(Vector))
 	return nil
 }
 
 func (b *Backend) Pin(host []float64) (func(), error) { return func() {}, nil }
 
+// SpMV computes y = A*x + beta*y; a beta other than 0 or 1 is recorded as
+// an error (Err) and computes nothing.
 func (b *Backend) SpMV(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64) {
-	b.spmv(y, a, x, beta, nil)
+	if b.checkBeta("SpMV", beta) {
+		b.spmv(y, a, x, beta, nil)
+	}
+}
+
+// checkBeta reports whether beta is 0 or 1, as the products' contract
+// says, and records an error naming call when it is not.
+func (b *Backend) checkBeta(call string, beta float64) bool {
+	if beta != 0 && beta != 1 {
+		b.fail(fmt.Errorf("cpu: %s: beta %g is neither 0 nor 1", call, beta))
+		return false
+	}
+	return true
+}
+
+// fail records err if it is the first error.
+func (b *Backend) fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
 }
 
 // spmv is SpMV that returns w'(A*x) over the rows it computes when w is not
@@ -154,7 +182,15 @@ func (b *Backend) NewSum(n int) (backend.Sum, error) {
 	return &Sum{v: make([]float64, n)}, nil
 }
 
+// TakeSum copies the sums into out and sets them to zero; once an error is
+// recorded it returns it and sets out to NaN, as the GPU backend does.
 func (b *Backend) TakeSum(s backend.Sum, out []float64) error {
+	if b.err != nil {
+		for i := range out {
+			out[i] = math.NaN()
+		}
+		return b.err
+	}
 	v := s.(*Sum)
 	if len(out) != len(v.v) {
 		return fmt.Errorf("cpu: TakeSum: %d sums into %d", len(v.v), len(out))
@@ -219,9 +255,11 @@ func (b *Backend) Dot(x, y backend.Vector) float64 {
 	})
 }
 
-func (b *Backend) Sync() error  { return nil }
-func (b *Backend) Err() error   { return nil }
-func (b *Backend) Close() error { return nil }
+// Sync, Err and Close return the first error recorded: the CPU backend
+// runs every kernel before it returns, so there is nothing to wait for.
+func (b *Backend) Sync() error  { return b.err }
+func (b *Backend) Err() error   { return b.err }
+func (b *Backend) Close() error { return b.err }
 
 // minChunk is the smallest number of entries worth a goroutine of its own.
 const minChunk = 1 << 14

@@ -1,0 +1,176 @@
+package backendtest
+
+import (
+	"math"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+)
+
+// testDotCols: out[c] = x[:,c]'y[:,c]; with k = 1, Dot's bits.
+func (s *suite) testDotCols() {
+	for _, sh := range shapes {
+		n, k := sh.rows, sh.k
+		xs, ys := s.random(n*k), s.random(n*k)
+		x, y := s.vector(xs), s.vector(ys)
+		got := make([]float64, k)
+		s.b.DotCols(x, y, got)
+		want, scale := dotCols(xs, ys, k)
+		what := name("%dx%d", n, k)
+		s.near(what, got, want, scale, n)
+		if k == 1 {
+			s.exact(what+": against Dot", got, []float64{s.b.Dot(x, y)})
+		}
+	}
+}
+
+// dotCols returns the dot products of the columns of two n x k blocks and
+// the sums of their terms' magnitudes.
+func dotCols(x, y []float64, k int) (dots, scale []float64) {
+	dots, scale = make([]float64, k), make([]float64, k)
+	for i := range x {
+		dots[i%k] += x[i] * y[i]
+		scale[i%k] += math.Abs(x[i] * y[i])
+	}
+	return dots, scale
+}
+
+// testDotPairCols: xy[c] = x[:,c]'y[:,c] and xz[c] = x[:,c]'z[:,c].
+func (s *suite) testDotPairCols() {
+	for _, sh := range shapes {
+		n, k := sh.rows, sh.k
+		xs, ys, zs := s.random(n*k), s.random(n*k), s.random(n*k)
+		x, y, z := s.vector(xs), s.vector(ys), s.vector(zs)
+		xy, xz := make([]float64, k), make([]float64, k)
+		s.b.DotPairCols(x, y, z, xy, xz)
+		wantY, scaleY := dotCols(xs, ys, k)
+		wantZ, scaleZ := dotCols(xs, zs, k)
+		s.near(name("%dx%d: x'y", n, k), xy, wantY, scaleY, n)
+		s.near(name("%dx%d: x'z", n, k), xz, wantZ, scaleZ, n)
+	}
+}
+
+// scalars returns k random scalars, one per column, with b[c] = 0 in
+// column 1 (where the old y, NaN then, must not be read) when zero is set.
+func (s *suite) scalars(k int, zero bool) []float64 {
+	v := s.random(k)
+	if zero && k > 1 {
+		v[1] = 0
+	}
+	return v
+}
+
+// testAxpbyCols: y[:,c] = a[c]*x[:,c] + b[c]*y[:,c], not reading y[:,c]
+// where b[c] = 0; with k = 1, Axpby's bits.
+func (s *suite) testAxpbyCols() {
+	for _, sh := range shapes {
+		n, k := sh.rows, sh.k
+		a, b := s.scalars(k, false), s.scalars(k, true)
+		xs, ys := s.random(n*k), s.random(n*k)
+		for i := range ys {
+			if b[i%k] == 0 {
+				ys[i] = math.NaN()
+			}
+		}
+		x, y := s.vector(xs), s.vector(ys)
+		s.b.AxpbyCols(y, a, x, b)
+		got := s.host(y)
+		want, scale := make([]float64, n*k), make([]float64, n*k)
+		for i := range want {
+			want[i], scale[i] = axpby(a[i%k], xs[i], b[i%k], ys[i])
+		}
+		what := name("%dx%d", n, k)
+		s.near(what, got, want, scale, 2)
+		if k == 1 {
+			one := s.vector(ys)
+			s.b.Axpby(one, a[0], x, b[0])
+			s.exact(what+": against Axpby", got, s.host(one))
+		}
+	}
+}
+
+// testMulCols: z[i,c] = d[i]*r[i,c] exactly; with k = 1, Mul's bits.
+func (s *suite) testMulCols() {
+	for _, sh := range shapes {
+		n, k := sh.rows, sh.k
+		ds, rs := s.random(n), s.random(n*k)
+		d, r, z := s.vector(ds), s.vector(rs), s.vector(s.random(n*k))
+		s.b.MulCols(z, d, r, k)
+		want := make([]float64, n*k)
+		for i := range want {
+			want[i] = ds[i/k] * rs[i]
+		}
+		got := s.host(z)
+		s.exact(name("%dx%d", n, k), got, want)
+		if k == 1 {
+			one := s.vector(s.random(n))
+			s.b.Mul(one, d, r)
+			s.exact(name("%dx%d: against Mul", n, k), got, s.host(one))
+		}
+	}
+}
+
+// testUpdateRZCols: r[:,c] -= a[c]*q[:,c], then rr[c] = r[:,c]'r[:,c] and
+// rz[c] = r[:,c]'(d .* r[:,c]).
+func (s *suite) testUpdateRZCols() {
+	for _, sh := range shapes {
+		n, k := sh.rows, sh.k
+		a := s.scalars(k, false)
+		rs, qs, ds := s.random(n*k), s.random(n*k), s.random(n)
+		for i := range ds {
+			ds[i] = math.Abs(ds[i]) // a Jacobi preconditioner is positive
+		}
+		r, q, d := s.vector(rs), s.vector(qs), s.vector(ds)
+		rr, rz := make([]float64, k), make([]float64, k)
+		s.b.UpdateRZCols(r, a, q, d, rr, rz)
+		wantR, scaleR := make([]float64, n*k), make([]float64, n*k)
+		wantRR, wantRZ := make([]float64, k), make([]float64, k)
+		// r's entries may be off by a rounding of their terms (a fused
+		// update), which a square carries as 2|r| times that: the sums'
+		// scale counts it beside their (positive) terms
+		scaleRR, scaleRZ := make([]float64, k), make([]float64, k)
+		for i := range wantR {
+			c, d := i%k, ds[i/k]
+			wantR[i], scaleR[i] = axpby(-a[c], qs[i], 1, rs[i])
+			sq, sqScale := wantR[i]*wantR[i], wantR[i]*wantR[i]+2*math.Abs(wantR[i])*scaleR[i]
+			wantRR[c] += sq
+			wantRZ[c] += d * sq
+			scaleRR[c] += sqScale
+			scaleRZ[c] += d * sqScale
+		}
+		what := name("%dx%d", n, k)
+		s.near(what+": r", s.host(r), wantR, scaleR, 2)
+		s.near(what+": rr", rr, wantRR, scaleRR, n+2)
+		s.near(what+": rz", rz, wantRZ, scaleRZ, n+2)
+	}
+}
+
+// testUpdateXPCols: x[:,c] += a[c]*p[:,c], then p[:,c] = z[:,c] +
+// b[c]*p[:,c] with z = d .* r, or z = r without d.
+func (s *suite) testUpdateXPCols() {
+	for _, sh := range shapes {
+		for _, diagonal := range []bool{true, false} {
+			n, k := sh.rows, sh.k
+			a, b := s.scalars(k, false), s.scalars(k, true)
+			xs, ps, rs, ds := s.random(n*k), s.random(n*k), s.random(n*k), s.random(n)
+			x, p, r := s.vector(xs), s.vector(ps), s.vector(rs)
+			var d backend.Vector
+			if diagonal {
+				d = s.vector(ds)
+			}
+			s.b.UpdateXPCols(x, a, p, d, r, b)
+			wantX, scaleX := make([]float64, n*k), make([]float64, n*k)
+			wantP, scaleP := make([]float64, n*k), make([]float64, n*k)
+			for i := range wantX {
+				c, z := i%k, rs[i]
+				if diagonal {
+					z *= ds[i/k]
+				}
+				wantX[i], scaleX[i] = axpby(a[c], ps[i], 1, xs[i])
+				wantP[i], scaleP[i] = axpby(1, z, b[c], ps[i])
+			}
+			what := name("%dx%d, diagonal %v", n, k, diagonal)
+			s.near(what+": x", s.host(x), wantX, scaleX, 2)
+			s.near(what+": p", s.host(p), wantP, scaleP, 3)
+		}
+	}
+}
