@@ -15,9 +15,9 @@ import (
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/cpu"
 	"github.com/fsai-dist/fsai-dist/dsmat"
-	"github.com/fsai-dist/fsai-dist/matfile"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 	"github.com/fsai-dist/fsai-dist/internal/testmatrices"
+	"github.com/fsai-dist/fsai-dist/matfile"
 	"github.com/fsai-dist/fsai-dist/problem"
 	"github.com/fsai-dist/fsai-dist/solver"
 )
