@@ -29,6 +29,8 @@ import (
 	"runtime"
 	"time"
 	"unsafe"
+
+	"github.com/fsai-dist/fsai-dist/internal/cuda"
 )
 
 // reduceWidth is the most sums one reduction kernel computes: r'r and r'z
@@ -42,14 +44,14 @@ const blockSize = 256
 // Backend is one GPU: its primary context, a stream for the work and one
 // for halo copies, the loaded kernels and the scratch memory of reductions.
 type Backend struct {
-	drv           *driver
+	drv           *cuda.Driver
 	index         int
 	name          string
 	cc            int // compute capability times ten
 	sms           int
 	totalMem      uint64
 	driverVersion int32
-	target        target
+	target        cuda.Target
 
 	ctx, stream, module uintptr
 	fn                  functions
@@ -100,7 +102,7 @@ var errClosed = errors.New("gpu: backend is closed")
 // retains its primary context, creates a stream, compiles or loads the
 // kernels. Programs pass the index DeviceFor gives for their node-local rank.
 func Open(deviceIndex int) (*Backend, error) {
-	drv, err := loadDriver()
+	drv, err := cuda.Load()
 	if err != nil {
 		return nil, err
 	}
@@ -123,42 +125,36 @@ func Open(deviceIndex int) (*Backend, error) {
 
 func (b *Backend) open() error {
 	d := b.drv
-	var dev int32
-	if err := d.check(d.call(d.deviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(b.index)),
-		fmt.Sprintf("cuDeviceGet(%d)", b.index)); err != nil {
+	dev, err := d.Device(b.index)
+	if err != nil {
 		return err
 	}
 	if err := b.deviceInfo(dev); err != nil {
 		return err
 	}
-	if err := d.check(d.call(d.primaryCtxRetain, uintptr(unsafe.Pointer(&b.ctx)), uintptr(dev)),
-		"cuDevicePrimaryCtxRetain"); err != nil {
+	if b.ctx, err = d.PrimaryCtxRetain(dev); err != nil {
 		return err
 	}
-	if err := d.check(d.call(d.ctxSetCurrent, b.ctx), "cuCtxSetCurrent"); err != nil {
+	if err := d.CtxSetCurrent(b.ctx); err != nil {
 		return err
 	}
 	// The copy stream has the highest priority: its small kernels (the
 	// gathers of device-to-device halos) then take SMs as they free up
 	// instead of waiting behind every block of the diagonal product.
-	const streamNonBlocking = 1 // no implicit sync with the legacy default stream
-	var least, greatest int32
-	if err := d.check(d.call(d.ctxGetStreamPriorityRange, uintptr(unsafe.Pointer(&least)), uintptr(unsafe.Pointer(&greatest))),
-		"cuCtxGetStreamPriorityRange"); err != nil {
+	least, greatest, err := d.StreamPriorityRange()
+	if err != nil {
 		return err
 	}
 	for _, s := range []struct {
 		h        *uintptr
 		priority int32
 	}{{&b.stream, least}, {&b.copyStream, greatest}} {
-		if err := d.check(d.call(d.streamCreateWithPriority, uintptr(unsafe.Pointer(s.h)), streamNonBlocking, uintptr(s.priority)),
-			"cuStreamCreateWithPriority"); err != nil {
+		if *s.h, err = d.StreamCreate(cuda.StreamNonBlocking, s.priority); err != nil {
 			return err
 		}
 	}
 	for _, e := range []*uintptr{&b.fence, &b.copied, &b.putsFrom} {
-		if err := d.check(d.call(d.eventCreate, uintptr(unsafe.Pointer(e)), cuEventDisableTiming),
-			"cuEventCreate"); err != nil {
+		if *e, err = d.EventCreate(cuda.EventDisableTiming, ""); err != nil {
 			return err
 		}
 	}
@@ -173,11 +169,10 @@ func (b *Backend) open() error {
 	}
 	b.partials = scratch
 	b.counter = scratch + uintptr(8*reduceWidth*b.maxReduceBlocks)
-	if err := d.check(d.call(d.memsetD32Async, b.counter, 0, 1, b.stream), "cuMemsetD32Async"); err != nil {
+	if err := d.MemsetD32Async(b.counter, 0, 1, b.stream, ""); err != nil {
 		return err
 	}
-	if err := d.check(d.call(d.memAllocHost, uintptr(unsafe.Pointer(&b.host)), 8*reduceWidth),
-		fmt.Sprintf("cuMemAllocHost(%d bytes)", 8*reduceWidth)); err != nil {
+	if b.host, err = d.MemAllocHost(8*reduceWidth, "reduction results"); err != nil {
 		return err
 	}
 
@@ -185,7 +180,7 @@ func (b *Backend) open() error {
 	for i := range b.args.ptrs {
 		b.args.ptrs[i] = uintptr(unsafe.Pointer(&b.args.vals[i]))
 	}
-	return d.check(d.call(d.streamSynchronize, b.stream), "cuStreamSynchronize")
+	return d.StreamSynchronize(b.stream, "")
 }
 
 // release frees what open acquired, in reverse order, and returns the first
@@ -193,34 +188,34 @@ func (b *Backend) open() error {
 func (b *Backend) release() error {
 	d := b.drv
 	var errs []error
-	// apply calls fn on handle h, if h was made.
-	apply := func(fn, h uintptr, call string) {
+	// apply calls release on handle h, if h was made.
+	apply := func(h uintptr, release func(uintptr) error) {
 		if h != 0 {
-			errs = append(errs, d.check(d.call(fn, h), call))
+			errs = append(errs, release(h))
 		}
 	}
-	if b.ctx != 0 {
-		errs = append(errs, d.check(d.call(d.ctxSetCurrent, b.ctx), "cuCtxSetCurrent"))
-	}
-	apply(d.streamSynchronize, b.copyStream, "cuStreamSynchronize")
-	apply(d.streamSynchronize, b.stream, "cuStreamSynchronize")
+	apply(b.ctx, d.CtxSetCurrent)
+	sync := func(s uintptr) error { return d.StreamSynchronize(s, "") }
+	apply(b.copyStream, sync)
+	apply(b.stream, sync)
 	for _, e := range []uintptr{b.start, b.stop, b.fence, b.copied, b.putsFrom} {
-		apply(d.eventDestroy, e, "cuEventDestroy")
+		apply(e, func(e uintptr) error { return d.EventDestroy(e, "") })
 	}
 	errs = append(errs, b.staging.release(d))
 	for _, c := range b.retired {
-		apply(d.memFree, c, "cuMemFree(peer counter)")
+		apply(c, func(p uintptr) error { return d.MemFree(p, "peer counter") })
 	}
 	b.retired = nil
-	apply(d.memFreeHost, uintptr(b.host), "cuMemFreeHost")
-	apply(d.memFree, b.partials, "cuMemFree(reduction scratch)")
-	apply(d.moduleUnload, b.module, "cuModuleUnload")
-	apply(d.streamDestroy, b.copyStream, "cuStreamDestroy")
-	apply(d.streamDestroy, b.stream, "cuStreamDestroy")
+	if b.host != nil {
+		errs = append(errs, d.MemFreeHost(b.host, "reduction results"))
+	}
+	apply(b.partials, func(p uintptr) error { return d.MemFree(p, "reduction scratch") })
+	apply(b.module, d.ModuleUnload)
+	apply(b.copyStream, d.StreamDestroy)
+	apply(b.stream, d.StreamDestroy)
 	if b.ctx != 0 {
-		var dev int32
-		if d.call(d.deviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(b.index)) == cuSuccess {
-			errs = append(errs, d.check(d.call(d.primaryCtxRelease, uintptr(dev)), "cuDevicePrimaryCtxRelease"))
+		if dev, err := d.Device(b.index); err == nil {
+			errs = append(errs, d.PrimaryCtxRelease(dev))
 		}
 	}
 	b.pinner.Unpin()
@@ -253,11 +248,11 @@ func (b *Backend) Name() string { return "cuda" }
 // 9.0, 132 SMs, 79.2 GiB; driver CUDA 13.0; kernels sm_90 by NVRTC 13.0)".
 func (b *Backend) Device() string {
 	nv := "?"
-	if n, err := loadNVRTC(); err == nil {
+	if n, err := cuda.LoadNVRTC(); err == nil {
 		nv = n.Version()
 	}
 	return fmt.Sprintf("%s (GPU %d, compute %d.%d, %d SMs, %.1f GiB; driver CUDA %d.%d; kernels %s by NVRTC %s)",
-		b.name, b.index, b.cc/10, b.cc%10, b.sms, gib(b.totalMem),
+		b.name, b.index, b.cc/10, b.cc%10, b.sms, cuda.GiB(b.totalMem),
 		b.driverVersion/1000, b.driverVersion%1000/10, b.target, nv)
 }
 
@@ -266,7 +261,7 @@ func (b *Backend) Device() string {
 func (b *Backend) enter() (unlock func()) {
 	runtime.LockOSThread()
 	if b.ctx != 0 {
-		b.fail(b.drv.check(b.drv.call(b.drv.ctxSetCurrent, b.ctx), "cuCtxSetCurrent"))
+		b.fail(b.drv.CtxSetCurrent(b.ctx))
 	}
 	return runtime.UnlockOSThread
 }
@@ -286,7 +281,7 @@ func (b *Backend) Err() error { return b.err }
 func (b *Backend) Sync() error {
 	defer b.enter()()
 	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.streamSynchronize, b.copyStream), "cuStreamSynchronize(copy stream)"))
+		b.fail(b.drv.StreamSynchronize(b.copyStream, "copy stream"))
 	}
 	return b.syncLocked()
 }
@@ -298,22 +293,26 @@ func (b *Backend) Time(f func()) (time.Duration, error) {
 	d := b.drv
 	for _, e := range []*uintptr{&b.start, &b.stop} {
 		if *e == 0 && b.err == nil {
-			b.fail(d.check(d.call(d.eventCreate, uintptr(unsafe.Pointer(e)), 0), "cuEventCreate"))
+			var err error
+			*e, err = d.EventCreate(0, "")
+			b.fail(err)
 		}
 	}
 	if b.err == nil {
-		b.fail(d.check(d.call(d.eventRecord, b.start, b.stream), "cuEventRecord"))
+		b.fail(d.EventRecord(b.start, b.stream, ""))
 	}
 	f()
 	var ms float32
 	if b.err == nil {
-		b.fail(d.check(d.call(d.eventRecord, b.stop, b.stream), "cuEventRecord"))
+		b.fail(d.EventRecord(b.stop, b.stream, ""))
 	}
 	if b.err == nil {
-		b.fail(d.check(d.call(d.eventSynchronize, b.stop), "cuEventSynchronize"))
+		b.fail(d.EventSynchronize(b.stop, ""))
 	}
 	if b.err == nil {
-		b.fail(d.check(d.call(d.eventElapsedTime, uintptr(unsafe.Pointer(&ms)), b.start, b.stop), "cuEventElapsedTime"))
+		var err error
+		ms, err = d.EventElapsed(b.start, b.stop)
+		b.fail(err)
 	}
 	if b.err != nil {
 		return 0, b.err
@@ -334,9 +333,7 @@ func (b *Backend) launchOn(stream uintptr, k *kernel, blocks int, args ...uint64
 		return
 	}
 	copy(b.args.vals[:], args)
-	d := b.drv
-	b.fail(d.check(d.call(d.launchKernel, k.h, uintptr(blocks), 1, 1, blockSize, 1, 1, 0, stream,
-		uintptr(unsafe.Pointer(&b.args.ptrs[0])), 0), k.name))
+	b.fail(b.drv.Launch(k.f, blocks, blockSize, 0, stream, &b.args.ptrs[0]))
 }
 
 // reduce launches a reduction kernel over n entries (its last three

@@ -385,9 +385,7 @@ func (b *Backend) launchCols(k *kernel, blocks int, scalars [][]float64, args ..
 		p.ptrs[n] = uintptr(unsafe.Pointer(&p.vals[i]))
 		n++
 	}
-	d := b.drv
-	b.fail(d.check(d.call(d.launchKernel, k.h, uintptr(blocks), 1, 1, blockSize, 1, 1, 0, b.stream,
-		uintptr(unsafe.Pointer(&p.ptrs[0])), 0), k.name))
+	b.fail(b.drv.Launch(k.f, blocks, blockSize, 0, b.stream, &p.ptrs[0]))
 }
 
 // fillNaN sets every entry of s to NaN, the sums of a failed reduction.

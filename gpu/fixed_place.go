@@ -5,6 +5,7 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/internal/cuda"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
@@ -78,7 +79,7 @@ func (p *fixedPlan) Place(maps [][]int32, pick []int32) error {
 	pl.picked = pl.bufs.alloc(4*len(pick), "the picked values")
 	if err := pl.bufs.err; err != nil {
 		pl.bufs.free()
-		if e, ok := err.(*Error); ok && e.Code == cuOutOfMemory {
+		if e, ok := err.(*Error); ok && e.Code == cuda.OutOfMemory {
 			err = fmt.Errorf("%w: %w", err, afsai.ErrDeviceUnsupported)
 		}
 		return fmt.Errorf("gpu: fixed-pattern FSAI: place: %w", err)

@@ -386,7 +386,7 @@ func (r *fsaiRun) allocBatches(s *fsaiSetup, n int) error {
 	}
 	if nb < 1 {
 		return fmt.Errorf("gpu: %s: %d bytes per row, %d for the patterns of all rows, %s: %w", job.name, pl.rowBytes(),
-			job.patBytes, b.drv.memInfo(), afsai.ErrDeviceUnsupported)
+			job.patBytes, b.drv.MemInfo(), afsai.ErrDeviceUnsupported)
 	}
 	r.nb = nb
 	allocBatch(&r.bufs, s, pl, nb, job.patBytes == 0)
@@ -654,7 +654,7 @@ func (r *fsaiRun) adaptiveSteps(_, nb int) error {
 		l.launch(&fn.sysgather, b.elementBlocks(pl.s*width*n), blockSize, 0, uint64(width))
 		tm.mark(&kt.Gather)
 		if b.err == nil {
-			b.fail(b.drv.check(b.drv.call(b.drv.memsetD32Async, s.activeCount, 0, 1, b.stream), "cuMemsetD32Async"))
+			b.fail(b.drv.MemsetD32Async(s.activeCount, 0, 1, b.stream, ""))
 		}
 		s.next = levels[len(levels)-1].lists[step%2]
 		if warpRows(warpBorderRows) {

@@ -52,7 +52,7 @@ func (r *fsaiRun) join(a *afsai.Split, s *fsaiSetup, listOwn bool) error {
 		b.uploadValues(diag.val, a.Diag.Val, backend.Single)
 	}
 	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.memsetD32Async, bad, uintptr(m), 1, b.stream), "cuMemsetD32Async"))
+		b.fail(b.drv.MemsetD32Async(bad, uint32(m), 1, b.stream, ""))
 	}
 	ownList := uintptr(0) // NULL: the kernel lists nothing
 	if listOwn {

@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"fmt"
 	"runtime"
 	"unsafe"
 )
@@ -50,9 +49,8 @@ func (b *Backend) fsaiKernels() (*fsaiKernels, error) {
 		&f.compact, &f.restore, &f.assemble, &f.keptCounts, &f.assemblePadded, &f.join[0], &f.join[1],
 		&f.touches, &f.rowsCount, &f.rowsCopy, &f.seed, &f.hops, &f.interiorFlags, &f.interiorSplit, &f.staticPattern[0], &f.staticPattern[1], &f.staticFilter, &f.sysgatherSorted} {
 		k.name = fsaiKernelNames[i]
-		name := cString(k.name)
-		if err := b.drv.check(b.drv.call(b.drv.moduleGetFunction, uintptr(unsafe.Pointer(&k.h)),
-			b.module, uintptr(unsafe.Pointer(&name[0]))), "cuModuleGetFunction("+k.name+")"); err != nil {
+		var err error
+		if k.f, err = b.drv.Function(b.module, k.name); err != nil {
 			return nil, err
 		}
 	}
@@ -108,9 +106,7 @@ func (l *fsaiLauncher) queue(k *kernel, grid, block, shared int, params *uintptr
 	if b.err != nil || grid == 0 {
 		return
 	}
-	d := b.drv
-	b.fail(d.check(d.call(d.launchKernel, k.h, uintptr(grid), 1, 1, uintptr(block), 1, 1, uintptr(shared), b.stream,
-		uintptr(unsafe.Pointer(params)), 0), k.name))
+	b.fail(b.drv.Launch(k.f, grid, block, shared, b.stream, params))
 }
 
 // levels launches k, which takes the setups of two levels and the map up
@@ -167,14 +163,13 @@ func (t *stageTimer) record(stage *float64) {
 		return
 	}
 	if t.used == len(t.events) {
-		var e uintptr
-		b.fail(b.drv.check(b.drv.call(b.drv.eventCreate, uintptr(unsafe.Pointer(&e)), 0), "cuEventCreate"))
-		if b.err != nil {
+		e, err := b.drv.EventCreate(0, "")
+		if b.fail(err); b.err != nil {
 			return
 		}
 		t.events = append(t.events, e)
 	}
-	b.fail(b.drv.check(b.drv.call(b.drv.eventRecord, t.events[t.used], b.stream), "cuEventRecord"))
+	b.fail(b.drv.EventRecord(t.events[t.used], b.stream, ""))
 	if t.used > 0 {
 		t.stages = append(t.stages, stage)
 	}
@@ -186,15 +181,14 @@ func (t *stageTimer) record(stage *float64) {
 func (t *stageTimer) collect() error {
 	b := t.b
 	if t.used > 0 && b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.eventSynchronize, t.events[t.used-1]), "cuEventSynchronize"))
+		b.fail(b.drv.EventSynchronize(t.events[t.used-1], ""))
 	}
 	for k, s := range t.stages {
 		if b.err != nil {
 			break
 		}
-		var ms float32
-		b.fail(b.drv.check(b.drv.call(b.drv.eventElapsedTime, uintptr(unsafe.Pointer(&ms)), t.events[k], t.events[k+1]),
-			"cuEventElapsedTime"))
+		ms, err := b.drv.EventElapsed(t.events[k], t.events[k+1])
+		b.fail(err)
 		*s += float64(ms) / 1e3
 	}
 	t.stages, t.used = t.stages[:0], 0
@@ -204,7 +198,7 @@ func (t *stageTimer) collect() error {
 // free destroys the events.
 func (t *stageTimer) free() {
 	for _, e := range t.events {
-		t.b.fail(t.b.drv.check(t.b.drv.call(t.b.drv.eventDestroy, e), "cuEventDestroy"))
+		t.b.fail(t.b.drv.EventDestroy(e, ""))
 	}
 	t.events = nil
 }
@@ -213,16 +207,14 @@ func (t *stageTimer) free() {
 // at dst; the caller synchronizes before reading dst and keeps it alive.
 func (b *Backend) download(dst unsafe.Pointer, src uintptr, bytes int) {
 	if b.err == nil && bytes > 0 {
-		b.fail(b.drv.check(b.drv.call(b.drv.memcpyDtoHAsync, uintptr(dst), src, uintptr(bytes), b.stream),
-			fmt.Sprintf("cuMemcpyDtoHAsync(%d bytes)", bytes)))
+		b.fail(b.drv.MemcpyDtoHAsync(dst, src, bytes, b.stream, ""))
 	}
 }
 
 // copyDevice queues a copy of bytes from device memory at src to dst.
 func (b *Backend) copyDevice(dst, src uintptr, bytes int) {
 	if b.err == nil && bytes > 0 {
-		b.fail(b.drv.check(b.drv.call(b.drv.memcpyDtoDAsync, dst, src, uintptr(bytes), b.stream),
-			fmt.Sprintf("cuMemcpyDtoDAsync(%d bytes)", bytes)))
+		b.fail(b.drv.MemcpyDtoDAsync(dst, src, bytes, b.stream))
 	}
 }
 
@@ -230,8 +222,6 @@ func (b *Backend) copyDevice(dst, src uintptr, bytes int) {
 // first (retire); the context must be current.
 func (b *Backend) freeMemory() (uint64, error) {
 	b.releaseSpare()
-	var free, total uint64
-	err := b.drv.check(b.drv.call(b.drv.memGetInfo, uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total))),
-		"cuMemGetInfo")
+	free, _, err := b.drv.MemGetInfo()
 	return free, err
 }

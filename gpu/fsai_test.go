@@ -16,6 +16,7 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/cuda"
 	"github.com/fsai-dist/fsai-dist/kernels"
 	"github.com/fsai-dist/fsai-dist/problem"
 )
@@ -28,7 +29,7 @@ var _ afsai.RowsDevice = (*Backend)(nil)
 // is an entry of the module.
 func TestFSAIKernelsCompile(t *testing.T) {
 	nv := needNVRTC(t)
-	ptx, err := nv.compile(kernels.Source(), "fsai-kernels.cu", target{arch: 80})
+	ptx, err := nv.Compile(kernels.Source(), kernelsName, cuda.Target{Arch: 80})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,8 @@ package gpu
 
 import (
 	"fmt"
-	"sync"
-	"unsafe"
 
+	"github.com/fsai-dist/fsai-dist/internal/cuda"
 	"github.com/fsai-dist/fsai-dist/kernels"
 )
 
@@ -14,7 +13,7 @@ var spmvWidths = [...]int{1, 2, 4, 8, 16, 32}
 
 // kernel is a function of the loaded module and its name in kernels/*.cu.
 type kernel struct {
-	h    uintptr // CUfunction
+	f    cuda.Function
 	name string
 	// resident is how many blocks of blockSize threads fit on a
 	// multiprocessor at once (its registers and shared memory decide):
@@ -67,59 +66,17 @@ func (f *functions) table() []*kernel {
 	return t
 }
 
-// images memoizes compiled kernels by cache key within the process.
-var images struct {
-	sync.Mutex
-	m map[string][]byte
-}
-
-// kernelImage returns the kernels compiled for compute capability cc (times
-// ten): from memory, from the disk cache in dir, or from NVRTC; fresh skips
-// both caches and replaces their entries. cached reports that the image was
-// not compiled by this call.
-func kernelImage(cc int, dir string, fresh bool) (image []byte, t target, cached bool, err error) {
-	nv, err := loadNVRTC()
-	if err != nil {
-		return nil, t, false, err
-	}
-	if t, err = nv.targetFor(cc); err != nil {
-		return nil, t, false, err
-	}
-	src := kernels.Source()
-	key := cacheKey(src, t, nv.Version())
-	images.Lock()
-	defer images.Unlock()
-	if !fresh {
-		if image = images.m[key]; image == nil {
-			image = readCache(dir, key)
-		}
-	}
-	if image != nil {
-		cached = true
-	} else {
-		if image, err = nv.compile(src, "fsai-kernels.cu", t); err != nil {
-			return nil, t, false, err
-		}
-		writeCache(dir, key, image)
-	}
-	if images.m == nil {
-		images.m = make(map[string][]byte)
-	}
-	images.m[key] = image
-	return image, t, cached, nil
-}
-
 // loadModule compiles (or finds in the cache) the kernels for the device and
 // loads them into the current context. A cached image that the driver
 // refuses (a damaged file) is compiled afresh.
 func (b *Backend) loadModule() error {
-	dir := cacheDir()
-	image, t, cached, err := kernelImage(b.cc, dir, false)
+	dir := cuda.CacheDir()
+	image, t, cached, err := cuda.Image(kernels.Source(), kernelsName, b.cc, dir, false)
 	if err != nil {
 		return err
 	}
 	if err = b.loadImage(image, t); err != nil && cached {
-		if image, t, _, err = kernelImage(b.cc, dir, true); err == nil {
+		if image, t, _, err = cuda.Image(kernels.Source(), kernelsName, b.cc, dir, true); err == nil {
 			err = b.loadImage(image, t)
 		}
 	}
@@ -128,22 +85,22 @@ func (b *Backend) loadModule() error {
 	}
 	b.target = t
 	for _, k := range b.fn.table() {
-		name := cString(k.name)
-		if err := b.drv.check(b.drv.call(b.drv.moduleGetFunction, uintptr(unsafe.Pointer(&k.h)),
-			b.module, uintptr(unsafe.Pointer(&name[0]))), "cuModuleGetFunction("+k.name+")"); err != nil {
+		if k.f, err = b.drv.Function(b.module, k.name); err != nil {
 			return err
 		}
-		var n int32
-		if err := b.drv.check(b.drv.call(b.drv.occupancyMaxActiveBlocksPerMultiprocessor, uintptr(unsafe.Pointer(&n)),
-			k.h, blockSize, 0), "cuOccupancyMaxActiveBlocksPerMultiprocessor("+k.name+")"); err != nil {
+		n, err := b.drv.Resident(k.f, blockSize)
+		if err != nil {
 			return err
 		}
-		k.resident = max(1, int(n))
+		k.resident = max(1, n)
 	}
 	return nil
 }
 
-func (b *Backend) loadImage(image []byte, t target) error {
-	return b.drv.check(b.drv.call(b.drv.moduleLoadData, uintptr(unsafe.Pointer(&b.module)),
-		uintptr(unsafe.Pointer(&image[0]))), "cuModuleLoadData(kernels for "+t.String()+")")
+// kernelsName names the kernel sources in compiler messages.
+const kernelsName = "fsai-kernels.cu"
+
+func (b *Backend) loadImage(image []byte, t cuda.Target) (err error) {
+	b.module, err = b.drv.ModuleLoad(image, "kernels for "+t.String())
+	return err
 }

@@ -27,9 +27,8 @@ func (b *Backend) NewSum(n int) (backend.Sum, error) {
 		return nil, fmt.Errorf("gpu: NewSum: %d sums", n)
 	}
 	s := &Sum{b: b, n: n}
-	d := b.drv
-	if err := d.check(d.call(d.memAllocHost, uintptr(unsafe.Pointer(&s.p)), uintptr(8*n)),
-		fmt.Sprintf("cuMemAllocHost(%d bytes for sums)", 8*n)); err != nil {
+	var err error
+	if s.p, err = b.drv.MemAllocHost(8*n, "sums"); err != nil {
 		return nil, err
 	}
 	clear(s.values())
@@ -45,7 +44,7 @@ func (s *Sum) Free() {
 		return
 	}
 	defer s.b.enter()()
-	s.b.fail(s.b.drv.check(s.b.drv.call(s.b.drv.memFreeHost, uintptr(s.p)), "cuMemFreeHost(sums)"))
+	s.b.fail(s.b.drv.MemFreeHost(s.p, "sums"))
 	s.p = nil
 }
 

@@ -93,7 +93,7 @@ func (b *Backend) Transpose(m backend.Matrix) (backend.Matrix, error) {
 // memset32 queues setting the n int32s at p to v.
 func (b *Backend) memset32(p uintptr, v uint32, n int) {
 	if b.err == nil && n > 0 {
-		b.fail(b.drv.check(b.drv.call(b.drv.memsetD32Async, p, uintptr(v), uintptr(n), b.stream), "cuMemsetD32Async"))
+		b.fail(b.drv.MemsetD32Async(p, v, n, b.stream, ""))
 	}
 }
 
