@@ -54,7 +54,7 @@ type Backend struct {
 	target        cuda.Target
 
 	ctx, stream, module uintptr
-	fn                  functions
+	fn                  []kernel // backendKernels, looked up in module
 
 	// Halo copies (halo.go): the copy stream, an event that orders one
 	// stream after the other, and one that marks the end of the last
@@ -87,13 +87,6 @@ type Backend struct {
 	keepSpare bool
 	err       error
 	closed    bool
-}
-
-// launchArgs is the kernelParams array of cuLaunchKernel: ptrs[i] points at
-// vals[i]. It lives on the Go heap, pinned, and is reused by every launch.
-type launchArgs struct {
-	vals [16]uint64
-	ptrs [16]uintptr
 }
 
 var errClosed = errors.New("gpu: backend is closed")
@@ -320,48 +313,28 @@ func (b *Backend) Time(f func()) (time.Duration, error) {
 	return time.Duration(float64(ms) * 1e6), nil
 }
 
-// launch queues kernel k on blocks blocks of blockSize threads with the
-// given arguments, each passed in an 8-byte slot (the kernel reads the 4
-// low bytes of an int).
-func (b *Backend) launch(k *kernel, blocks int, args ...uint64) {
-	b.launchOn(b.stream, k, blocks, args...)
-}
-
-// launchOn is launch on another stream.
-func (b *Backend) launchOn(stream uintptr, k *kernel, blocks int, args ...uint64) {
-	if b.err != nil || blocks == 0 {
-		return
-	}
-	copy(b.args.vals[:], args)
-	b.fail(b.drv.Launch(k.f, blocks, blockSize, 0, stream, &b.args.ptrs[0]))
-}
-
-// reduce launches a reduction kernel over n entries (its last three
-// arguments, the scratch and the result, are appended here), waits for it
-// and returns its result. The kernel writes the result into page-locked host
-// memory, which the device addresses directly (unified addressing).
-func (b *Backend) reduce(k *kernel, n int, args ...uint64) float64 {
-	return b.reduce2(k, n, args...)[0]
-}
-
-// reduce2 is reduce for kernels that return two sums.
-func (b *Backend) reduce2(k *kernel, n int, args ...uint64) [2]float64 {
-	blocks := b.wave(k, ceilDiv(n, blockSize))
-	var all [len(launchArgs{}.vals)]uint64
-	m := copy(all[:], args)
-	all[m], all[m+1], all[m+2] = uint64(b.partials), uint64(b.counter), uint64(uintptr(b.host))
-	b.launch(k, blocks, all[:m+3]...)
+// reduced waits for the reduction kernel just queued, which wrote its sums
+// into the page-locked host memory (b.host, which the device addresses
+// directly: unified addressing), and returns the first two; NaNs on an
+// error.
+func (b *Backend) reduced() [2]float64 {
 	if b.syncLocked() != nil {
 		return [2]float64{math.NaN(), math.NaN()}
 	}
 	return *(*[2]float64)(b.host)
 }
 
+// reduceGrid is the grid of a one-vector reduction kernel k over n
+// entries: one wave (wave).
+func (b *Backend) reduceGrid(k kernelID, n int) cfg {
+	return b.blocks(b.wave(k, ceilDiv(n, blockSize)))
+}
+
 // wave is the grid of a grid-stride kernel k that has work for want
 // blocks: at most the blocks that are resident at once, one wave (the
 // scratch of two-sum reductions has room for far more).
-func (b *Backend) wave(k *kernel, want int) int {
-	return min(want, k.resident*b.sms)
+func (b *Backend) wave(k kernelID, want int) int {
+	return min(want, b.fn[k].resident*b.sms)
 }
 
 // elementBlocks is the grid of element-wise kernels over n entries: one
@@ -371,5 +344,3 @@ func (b *Backend) elementBlocks(n int) int {
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
-
-func f64(x float64) uint64 { return math.Float64bits(x) }

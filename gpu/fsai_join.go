@@ -58,9 +58,8 @@ func (r *fsaiRun) join(a *afsai.Split, s *fsaiSetup, listOwn bool) error {
 	if listOwn {
 		ownList = r.rowsDev
 	}
-	b.launch(&r.fn.join[diag.prec], b.elementBlocks(m), uint64(m), uint64(a.Own), uint64(ptrs), uint64(cols),
-		uint64(vals), uint64(diag.rowPtr), uint64(diag.col), uint64(diag.val),
-		uint64(s.rowptr), uint64(s.col), uint64(s.val), uint64(s.diag), uint64(bad), uint64(ownList))
+	r.fn.launchJoin(b, b.blocks(b.elementBlocks(m)), diag.prec, int32(m), int32(a.Own), ptrs, cols, vals,
+		diag.rowPtr, diag.col, diag.val, s.rowptr, s.col, s.val, s.diag, bad, ownList)
 	first := int32(m) // the first bad row
 	b.download(b.host, bad, 4)
 	if b.syncLocked() == nil {

@@ -1,14 +1,12 @@
 package gpu
 
 import (
-	"bytes"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/internal/cuda"
-	"github.com/fsai-dist/fsai-dist/kernels"
 )
 
 // These tests need no GPU: the NVRTC ones run wherever libnvrtc is found.
@@ -23,26 +21,6 @@ func needNVRTC(t *testing.T) *cuda.NVRTC {
 		t.Fatal(err)
 	}
 	return nv
-}
-
-// TestKernelsCompile compiles kernels/*.cu to PTX for compute_80 and checks
-// that every kernel the backend launches is an entry of the module.
-func TestKernelsCompile(t *testing.T) {
-	nv := needNVRTC(t)
-	t.Logf("%s, NVRTC %s, real architectures %v", nv.Lib(), nv.Version(), nv.Archs())
-	ptx, err := nv.Compile(kernels.Source(), kernelsName, cuda.Target{Arch: 80})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ptx[len(ptx)-1] != 0 {
-		t.Error("PTX image lacks its terminating NUL (cuModuleLoadData needs it)")
-	}
-	var f functions
-	for _, k := range f.table() {
-		if !bytes.Contains(ptx, []byte(".entry "+k.name+"(")) {
-			t.Errorf("kernel %s missing from the PTX", k.name)
-		}
-	}
 }
 
 // TestSpMVWidth pins the rule to the measurements it was fitted to

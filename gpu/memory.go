@@ -39,11 +39,11 @@ func (v *Vector) Free() {
 }
 
 // arg is v's device address as a kernel argument: 0 (NULL) for no vector.
-func (v *Vector) arg() uint64 {
+func (v *Vector) arg() uintptr {
 	if v == nil {
 		return 0
 	}
-	return uint64(v.ptr)
+	return v.ptr
 }
 
 // Index is an int32 array in device memory.
