@@ -13,7 +13,6 @@ import (
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/internal/cuda"
-	"github.com/fsai-dist/fsai-dist/kernels"
 )
 
 // openGPU opens device 0 for a test, or skips the test without a GPU; the
@@ -109,7 +108,7 @@ func TestDamagedCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	path := cuda.CachePath(cuda.CacheDir(), kernels.Source(), tg, nv.Version())
+	path := cuda.CachePath(cuda.CacheDir(), kernelSource(), tg, nv.Version())
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}

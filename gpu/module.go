@@ -75,17 +75,27 @@ func (s *kernelSet) lookup(d *cuda.Driver, module uintptr, occupancy bool) ([]ke
 // kernelsName names the kernel sources in compiler messages.
 const kernelsName = "fsai-kernels.cu"
 
+// kernelSource is the translation unit the backend compiles: the kernels,
+// then the asserts that the structs Go passes them by value are laid out as
+// their Go mirrors, so that a mirror out of step with its C struct stops
+// Open with a compiler message naming the member (the cache key covers the
+// asserts, so a cached image was compiled against the same mirrors).
+func kernelSource() string {
+	return kernels.Source() + cuda.LayoutAsserts("FsaiSetup", fsaiSetup{}) + cuda.LayoutAsserts("FsaiCols", fsaiCols{})
+}
+
 // loadModule compiles (or finds in the cache) the kernels for the device and
 // loads them into the current context. A cached image that the driver
 // refuses (a damaged file) is compiled afresh.
 func (b *Backend) loadModule() error {
 	dir := cuda.CacheDir()
-	image, t, cached, err := cuda.Image(kernels.Source(), kernelsName, b.cc, dir, false)
+	src := kernelSource()
+	image, t, cached, err := cuda.Image(src, kernelsName, b.cc, dir, false)
 	if err != nil {
 		return err
 	}
 	if err = b.loadImage(image, t); err != nil && cached {
-		if image, t, _, err = cuda.Image(kernels.Source(), kernelsName, b.cc, dir, true); err == nil {
+		if image, t, _, err = cuda.Image(src, kernelsName, b.cc, dir, true); err == nil {
 			err = b.loadImage(image, t)
 		}
 	}
@@ -144,7 +154,7 @@ type colArgs struct {
 }
 
 // fsaiCols mirrors struct FsaiCols of kernels/block.cu: per-column scalars
-// passed by value.
+// passed by value (its layout is asserted as fsaiSetup's).
 type fsaiCols struct {
 	v [colChunk]float64
 }
