@@ -1,10 +1,14 @@
 // Package gpu implements backend.Backend with CUDA on one NVIDIA GPU.
 //
 // The CUDA driver (libcuda.so.1) and the run-time compiler NVRTC are bound
-// when the program runs, through purego: building needs neither CUDA nor
-// cgo, and a binary built without a GPU runs on a GPU machine. The kernels
-// (package kernels) are compiled by NVRTC for the GPU found, once per
-// process, and cached on disk under os.UserCacheDir()/fsai-dist.
+// when the program runs (package internal/cuda, through purego): building
+// needs neither CUDA nor cgo, and a binary built without a GPU runs on a
+// GPU machine. The kernels (package kernels) are compiled by NVRTC for the
+// GPU found, once per process, and cached on disk under
+// os.UserCacheDir()/fsai-dist. Each kernel is launched through one typed
+// Go function that mirrors its C signature (launch.go, fsai_kernels.go),
+// and the structs passed by value have their layout asserted at compile
+// time (kernelSource).
 //
 // All work goes to one stream, in call order, except the copies of a
 // distributed SpMV's halos (PackHalo, UploadHalo), which run on a second

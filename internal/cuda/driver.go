@@ -9,8 +9,8 @@
 // Handles (contexts, streams, events, modules, functions, device
 // pointers) are uintptr values, as the driver defines them. Every call
 // returns an *Error naming the call when the driver refuses it. The
-// messages start with "gpu:", the backend users select, as they did when
-// this layer was part of package gpu.
+// messages start with "gpu:": users see them as errors of the GPU backend
+// they selected.
 package cuda
 
 import (
