@@ -249,7 +249,7 @@ func (b *Backend) peersUsable() error {
 	case b.peersOff:
 		return errPeersOff
 	case runtime.GOARCH != "amd64":
-		// stackAfter lays out the IPC handle, passed by value, as the
+		// cuda.IPCOpenMemHandle lays out the IPC handle, passed by value, as the
 		// System V AMD64 ABI does; other ABIs pass it otherwise
 		return errors.New("gpu: device-to-device halos are only built for amd64")
 	case !b.drv.HasStreamValues():

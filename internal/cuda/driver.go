@@ -38,10 +38,10 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("gpu: %s: %s (%s)", e.Call, e.Name, e.Detail)
 }
 
-// CUresult codes that callers look at.
+// CUresult codes.
 const (
-	Success     = 0
-	OutOfMemory = 2 // CUDA_ERROR_OUT_OF_MEMORY
+	success     = 0
+	OutOfMemory = 2 // CUDA_ERROR_OUT_OF_MEMORY: callers may free memory and retry
 )
 
 // Driver holds the entry points of libcuda.so.1. They are called through
@@ -150,7 +150,7 @@ func (d *Driver) call(fn uintptr, args ...uintptr) uintptr {
 
 // check turns a CUresult into an *Error naming the call, or nil.
 func (d *Driver) check(res uintptr, call string) error {
-	if res == Success {
+	if res == success {
 		return nil
 	}
 	return &Error{Call: call, Code: int(res), Name: d.errorText(d.getErrorName, res),
@@ -160,7 +160,7 @@ func (d *Driver) check(res uintptr, call string) error {
 // errorText asks cuGetErrorName or cuGetErrorString about a CUresult.
 func (d *Driver) errorText(fn, res uintptr) string {
 	var p unsafe.Pointer
-	if d.call(fn, res, uintptr(unsafe.Pointer(&p))) != Success || p == nil {
+	if d.call(fn, res, uintptr(unsafe.Pointer(&p))) != success || p == nil {
 		return fmt.Sprintf("CUresult %d", res)
 	}
 	return goString(p)

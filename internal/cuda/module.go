@@ -22,9 +22,6 @@ type Function struct {
 	name string
 }
 
-// Name is the kernel's name in the module.
-func (f Function) Name() string { return f.name }
-
 // Function looks kernel name up in module m.
 func (d *Driver) Function(m uintptr, name string) (Function, error) {
 	f := Function{name: name}
