@@ -1,10 +1,14 @@
 // Package gpu implements backend.Backend with CUDA on one NVIDIA GPU.
 //
 // The CUDA driver (libcuda.so.1) and the run-time compiler NVRTC are bound
-// when the program runs, through purego: building needs neither CUDA nor
-// cgo, and a binary built without a GPU runs on a GPU machine. The kernels
-// (package kernels) are compiled by NVRTC for the GPU found, once per
-// process, and cached on disk under os.UserCacheDir()/fsai-dist.
+// when the program runs (package internal/cuda, through purego): building
+// needs neither CUDA nor cgo, and a binary built without a GPU runs on a
+// GPU machine. The kernels (package kernels) are compiled by NVRTC for the
+// GPU found, once per process, and cached on disk under
+// os.UserCacheDir()/fsai-dist. Each kernel is launched through one typed
+// Go function that mirrors its C signature (launch.go, fsai_kernels.go),
+// and the structs passed by value have their layout asserted at compile
+// time (kernelSource).
 //
 // All work goes to one stream, in call order, except the copies of a
 // distributed SpMV's halos (PackHalo, UploadHalo), which run on a second
@@ -29,6 +33,8 @@ import (
 	"runtime"
 	"time"
 	"unsafe"
+
+	"github.com/fsai-dist/fsai-dist/internal/cuda"
 )
 
 // reduceWidth is the most sums one reduction kernel computes: r'r and r'z
@@ -42,17 +48,17 @@ const blockSize = 256
 // Backend is one GPU: its primary context, a stream for the work and one
 // for halo copies, the loaded kernels and the scratch memory of reductions.
 type Backend struct {
-	drv           *driver
+	drv           *cuda.Driver
 	index         int
 	name          string
 	cc            int // compute capability times ten
 	sms           int
 	totalMem      uint64
 	driverVersion int32
-	target        target
+	target        cuda.Target
 
 	ctx, stream, module uintptr
-	fn                  functions
+	fn                  []kernel // backendKernels, looked up in module
 
 	// Halo copies (halo.go): the copy stream, an event that orders one
 	// stream after the other, and one that marks the end of the last
@@ -87,20 +93,13 @@ type Backend struct {
 	closed    bool
 }
 
-// launchArgs is the kernelParams array of cuLaunchKernel: ptrs[i] points at
-// vals[i]. It lives on the Go heap, pinned, and is reused by every launch.
-type launchArgs struct {
-	vals [16]uint64
-	ptrs [16]uintptr
-}
-
 var errClosed = errors.New("gpu: backend is closed")
 
 // Open starts using device deviceIndex (0 <= deviceIndex < Available()):
 // retains its primary context, creates a stream, compiles or loads the
 // kernels. Programs pass the index DeviceFor gives for their node-local rank.
 func Open(deviceIndex int) (*Backend, error) {
-	drv, err := loadDriver()
+	drv, err := cuda.Load()
 	if err != nil {
 		return nil, err
 	}
@@ -123,42 +122,36 @@ func Open(deviceIndex int) (*Backend, error) {
 
 func (b *Backend) open() error {
 	d := b.drv
-	var dev int32
-	if err := d.check(d.call(d.deviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(b.index)),
-		fmt.Sprintf("cuDeviceGet(%d)", b.index)); err != nil {
+	dev, err := d.Device(b.index)
+	if err != nil {
 		return err
 	}
 	if err := b.deviceInfo(dev); err != nil {
 		return err
 	}
-	if err := d.check(d.call(d.primaryCtxRetain, uintptr(unsafe.Pointer(&b.ctx)), uintptr(dev)),
-		"cuDevicePrimaryCtxRetain"); err != nil {
+	if b.ctx, err = d.PrimaryCtxRetain(dev); err != nil {
 		return err
 	}
-	if err := d.check(d.call(d.ctxSetCurrent, b.ctx), "cuCtxSetCurrent"); err != nil {
+	if err := d.CtxSetCurrent(b.ctx); err != nil {
 		return err
 	}
 	// The copy stream has the highest priority: its small kernels (the
 	// gathers of device-to-device halos) then take SMs as they free up
 	// instead of waiting behind every block of the diagonal product.
-	const streamNonBlocking = 1 // no implicit sync with the legacy default stream
-	var least, greatest int32
-	if err := d.check(d.call(d.ctxGetStreamPriorityRange, uintptr(unsafe.Pointer(&least)), uintptr(unsafe.Pointer(&greatest))),
-		"cuCtxGetStreamPriorityRange"); err != nil {
+	least, greatest, err := d.StreamPriorityRange()
+	if err != nil {
 		return err
 	}
 	for _, s := range []struct {
 		h        *uintptr
 		priority int32
 	}{{&b.stream, least}, {&b.copyStream, greatest}} {
-		if err := d.check(d.call(d.streamCreateWithPriority, uintptr(unsafe.Pointer(s.h)), streamNonBlocking, uintptr(s.priority)),
-			"cuStreamCreateWithPriority"); err != nil {
+		if *s.h, err = d.StreamCreate(cuda.StreamNonBlocking, s.priority); err != nil {
 			return err
 		}
 	}
 	for _, e := range []*uintptr{&b.fence, &b.copied, &b.putsFrom} {
-		if err := d.check(d.call(d.eventCreate, uintptr(unsafe.Pointer(e)), cuEventDisableTiming),
-			"cuEventCreate"); err != nil {
+		if *e, err = d.EventCreate(cuda.EventDisableTiming, ""); err != nil {
 			return err
 		}
 	}
@@ -173,11 +166,10 @@ func (b *Backend) open() error {
 	}
 	b.partials = scratch
 	b.counter = scratch + uintptr(8*reduceWidth*b.maxReduceBlocks)
-	if err := d.check(d.call(d.memsetD32Async, b.counter, 0, 1, b.stream), "cuMemsetD32Async"); err != nil {
+	if err := d.MemsetD32Async(b.counter, 0, 1, b.stream, ""); err != nil {
 		return err
 	}
-	if err := d.check(d.call(d.memAllocHost, uintptr(unsafe.Pointer(&b.host)), 8*reduceWidth),
-		fmt.Sprintf("cuMemAllocHost(%d bytes)", 8*reduceWidth)); err != nil {
+	if b.host, err = d.MemAllocHost(8*reduceWidth, "reduction results"); err != nil {
 		return err
 	}
 
@@ -185,7 +177,7 @@ func (b *Backend) open() error {
 	for i := range b.args.ptrs {
 		b.args.ptrs[i] = uintptr(unsafe.Pointer(&b.args.vals[i]))
 	}
-	return d.check(d.call(d.streamSynchronize, b.stream), "cuStreamSynchronize")
+	return d.StreamSynchronize(b.stream, "")
 }
 
 // release frees what open acquired, in reverse order, and returns the first
@@ -193,34 +185,34 @@ func (b *Backend) open() error {
 func (b *Backend) release() error {
 	d := b.drv
 	var errs []error
-	// apply calls fn on handle h, if h was made.
-	apply := func(fn, h uintptr, call string) {
+	// apply calls release on handle h, if h was made.
+	apply := func(h uintptr, release func(uintptr) error) {
 		if h != 0 {
-			errs = append(errs, d.check(d.call(fn, h), call))
+			errs = append(errs, release(h))
 		}
 	}
-	if b.ctx != 0 {
-		errs = append(errs, d.check(d.call(d.ctxSetCurrent, b.ctx), "cuCtxSetCurrent"))
-	}
-	apply(d.streamSynchronize, b.copyStream, "cuStreamSynchronize")
-	apply(d.streamSynchronize, b.stream, "cuStreamSynchronize")
+	apply(b.ctx, d.CtxSetCurrent)
+	sync := func(s uintptr) error { return d.StreamSynchronize(s, "") }
+	apply(b.copyStream, sync)
+	apply(b.stream, sync)
 	for _, e := range []uintptr{b.start, b.stop, b.fence, b.copied, b.putsFrom} {
-		apply(d.eventDestroy, e, "cuEventDestroy")
+		apply(e, func(e uintptr) error { return d.EventDestroy(e, "") })
 	}
 	errs = append(errs, b.staging.release(d))
 	for _, c := range b.retired {
-		apply(d.memFree, c, "cuMemFree(peer counter)")
+		apply(c, func(p uintptr) error { return d.MemFree(p, "peer counter") })
 	}
 	b.retired = nil
-	apply(d.memFreeHost, uintptr(b.host), "cuMemFreeHost")
-	apply(d.memFree, b.partials, "cuMemFree(reduction scratch)")
-	apply(d.moduleUnload, b.module, "cuModuleUnload")
-	apply(d.streamDestroy, b.copyStream, "cuStreamDestroy")
-	apply(d.streamDestroy, b.stream, "cuStreamDestroy")
+	if b.host != nil {
+		errs = append(errs, d.MemFreeHost(b.host, "reduction results"))
+	}
+	apply(b.partials, func(p uintptr) error { return d.MemFree(p, "reduction scratch") })
+	apply(b.module, d.ModuleUnload)
+	apply(b.copyStream, d.StreamDestroy)
+	apply(b.stream, d.StreamDestroy)
 	if b.ctx != 0 {
-		var dev int32
-		if d.call(d.deviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(b.index)) == cuSuccess {
-			errs = append(errs, d.check(d.call(d.primaryCtxRelease, uintptr(dev)), "cuDevicePrimaryCtxRelease"))
+		if dev, err := d.Device(b.index); err == nil {
+			errs = append(errs, d.PrimaryCtxRelease(dev))
 		}
 	}
 	b.pinner.Unpin()
@@ -253,11 +245,11 @@ func (b *Backend) Name() string { return "cuda" }
 // 9.0, 132 SMs, 79.2 GiB; driver CUDA 13.0; kernels sm_90 by NVRTC 13.0)".
 func (b *Backend) Device() string {
 	nv := "?"
-	if n, err := loadNVRTC(); err == nil {
+	if n, err := cuda.LoadNVRTC(); err == nil {
 		nv = n.Version()
 	}
 	return fmt.Sprintf("%s (GPU %d, compute %d.%d, %d SMs, %.1f GiB; driver CUDA %d.%d; kernels %s by NVRTC %s)",
-		b.name, b.index, b.cc/10, b.cc%10, b.sms, gib(b.totalMem),
+		b.name, b.index, b.cc/10, b.cc%10, b.sms, cuda.GiB(b.totalMem),
 		b.driverVersion/1000, b.driverVersion%1000/10, b.target, nv)
 }
 
@@ -266,7 +258,7 @@ func (b *Backend) Device() string {
 func (b *Backend) enter() (unlock func()) {
 	runtime.LockOSThread()
 	if b.ctx != 0 {
-		b.fail(b.drv.check(b.drv.call(b.drv.ctxSetCurrent, b.ctx), "cuCtxSetCurrent"))
+		b.fail(b.drv.CtxSetCurrent(b.ctx))
 	}
 	return runtime.UnlockOSThread
 }
@@ -286,7 +278,7 @@ func (b *Backend) Err() error { return b.err }
 func (b *Backend) Sync() error {
 	defer b.enter()()
 	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.streamSynchronize, b.copyStream), "cuStreamSynchronize(copy stream)"))
+		b.fail(b.drv.StreamSynchronize(b.copyStream, "copy stream"))
 	}
 	return b.syncLocked()
 }
@@ -298,22 +290,26 @@ func (b *Backend) Time(f func()) (time.Duration, error) {
 	d := b.drv
 	for _, e := range []*uintptr{&b.start, &b.stop} {
 		if *e == 0 && b.err == nil {
-			b.fail(d.check(d.call(d.eventCreate, uintptr(unsafe.Pointer(e)), 0), "cuEventCreate"))
+			var err error
+			*e, err = d.EventCreate(0, "")
+			b.fail(err)
 		}
 	}
 	if b.err == nil {
-		b.fail(d.check(d.call(d.eventRecord, b.start, b.stream), "cuEventRecord"))
+		b.fail(d.EventRecord(b.start, b.stream, ""))
 	}
 	f()
 	var ms float32
 	if b.err == nil {
-		b.fail(d.check(d.call(d.eventRecord, b.stop, b.stream), "cuEventRecord"))
+		b.fail(d.EventRecord(b.stop, b.stream, ""))
 	}
 	if b.err == nil {
-		b.fail(d.check(d.call(d.eventSynchronize, b.stop), "cuEventSynchronize"))
+		b.fail(d.EventSynchronize(b.stop, ""))
 	}
 	if b.err == nil {
-		b.fail(d.check(d.call(d.eventElapsedTime, uintptr(unsafe.Pointer(&ms)), b.start, b.stop), "cuEventElapsedTime"))
+		var err error
+		ms, err = d.EventElapsed(b.start, b.stop)
+		b.fail(err)
 	}
 	if b.err != nil {
 		return 0, b.err
@@ -321,50 +317,28 @@ func (b *Backend) Time(f func()) (time.Duration, error) {
 	return time.Duration(float64(ms) * 1e6), nil
 }
 
-// launch queues kernel k on blocks blocks of blockSize threads with the
-// given arguments, each passed in an 8-byte slot (the kernel reads the 4
-// low bytes of an int).
-func (b *Backend) launch(k *kernel, blocks int, args ...uint64) {
-	b.launchOn(b.stream, k, blocks, args...)
-}
-
-// launchOn is launch on another stream.
-func (b *Backend) launchOn(stream uintptr, k *kernel, blocks int, args ...uint64) {
-	if b.err != nil || blocks == 0 {
-		return
-	}
-	copy(b.args.vals[:], args)
-	d := b.drv
-	b.fail(d.check(d.call(d.launchKernel, k.h, uintptr(blocks), 1, 1, blockSize, 1, 1, 0, stream,
-		uintptr(unsafe.Pointer(&b.args.ptrs[0])), 0), k.name))
-}
-
-// reduce launches a reduction kernel over n entries (its last three
-// arguments, the scratch and the result, are appended here), waits for it
-// and returns its result. The kernel writes the result into page-locked host
-// memory, which the device addresses directly (unified addressing).
-func (b *Backend) reduce(k *kernel, n int, args ...uint64) float64 {
-	return b.reduce2(k, n, args...)[0]
-}
-
-// reduce2 is reduce for kernels that return two sums.
-func (b *Backend) reduce2(k *kernel, n int, args ...uint64) [2]float64 {
-	blocks := b.wave(k, ceilDiv(n, blockSize))
-	var all [len(launchArgs{}.vals)]uint64
-	m := copy(all[:], args)
-	all[m], all[m+1], all[m+2] = uint64(b.partials), uint64(b.counter), uint64(uintptr(b.host))
-	b.launch(k, blocks, all[:m+3]...)
+// reduced waits for the reduction kernel just queued, which wrote its sums
+// into the page-locked host memory (b.host, which the device addresses
+// directly: unified addressing), and returns the first two; NaNs on an
+// error.
+func (b *Backend) reduced() [2]float64 {
 	if b.syncLocked() != nil {
 		return [2]float64{math.NaN(), math.NaN()}
 	}
 	return *(*[2]float64)(b.host)
 }
 
+// reduceGrid is the grid of a one-vector reduction kernel k over n
+// entries: one wave (wave).
+func (b *Backend) reduceGrid(k kernelID, n int) cfg {
+	return b.blocks(b.wave(k, ceilDiv(n, blockSize)))
+}
+
 // wave is the grid of a grid-stride kernel k that has work for want
 // blocks: at most the blocks that are resident at once, one wave (the
 // scratch of two-sum reductions has room for far more).
-func (b *Backend) wave(k *kernel, want int) int {
-	return min(want, k.resident*b.sms)
+func (b *Backend) wave(k kernelID, want int) int {
+	return min(want, b.fn[k].resident*b.sms)
 }
 
 // elementBlocks is the grid of element-wise kernels over n entries: one
@@ -374,5 +348,3 @@ func (b *Backend) elementBlocks(n int) int {
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
-
-func f64(x float64) uint64 { return math.Float64bits(x) }

@@ -9,11 +9,10 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
-	"github.com/fsai-dist/fsai-dist/kernels"
+	"github.com/fsai-dist/fsai-dist/internal/cuda"
 )
 
 // openGPU opens device 0 for a test, or skips the test without a GPU; the
@@ -100,23 +99,23 @@ func TestDevice(t *testing.T) {
 // compiles the kernels afresh and replaces the file.
 func TestDamagedCache(t *testing.T) {
 	b := openGPU(t)
-	nv, err := loadNVRTC()
+	nv, err := cuda.LoadNVRTC()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, err := nv.targetFor(b.cc)
+	tg, err := nv.TargetFor(b.cc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	path := cachePath(cacheDir(), cacheKey(kernels.Source(), tg, nv.Version()))
+	path := cuda.CachePath(cuda.CacheDir(), kernelSource(), tg, nv.Version())
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, []byte("damaged"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	forgetImages()
+	cuda.ForgetImages()
 	b2, err := Open(0)
 	if err != nil {
 		t.Fatalf("Open with a damaged cache: %v", err)
@@ -601,8 +600,8 @@ func TestAnyGoroutine(t *testing.T) {
 func TestSpare(t *testing.T) {
 	b := openUnclosed(t)
 	free := func() int64 { // without releasing the spare, as freeMemory does
-		var f, total uint64
-		if err := b.drv.check(b.drv.call(b.drv.memGetInfo, uintptr(unsafe.Pointer(&f)), uintptr(unsafe.Pointer(&total))), "cuMemGetInfo"); err != nil {
+		f, _, err := b.drv.MemGetInfo()
+		if err != nil {
 			t.Fatal(err)
 		}
 		return int64(f)

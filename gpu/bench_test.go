@@ -10,6 +10,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/cuda"
 )
 
 // Benchmarks report device bandwidth in GB/s (bytes that must move, each
@@ -278,7 +279,7 @@ func BenchmarkMemory(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				t := time.Now()
 				p, err := be.alloc(gib<<30, "benchmark")
-				if e, ok := err.(*Error); ok && e.Code == cuOutOfMemory {
+				if e, ok := err.(*Error); ok && e.Code == cuda.OutOfMemory {
 					b.Skip(err) // a smaller GPU
 				} else if err != nil {
 					b.Fatal(err)

@@ -82,20 +82,20 @@ func (b *Backend) spmm(y backend.Vector, a backend.Matrix, x backend.Vector, k i
 		ci, logWC, logP := spmmShape(kc, m.width, perLane)
 		off := uintptr(8 * c0)
 		blocks := ceilDiv(m.rows<<(logWC+logP), blockSize)
-		args := []uint64{uint64(m.rows), uint64(m.rowPtr), uint64(m.col), uint64(m.val), uint64(xv.ptr + off),
-			uint64(yv.ptr + off), uint64(k), uint64(kc), uint64(logWC), uint64(logP), uint64(beta), uint64(m.rowMap)}
 		if w == nil {
-			b.launch(&b.fn.spmm[m.prec][ci], blocks, args...)
+			b.launchSpMM(b.blocks(blocks), m.prec, ci, int32(m.rows), m.rowPtr, m.col, m.val, xv.ptr+off, yv.ptr+off,
+				int32(k), int32(kc), int32(logWC), int32(logP), int32(beta), m.rowMap)
 			continue
 		}
-		kern := &b.fn.spmmDot[m.prec][ci]
-		b.launch(kern, b.wave(kern, min(blocks, b.maxReduceBlocks)), append(args, uint64(wv.ptr+off), uint64(b.partials),
-			uint64(b.counter), uint64(uintptr(sum.p)+off))...)
+		c := b.blocks(b.wave(kSpmmDot[m.prec][ci], min(blocks, b.maxReduceBlocks)))
+		b.launchSpMMDot(c, m.prec, ci, int32(m.rows), m.rowPtr, m.col, m.val, xv.ptr+off, yv.ptr+off,
+			int32(k), int32(kc), int32(logWC), int32(logP), int32(beta), m.rowMap,
+			wv.ptr+off, b.partials, b.counter, uintptr(sum.p)+off)
 	}
 }
 
 // spmmPerLane are the columns per lane of the SpMM kernels, in the order
-// of functions.spmm's second index.
+// of the second index of kSpmm and kSpmmDot.
 var spmmPerLane = [...]int{1, 2}
 
 // spmmShape returns, for a chunk of kc columns and a matrix whose SpMV runs
@@ -152,8 +152,8 @@ func (b *Backend) DotCols(x, y backend.Vector, out []float64) {
 		out[0] = b.Dot(x, y)
 	default:
 		rows := vs[0].n / k
-		b.reduceCols(&b.fn.dotCols, rows, k, 1, nil, [][]float64{out}, func(c0 int) []uint64 {
-			return []uint64{uint64(rows), uint64(k), uint64(min(colChunk, k-c0)), vs[0].at(c0), vs[1].at(c0)}
+		b.reduceCols(kDotCols, rows, k, [][]float64{out}, func(c cfg, c0, kc int) {
+			b.launchDotCols(c, int64(rows), int32(k), int32(kc), vs[0].at(c0), vs[1].at(c0), b.partials, b.counter, uintptr(b.host))
 		})
 	}
 }
@@ -174,8 +174,9 @@ func (b *Backend) DotPairCols(x, y, z backend.Vector, xy, xz []float64) {
 		fillNaN(xz)
 	default:
 		rows := vs[0].n / k
-		b.reduceCols(&b.fn.dotPairCols, rows, k, 2, nil, [][]float64{xy, xz}, func(c0 int) []uint64 {
-			return []uint64{uint64(rows), uint64(k), uint64(min(colChunk, k-c0)), vs[0].at(c0), vs[1].at(c0), vs[2].at(c0)}
+		b.reduceCols(kDotPairCols, rows, k, [][]float64{xy, xz}, func(c cfg, c0, kc int) {
+			b.launchDotPairCols(c, int64(rows), int32(k), int32(kc), vs[0].at(c0), vs[1].at(c0), vs[2].at(c0),
+				b.partials, b.counter, uintptr(b.host))
 		})
 	}
 }
@@ -197,8 +198,8 @@ func (b *Backend) AxpbyCols(y backend.Vector, a []float64, x backend.Vector, bet
 		rows := vs[0].n / k
 		for c0 := 0; c0 < k; c0 += colChunk {
 			kc := min(colChunk, k-c0)
-			b.launchCols(&b.fn.axpbyCols, b.colBlocks(rows, kc, 32*b.sms), [][]float64{a[c0 : c0+kc], beta[c0 : c0+kc]},
-				uint64(rows), uint64(k), uint64(kc), vs[1].at(c0), vs[0].at(c0))
+			b.launchAxpbyCols(b.blocks(b.colBlocks(rows, kc, 32*b.sms)), a[c0:c0+kc], beta[c0:c0+kc],
+				int64(rows), int32(k), int32(kc), vs[1].at(c0), vs[0].at(c0))
 		}
 	}
 }
@@ -216,8 +217,8 @@ func (b *Backend) MulCols(z, d, r backend.Vector, k int) {
 		rows := dv.n
 		for c0 := 0; c0 < k; c0 += colChunk {
 			kc := min(colChunk, k-c0)
-			b.launch(&b.fn.mulCols, b.colBlocks(rows, kc, 32*b.sms),
-				uint64(rows), uint64(k), uint64(kc), uint64(dv.ptr), vs[1].at(c0), vs[0].at(c0))
+			b.launchMulCols(b.blocks(b.colBlocks(rows, kc, 32*b.sms)),
+				int64(rows), int32(k), int32(kc), dv.ptr, vs[1].at(c0), vs[0].at(c0))
 		}
 	}
 }
@@ -240,8 +241,9 @@ func (b *Backend) UpdateRZCols(r backend.Vector, a []float64, q, d backend.Vecto
 		rr[0], rz[0] = b.updateRZ(vs[0], a[0], vs[1], dv)
 	default:
 		rows := dv.n
-		b.reduceCols(&b.fn.updateRZCols, rows, k, 2, a, [][]float64{rr, rz}, func(c0 int) []uint64 {
-			return []uint64{uint64(rows), uint64(k), uint64(min(colChunk, k-c0)), vs[0].at(c0), vs[1].at(c0), uint64(dv.ptr)}
+		b.reduceCols(kUpdateRZCols, rows, k, [][]float64{rr, rz}, func(c cfg, c0, kc int) {
+			b.launchUpdateRZCols(c, a[c0:c0+kc], int64(rows), int32(k), int32(kc), vs[0].at(c0), vs[1].at(c0), dv.ptr,
+				b.partials, b.counter, uintptr(b.host))
 		})
 	}
 }
@@ -269,15 +271,14 @@ func (b *Backend) UpdateXPCols(x backend.Vector, a []float64, p, d, r backend.Ve
 		rows := vs[0].n / k
 		for c0 := 0; c0 < k; c0 += colChunk {
 			kc := min(colChunk, k-c0)
-			b.launchCols(&b.fn.updateXPCols, b.colBlocks(rows, kc, 32*b.sms), [][]float64{a[c0 : c0+kc], beta[c0 : c0+kc]},
-				uint64(rows), uint64(k), uint64(kc), vs[0].at(c0), vs[1].at(c0), dv.arg(), vs[2].at(c0))
+			b.launchUpdateXPCols(b.blocks(b.colBlocks(rows, kc, 32*b.sms)), a[c0:c0+kc], beta[c0:c0+kc],
+				int64(rows), int32(k), int32(kc), vs[0].at(c0), vs[1].at(c0), dv.arg(), vs[2].at(c0))
 		}
 	}
 }
 
-// at is the device address of column c of a block in v, as a kernel
-// argument.
-func (v *Vector) at(c int) uint64 { return uint64(v.ptr) + uint64(8*c) }
+// at is the device address of column c of a block in v.
+func (v *Vector) at(c int) uintptr { return v.ptr + uintptr(8*c) }
 
 // block returns vs as vectors of this backend holding blocks of k columns
 // of one size, or records why not and returns nil.
@@ -320,13 +321,12 @@ func (b *Backend) colBlocks(rows, kc, limit int) int {
 	return min(ceilDiv(rows, blockSize/kc), limit)
 }
 
-// reduceCols runs a per-column reduction kernel of nsum sums per column
-// chunk by chunk, kernel arguments args(c0) for the chunk from column c0
-// (the scratch and the result are appended here) and the chunk's scalars
-// from a (none when a is nil), and writes sum s of column c into outs[s][c].
-// It waits for each chunk; on an error it fills outs with NaN. The kernel
-// writes its sums into page-locked host memory, as reduce does.
-func (b *Backend) reduceCols(k *kernel, rows, width, nsum int, a []float64, outs [][]float64, args func(c0 int) []uint64) {
+// reduceCols runs a per-column reduction kernel k of len(outs) sums per
+// column chunk by chunk: launch(c, c0, kc) queues it on c for the kc
+// columns from c0, and sum s of column c goes into outs[s][c]. It waits
+// for each chunk; on an error it fills outs with NaN. The kernel writes
+// its sums into page-locked host memory, as Dot's does (reduced).
+func (b *Backend) reduceCols(k kernelID, rows, width int, outs [][]float64, launch func(c cfg, c0, kc int)) {
 	if rows == 0 {
 		for _, o := range outs {
 			clear(o)
@@ -335,16 +335,11 @@ func (b *Backend) reduceCols(k *kernel, rows, width, nsum int, a []float64, outs
 	}
 	for c0 := 0; c0 < width && b.err == nil; c0 += colChunk {
 		kc := min(colChunk, width-c0)
-		var scalars [][]float64
-		if a != nil {
-			scalars = [][]float64{a[c0 : c0+kc]}
-		}
-		all := append(args(c0), uint64(b.partials), uint64(b.counter), uint64(uintptr(b.host)))
-		b.launchCols(k, b.colBlocks(rows, kc, min(b.maxReduceBlocks, k.resident*b.sms)), scalars, all...)
+		launch(b.blocks(b.colBlocks(rows, kc, min(b.maxReduceBlocks, b.fn[k].resident*b.sms))), c0, kc)
 		if b.syncLocked() != nil {
 			break
 		}
-		sums := unsafe.Slice((*float64)(b.host), nsum*kc)
+		sums := unsafe.Slice((*float64)(b.host), len(outs)*kc)
 		for s, o := range outs {
 			copy(o[c0:c0+kc], sums[s*kc:])
 		}
@@ -354,40 +349,6 @@ func (b *Backend) reduceCols(k *kernel, rows, width, nsum int, a []float64, outs
 			fillNaN(o)
 		}
 	}
-}
-
-// colArgs is the kernelParams array of a block kernel: ptrs[i] points at
-// the i-th parameter, the FsaiCols structs of per-column scalars (cols)
-// first, then the eight-byte arguments (vals). Every pointer points into the
-// colArgs itself, which the call keeps alive.
-type colArgs struct {
-	cols [2][colChunk]float64
-	vals [len(launchArgs{}.vals)]uint64
-	ptrs [2 + len(launchArgs{}.vals)]uintptr
-}
-
-// launchCols is launch for kernels that take FsaiCols parameters first, one
-// per slice of scalars (at most colChunk each; the rest of a struct is
-// zero).
-func (b *Backend) launchCols(k *kernel, blocks int, scalars [][]float64, args ...uint64) {
-	if b.err != nil || blocks == 0 {
-		return
-	}
-	p := new(colArgs)
-	n := 0
-	for i, s := range scalars {
-		copy(p.cols[i][:], s)
-		p.ptrs[n] = uintptr(unsafe.Pointer(&p.cols[i]))
-		n++
-	}
-	for i, a := range args {
-		p.vals[i] = a
-		p.ptrs[n] = uintptr(unsafe.Pointer(&p.vals[i]))
-		n++
-	}
-	d := b.drv
-	b.fail(d.check(d.call(d.launchKernel, k.h, uintptr(blocks), 1, 1, blockSize, 1, 1, 0, b.stream,
-		uintptr(unsafe.Pointer(&p.ptrs[0])), 0), k.name))
 }
 
 // fillNaN sets every entry of s to NaN, the sums of a failed reduction.

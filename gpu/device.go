@@ -2,30 +2,30 @@ package gpu
 
 import (
 	"fmt"
-	"unsafe"
+
+	"github.com/fsai-dist/fsai-dist/internal/cuda"
 )
 
-// Device attributes read by Open (CUdevice_attribute values).
-const (
-	attrMultiprocessorCount    = 16
-	attrUnifiedAddressing      = 41
-	attrComputeCapabilityMajor = 75
-	attrComputeCapabilityMinor = 76
-)
+// Error is a failed CUDA driver call.
+type Error = cuda.Error
+
+// ErrNoDriver is returned (wrapped) by Available and Open when the CUDA
+// driver library cannot be loaded: the machine has no NVIDIA driver.
+var ErrNoDriver = cuda.ErrNoDriver
+
+// ErrNoNVRTC is returned (wrapped) by Open when no NVRTC library can be
+// loaded.
+var ErrNoNVRTC = cuda.ErrNoNVRTC
 
 // Available returns the number of CUDA devices this process can see (after
 // CUDA_VISIBLE_DEVICES). Without an NVIDIA driver the error wraps
 // ErrNoDriver, so that programs can say why they run on the CPU.
 func Available() (count int, err error) {
-	d, err := loadDriver()
+	d, err := cuda.Load()
 	if err != nil {
 		return 0, err
 	}
-	var n int32
-	if err := d.check(d.call(d.deviceGetCount, uintptr(unsafe.Pointer(&n))), "cuDeviceGetCount"); err != nil {
-		return 0, err
-	}
-	return int(n), nil
+	return d.DeviceCount()
 }
 
 // DeviceFor returns the device that the process of node-local rank nodeRank
@@ -56,37 +56,29 @@ func deviceFor(nodeRank, count int, allowShare bool) (int, error) {
 // deviceInfo reads what Open needs to know about device dev.
 func (b *Backend) deviceInfo(dev int32) error {
 	d := b.drv
-	name := make([]byte, 256)
-	if err := d.check(d.call(d.deviceGetName, uintptr(unsafe.Pointer(&name[0])), uintptr(len(name)), uintptr(dev)),
-		"cuDeviceGetName"); err != nil {
+	var err error
+	if b.name, err = d.DeviceName(dev); err != nil {
 		return err
 	}
-	b.name = goString(unsafe.Pointer(&name[0]))
-	attr := func(a int) (int, error) {
-		var v int32
-		err := d.check(d.call(d.deviceGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(a), uintptr(dev)),
-			fmt.Sprintf("cuDeviceGetAttribute(%d)", a))
-		return int(v), err
-	}
-	major, err := attr(attrComputeCapabilityMajor)
+	major, err := d.DeviceAttribute(dev, cuda.AttrComputeCapabilityMajor)
 	if err != nil {
 		return err
 	}
-	minor, err := attr(attrComputeCapabilityMinor)
+	minor, err := d.DeviceAttribute(dev, cuda.AttrComputeCapabilityMinor)
 	if err != nil {
 		return err
 	}
 	b.cc = 10*major + minor
-	if b.sms, err = attr(attrMultiprocessorCount); err != nil {
+	if b.sms, err = d.DeviceAttribute(dev, cuda.AttrMultiprocessorCount); err != nil {
 		return err
 	}
 	// Reductions write their result into host memory from the device.
-	if ua, err := attr(attrUnifiedAddressing); err != nil || ua == 0 {
+	if ua, err := d.DeviceAttribute(dev, cuda.AttrUnifiedAddressing); err != nil || ua == 0 {
 		return fmt.Errorf("gpu: device %d (%s) lacks unified addressing (%v)", b.index, b.name, err)
 	}
-	if err := d.check(d.call(d.deviceTotalMem, uintptr(unsafe.Pointer(&b.totalMem)), uintptr(dev)),
-		"cuDeviceTotalMem"); err != nil {
+	if b.totalMem, err = d.DeviceTotalMem(dev); err != nil {
 		return err
 	}
-	return d.check(d.call(d.driverGetVersion, uintptr(unsafe.Pointer(&b.driverVersion))), "cuDriverGetVersion")
+	b.driverVersion, err = d.DriverVersion()
+	return err
 }

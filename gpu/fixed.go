@@ -250,20 +250,20 @@ func (x *fixedGrow) grow(r *fsaiRun, first, nb int) error {
 // bordered Cholesky that adds all their columns in order and the solve for
 // g.
 func (r *fsaiRun) addPatterns(nb int, sorted bool) error {
-	b, fn, l, tm, kt := r.b, r.fn, r.l, &r.tm, &r.kt
+	b, l, tm, kt := r.b, r.l, &r.tm, &r.kt
 	m := r.job.pl.mmax
 	if m == 0 { // diagonal patterns: fsai_init has set psi = a_ii
 		return b.err
 	}
 	if sorted {
-		l.rows(&fn.sysgatherSorted, m*nb)
+		l.launchSysgatherSorted(l.perRow(m * nb))
 	} else {
-		l.launch(&fn.sysgather, b.elementBlocks(m*m*nb), blockSize, 0, uint64(m))
+		l.launchSysgather(l.perRow(m*m*nb), int32(m))
 	}
 	tm.mark(&kt.Gather)
-	l.rows(&fn.border, nb)
+	l.launchBorder(l.perRow(nb))
 	tm.mark(&kt.Cholesky)
-	l.rows(&fn.solve, nb, 1)
+	l.launchSolve(l.perRow(nb), 1)
 	tm.mark(&kt.Solve)
 	return b.err
 }

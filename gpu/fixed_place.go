@@ -5,6 +5,7 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/internal/cuda"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
@@ -78,7 +79,7 @@ func (p *fixedPlan) Place(maps [][]int32, pick []int32) error {
 	pl.picked = pl.bufs.alloc(4*len(pick), "the picked values")
 	if err := pl.bufs.err; err != nil {
 		pl.bufs.free()
-		if e, ok := err.(*Error); ok && e.Code == cuOutOfMemory {
+		if e, ok := err.(*Error); ok && e.Code == cuda.OutOfMemory {
 			err = fmt.Errorf("%w: %w", err, afsai.ErrDeviceUnsupported)
 		}
 		return fmt.Errorf("gpu: fixed-pattern FSAI: place: %w", err)
@@ -146,7 +147,7 @@ func (p *fixedPlan) ComputeOnDevice(vals []float32) (afsai.Stats, error) {
 // whole patterns, where they stay.
 func (r *fsaiRun) placeRows(first, nb int) error {
 	pr := r.placed
-	r.l.rows(&r.fn.assemblePadded, nb, uint64(pr.lens+uintptr(4*first)), uint64(pr.rowPtr+uintptr(4*first)), uint64(pr.out))
+	r.l.launchAssemblePadded(r.l.perRow(nb), pr.lens+uintptr(4*first), pr.rowPtr+uintptr(4*first), pr.out)
 	r.tm.mark(&r.kt.Assemble)
 	return r.tm.collect()
 }
@@ -178,9 +179,9 @@ func (p *fixedPlan) Store(blocks []backend.Matrix, picked []float32) error {
 		dst[k] = m
 	}
 	for k, m := range dst {
-		b.launch(&b.fn.gatherF32, b.elementBlocks(m.nnz), uint64(m.nnz), uint64(pl.maps[k]), uint64(pl.rows.out), uint64(m.val))
+		b.launchGatherF32(b.blocks(b.elementBlocks(m.nnz)), int64(m.nnz), pl.maps[k], pl.rows.out, m.val)
 	}
-	b.launch(&b.fn.gatherF32, b.elementBlocks(pl.npick), uint64(pl.npick), uint64(pl.pick), uint64(pl.rows.out), uint64(pl.picked))
+	b.launchGatherF32(b.blocks(b.elementBlocks(pl.npick)), int64(pl.npick), pl.pick, pl.rows.out, pl.picked)
 	if pl.npick > 0 {
 		downloadSlice(b, picked, pl.picked)
 	}

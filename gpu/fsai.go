@@ -251,7 +251,7 @@ func (b *Backend) noRows(a fsaiMatrix, job fsaiJob) (fsaiResult, error) {
 // (fixed.go) once per Compute.
 type fsaiRun struct {
 	b    *Backend
-	fn   *fsaiKernels
+	fn   fsaiKernels
 	job  fsaiJob
 	rows int // the requested rows
 	nb   int // rows per batch
@@ -352,7 +352,7 @@ func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int32, job fsaiJob) (*fsaiRun,
 		r.bufs.free()
 		return r, err
 	}
-	r.l = newFSAILauncher(b, s)
+	r.l = newFSAILauncher(b, fn, s)
 
 	nb := r.nb
 	if job.keep { // a kept G's batches are sized on the device (assembleKept)
@@ -386,7 +386,7 @@ func (r *fsaiRun) allocBatches(s *fsaiSetup, n int) error {
 	}
 	if nb < 1 {
 		return fmt.Errorf("gpu: %s: %d bytes per row, %d for the patterns of all rows, %s: %w", job.name, pl.rowBytes(),
-			job.patBytes, b.drv.memInfo(), afsai.ErrDeviceUnsupported)
+			job.patBytes, b.drv.MemInfo(), afsai.ErrDeviceUnsupported)
 	}
 	r.nb = nb
 	allocBatch(&r.bufs, s, pl, nb, job.patBytes == 0)
@@ -507,13 +507,13 @@ const fsaiBroken = 2
 // r.g, or to r.parts when they come through the staging buffer; st
 // collects the statistics.
 func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
-	b, fn, l, tm, kt := r.b, r.fn, r.l, &r.tm, &r.kt
+	b, l, tm, kt := r.b, r.l, &r.tm, &r.kt
 	g := &r.g
 	s := &l.params.setup
 	s.nb = int64(nb)
 	s.rows = r.rowsDev + uintptr(4*first)
 	tm.start()
-	l.rows(&fn.init, nb)
+	l.launchInit(l.perRow(nb))
 	if err := r.job.grow(r, first, nb); err != nil {
 		return err
 	}
@@ -546,7 +546,7 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 	})
 
 	b.upload(r.outPtr, unsafe.Pointer(&r.ptr[0]), 4*(nb+1))
-	l.rows(&fn.assemble, nb, 0, uint64(r.outPtr), 0, uint64(r.outCol), uint64(r.outVal), 0, 0, 0, 0)
+	l.launchAssemble(l.perRow(nb), 0, r.outPtr, 0, r.outCol, r.outVal, 0, 0, 0, 0)
 	tm.mark(&kt.Assemble)
 	if r.job.outLen > 0 { // into G's page-locked arrays, which hold all rows
 		g.ColIdx = slices.Grow(g.ColIdx, nnz)[:int(base)+nnz]
@@ -614,7 +614,7 @@ func (r *fsaiRun) batchStats(nb int, st *afsai.Stats) int64 {
 // own (fsai_level.go) or, for few rows or short of memory, through the
 // list of them that fsai_border writes (the level's lists, in turn).
 func (r *fsaiRun) adaptiveSteps(_, nb int) error {
-	b, fn, l, tm, kt := r.b, r.fn, r.l, &r.tm, &r.kt
+	b, l, tm, kt := r.b, r.l, &r.tm, &r.kt
 	if r.lists[0] == 0 { // with the first batch: only this grow lists rows
 		for k := range r.lists {
 			r.lists[k] = r.bufs.alloc(4*r.nb, "active rows")
@@ -633,11 +633,11 @@ func (r *fsaiRun) adaptiveSteps(_, nb int) error {
 	// warpRows says whether a kernel runs a warp per row: on at most perSM
 	// rows per multiprocessor, whose patterns fit
 	warpRows := func(perSM int) bool { return n <= perSM*b.sms && r.job.pl.mmax <= warpRowPattern }
-	solve := func(all uint64) {
+	solve := func(all int32) {
 		if warpRows(warpSolveRows) {
-			l.warps(&fn.solveWarp, n, all)
+			l.launchSolveWarp(l.perWarp(n), all)
 		} else {
-			l.rows(&fn.solve, n, all)
+			l.launchSolve(l.perRow(n), all)
 		}
 		tm.mark(&kt.Solve)
 	}
@@ -647,20 +647,20 @@ func (r *fsaiRun) adaptiveSteps(_, nb int) error {
 		}
 		pl := &r.job.pl
 		rows, lanes, bits := pl.rows[step], pl.lanes[step], pl.bits[step]
-		grad := &fn.kapgrad[lanes/32] // 8 or 32 lanes
-		l.launch(grad, ceilDiv(n, rows), rows*lanes, rows*slotBytes<<bits, uint64(bits))
+		l.launchKapgrad(cfg{grid: ceilDiv(n, rows), block: rows * lanes, shared: rows * slotBytes << bits, stream: b.stream},
+			lanes/32, int32(bits)) // 8 or 32 lanes
 		tm.mark(&kt.Gradient)
 		width := (step + 1) * pl.s
-		l.launch(&fn.sysgather, b.elementBlocks(pl.s*width*n), blockSize, 0, uint64(width))
+		l.launchSysgather(l.perRow(pl.s*width*n), int32(width))
 		tm.mark(&kt.Gather)
 		if b.err == nil {
-			b.fail(b.drv.check(b.drv.call(b.drv.memsetD32Async, s.activeCount, 0, 1, b.stream), "cuMemsetD32Async"))
+			b.fail(b.drv.MemsetD32Async(s.activeCount, 0, 1, b.stream, ""))
 		}
 		s.next = levels[len(levels)-1].lists[step%2]
 		if warpRows(warpBorderRows) {
-			l.warps(&fn.borderWarp, n)
+			l.launchBorderWarp(l.perWarp(n))
 		} else {
-			l.rows(&fn.border, n)
+			l.launchBorder(l.perRow(n))
 		}
 		b.download(b.host, s.activeCount, 4)
 		if b.syncLocked() != nil {

@@ -43,11 +43,10 @@ func (b *Backend) newHostWords(n int) *hostWords {
 		touch(mem)
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		d := b.drv
-		if d.call(d.ctxSetCurrent, b.ctx) != cuSuccess {
+		if b.drv.CtxSetCurrent(b.ctx) != nil {
 			return
 		}
-		h.held = d.call(d.memHostRegister, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), 0) == cuSuccess
+		h.held = b.drv.MemHostRegister(unsafe.Pointer(&mem[0]), len(mem)) == nil
 	}()
 	return h
 }
@@ -72,8 +71,7 @@ func (h *hostWords) wait() { h.wg.Wait() }
 func (h *hostWords) release() {
 	h.wait()
 	if h.held {
-		h.b.fail(h.b.drv.check(h.b.drv.call(h.b.drv.memHostUnregister, uintptr(unsafe.Pointer(&h.words[0]))),
-			"cuMemHostUnregister"))
+		h.b.fail(h.b.drv.MemHostUnregister(unsafe.Pointer(&h.words[0])))
 		h.held = false
 	}
 }

@@ -26,15 +26,15 @@ func (r *fsaiRun) interior(s *fsaiSetup, own, m int) ([]int32, error) {
 	b.memset32(dist, 0, m)
 	if len(seeds) > 0 {
 		uploadSlice(b, pos, seeds)
-		b.launch(&fn.seed, b.elementBlocks(len(seeds)), uint64(len(seeds)), uint64(pos), uint64(dist))
+		fn.launchSeed(b, b.blocks(b.elementBlocks(len(seeds))), int32(len(seeds)), pos, dist)
 	}
 	for level := 1; level <= r.job.hops; level++ {
-		b.launch(&fn.hops, b.elementBlocks(m), uint64(m), uint64(own), uint64(s.rowptr), uint64(s.col), uint64(dist), uint64(level))
+		fn.launchHops(b, b.blocks(b.elementBlocks(m)), int32(m), int32(own), s.rowptr, s.col, dist, int32(level))
 	}
 	b.memset32(pos, 0, 1)
-	b.launch(&fn.interiorFlags, b.elementBlocks(m), uint64(m), uint64(dist), uint64(pos))
+	fn.launchInteriorFlags(b, b.blocks(b.elementBlocks(m)), int32(m), dist, pos)
 	b.scan(pos, m+1, sums)
-	b.launch(&fn.interiorSplit, b.elementBlocks(m), uint64(m), uint64(own), uint64(dist), uint64(pos), uint64(r.rowsDev), uint64(near))
+	fn.launchInteriorSplit(b, b.blocks(b.elementBlocks(m)), int32(m), int32(own), dist, pos, r.rowsDev, near)
 	b.download(b.host, pos+uintptr(4*m), 4)
 	if err := b.syncLocked(); err != nil {
 		return nil, err

@@ -52,15 +52,14 @@ func (r *fsaiRun) join(a *afsai.Split, s *fsaiSetup, listOwn bool) error {
 		b.uploadValues(diag.val, a.Diag.Val, backend.Single)
 	}
 	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.memsetD32Async, bad, uintptr(m), 1, b.stream), "cuMemsetD32Async"))
+		b.fail(b.drv.MemsetD32Async(bad, uint32(m), 1, b.stream, ""))
 	}
 	ownList := uintptr(0) // NULL: the kernel lists nothing
 	if listOwn {
 		ownList = r.rowsDev
 	}
-	b.launch(&r.fn.join[diag.prec], b.elementBlocks(m), uint64(m), uint64(a.Own), uint64(ptrs), uint64(cols),
-		uint64(vals), uint64(diag.rowPtr), uint64(diag.col), uint64(diag.val),
-		uint64(s.rowptr), uint64(s.col), uint64(s.val), uint64(s.diag), uint64(bad), uint64(ownList))
+	r.fn.launchJoin(b, b.blocks(b.elementBlocks(m)), diag.prec, int32(m), int32(a.Own), ptrs, cols, vals,
+		diag.rowPtr, diag.col, diag.val, s.rowptr, s.col, s.val, s.diag, bad, ownList)
 	first := int32(m) // the first bad row
 	b.download(b.host, bad, 4)
 	if b.syncLocked() == nil {

@@ -148,7 +148,7 @@ func (r *fsaiRun) freeChunks() {
 // its exact size, the entries left of it into arrays that come to the host;
 // st gets the batch's statistics.
 func (r *fsaiRun) assembleKept(first, nb int, st *afsai.Stats) error {
-	b, fn, l, tm, kt := r.b, r.fn, r.l, &r.tm, &r.kt
+	b, l, tm, kt := r.b, r.l, &r.tm, &r.kt
 	own, left := r.job.own, r.left
 	if first == 0 { // freed by free unless the block takes them
 		var err error
@@ -159,7 +159,7 @@ func (r *fsaiRun) assembleKept(first, nb int, st *afsai.Stats) error {
 	diagPtr := r.diagPtr + uintptr(4*first)
 	diagBase, leftBase := r.diagNNZ, int(left.RowPtr[first])
 	b.memset32(r.stats, 0, 2)
-	l.rows(&fn.keptCounts, nb, uint64(own), uint64(diagPtr), uint64(diagBase), uint64(r.leftPtr), uint64(leftBase), uint64(r.stats))
+	l.launchKeptCounts(l.perRow(nb), int32(own), diagPtr, int32(diagBase), r.leftPtr, int32(leftBase), r.stats)
 	b.scan(diagPtr, nb+1, r.scanSums)
 	b.scan(r.leftPtr, nb+1, r.scanSums)
 	tail := unsafe.Slice((*int32)(b.host), 4) // the batch's ends of the block and of the left entries, its statistics
@@ -198,8 +198,8 @@ func (r *fsaiRun) assembleKept(first, nb int, st *afsai.Stats) error {
 	if err != nil {
 		return err
 	}
-	l.rows(&fn.assemble, nb, uint64(own), uint64(diagPtr), uint64(diagBase), uint64(c.col), uint64(c.val),
-		uint64(r.leftPtr), uint64(leftBase), uint64(leftCol), uint64(leftVal))
+	l.launchAssemble(l.perRow(nb), int32(own), diagPtr, int32(diagBase), c.col, c.val,
+		r.leftPtr, int32(leftBase), leftCol, leftVal)
 	tm.mark(&kt.Assemble)
 	leftRows := left.RowPtr[first+1 : first+nb+1]
 	switch {

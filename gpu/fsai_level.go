@@ -57,7 +57,7 @@ func (r *fsaiRun) newLevel(above fsaiSetup, up uintptr, rows, step int) *fsaiLev
 	if r.lv.err != nil {
 		return nil
 	}
-	r.l.levels(&r.fn.compact, above, v.setup, up)
+	r.l.launchCompact(r.l.perRow(int(v.setup.nb)), above, v.setup, up)
 	return v
 }
 
@@ -125,5 +125,5 @@ func (r *fsaiRun) deadTail(top fsaiSetup, step int) arena {
 
 // restore hands the results of level v's rows back to the level above.
 func (r *fsaiRun) restore(above, v *fsaiLevel) {
-	r.l.levels(&r.fn.restore, above.setup, v.setup, v.up)
+	r.l.launchRestore(r.l.perRow(int(v.setup.nb)), above.setup, v.setup, v.up)
 }

@@ -141,8 +141,8 @@ func (b *Backend) touches(m *Matrix, marked []int32) (bool, error) {
 	count := scratch
 	b.memset32(count, 0, 1)
 	uploadSlice(b, scratch+4, flags)
-	b.launch(&fn.touches, b.elementBlocks(m.rows), uint64(m.rows), uint64(m.rowMap), uint64(m.rowPtr), uint64(m.col),
-		uint64(nflags), uint64(scratch+4), uint64(count))
+	fn.launchTouches(b, b.blocks(b.elementBlocks(m.rows)), int32(m.rows), m.rowMap, m.rowPtr, m.col,
+		int32(nflags), scratch+4, count)
 	b.download(b.host, count, 4)
 	if err := b.syncLocked(); err != nil {
 		return false, err
@@ -181,14 +181,14 @@ func (b *Backend) joinRows(n int, parts []*Matrix) (diag, diagT backend.Matrix, 
 	b.memset32(d.rowPtr, 0, 1)
 	for _, m := range parts {
 		if m.rows > 0 {
-			b.launch(&fn.rowsCount, b.elementBlocks(m.rows), uint64(m.rows), uint64(m.rowMap), uint64(m.rowPtr), uint64(d.rowPtr))
+			fn.launchRowsCount(b, b.blocks(b.elementBlocks(m.rows)), int32(m.rows), m.rowMap, m.rowPtr, d.rowPtr)
 		}
 	}
 	b.scan(d.rowPtr, n+1, sums)
 	for _, m := range parts {
 		if m.rows > 0 {
-			b.launch(&fn.rowsCopy, b.elementBlocks(m.rows), uint64(m.rows), uint64(m.rowMap), uint64(m.rowPtr), uint64(m.col),
-				uint64(m.val), uint64(d.rowPtr), uint64(d.col), uint64(d.val))
+			fn.launchRowsCopy(b, b.blocks(b.elementBlocks(m.rows)), int32(m.rows), m.rowMap, m.rowPtr, m.col,
+				m.val, d.rowPtr, d.col, d.val)
 		}
 	}
 	err = b.syncLocked()

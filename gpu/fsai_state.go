@@ -8,15 +8,20 @@ import (
 	"github.com/fsai-dist/fsai-dist/afsai"
 )
 
-// fsaiSetup mirrors struct FsaiSetup of kernels/fsai.cuh, member for member:
-// device pointers and 8-byte scalars, so that both sides lay it out alike.
+// fsaiSetup mirrors struct FsaiSetup of kernels/fsai.cuh, member for member
+// (a `c` tag names a member whose name differs): device pointers and 8-byte
+// scalars, so that both sides lay it out alike. The kernels are compiled
+// with asserts of this layout (kernelSource).
 type fsaiSetup struct {
-	rowptr, col, val, diag         uintptr // A
-	rows, len, ncand, state, psi   uintptr // per batch row
-	pat, l, y, g, sys, activeCount uintptr
-	nb, mmax, s                    int64
-	eps, tol, stall                float64
-	scaled                         int64 // Params.Scaled as 0 or 1
+	rowptr, col, val, diag       uintptr // A
+	rows, len, ncand, state, psi uintptr // per batch row
+	pat                          uintptr
+	l                            uintptr `c:"L"`
+	y, g, sys                    uintptr
+	activeCount                  uintptr `c:"active_count"`
+	nb, mmax, s                  int64
+	eps, tol, stall              float64
+	scaled                       int64 // Params.Scaled as 0 or 1
 	// the rows a step works on (nact of them) and the list of those still
 	// active after it; active 0: all rows (fsai.cuh)
 	active, next uintptr

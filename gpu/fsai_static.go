@@ -117,7 +117,7 @@ func (x *staticGrow) free(b *Backend) {
 func (x *staticGrow) plan(r *fsaiRun, s fsaiSetup) error {
 	b := r.b
 	s.rows, s.nb = r.rowsDev, int64(r.rows)
-	l := newFSAILauncher(b, s)
+	l := newFSAILauncher(b, r.fn, s)
 	defer l.close()
 	m := 0
 	for x.groups = range staticPatternCaps {
@@ -147,14 +147,14 @@ func (x *staticGrow) plan(r *fsaiRun, s fsaiSetup) error {
 // grow writes the patterns of the batch's nb rows, adds them, solves for g
 // and, with Delta, post-filters the rows.
 func (x *staticGrow) grow(r *fsaiRun, _, nb int) error {
-	fn, l, tm, kt := r.fn, r.l, &r.tm, &r.kt
+	l, tm, kt := r.l, &r.tm, &r.kt
 	x.search(r, l, nb, 0)
 	tm.mark(&kt.Pattern)
 	if err := r.addPatterns(nb, true); err != nil {
 		return err
 	}
 	if r.job.pl.filter {
-		l.rows(&fn.staticFilter, nb, f64(x.p.Delta), uint64(x.stats+4*statFilterLongest), uint64(x.stats+4*statDropped))
+		l.launchStaticFilter(l.perRow(nb), x.p.Delta, x.stats+4*statFilterLongest, x.stats+4*statDropped)
 		tm.mark(&kt.Filter)
 	}
 	return r.b.err
@@ -165,7 +165,7 @@ func (x *staticGrow) grow(r *fsaiRun, _, nb int) error {
 // 0, finding the longest into it.
 func (x *staticGrow) search(r *fsaiRun, l *fsaiLauncher, n int, longest uintptr) {
 	lanes := 8 << (2 * x.groups)
-	l.launch(&r.fn.staticPattern[x.groups], r.b.elementBlocks(lanes*n), blockSize, 0, f64(x.p.Tau), uint64(x.p.K), uint64(longest))
+	l.launchStaticPattern(l.perRow(lanes*n), x.groups, x.p.Tau, int32(x.p.K), longest)
 }
 
 // addStats adds the post-filter's statistics to st: the pattern lengths

@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,28 +15,11 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/csr"
-	"github.com/fsai-dist/fsai-dist/kernels"
 	"github.com/fsai-dist/fsai-dist/problem"
 )
 
 // Backend must satisfy the interface that afsai.New looks for.
 var _ afsai.RowsDevice = (*Backend)(nil)
-
-// TestFSAIKernelsCompile compiles the kernels with the NVRTC found (11.2 on
-// the build machine, which has no GPU) and checks that every set-up kernel
-// is an entry of the module.
-func TestFSAIKernelsCompile(t *testing.T) {
-	nv := needNVRTC(t)
-	ptx, err := nv.compile(kernels.Source(), "fsai-kernels.cu", target{arch: 80})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range fsaiKernelNames {
-		if !bytes.Contains(ptx, []byte(".entry "+name+"(")) {
-			t.Errorf("kernel %s missing from the PTX", name)
-		}
-	}
-}
 
 // TestArena: allocations are carved 256-byte aligned, one after the other,
 // and one past the end fails, as every one after it, with 0.

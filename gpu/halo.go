@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"fmt"
 	"unsafe"
 
 	"github.com/fsai-dist/fsai-dist/backend"
@@ -40,11 +39,10 @@ func (b *Backend) PackHalo(host []float64, stage, src backend.Vector, idx backen
 	b.Gather(stage, src, idx)
 	b.order(b.copyStream, b.stream)
 	if b.err == nil && v.n > 0 {
-		b.fail(b.drv.check(b.drv.call(b.drv.memcpyDtoHAsync, uintptr(unsafe.Pointer(&host[0])), v.ptr,
-			uintptr(8*v.n), b.copyStream), fmt.Sprintf("cuMemcpyDtoHAsync(%d bytes of halo)", 8*v.n)))
+		b.fail(b.drv.MemcpyDtoHAsync(unsafe.Pointer(&host[0]), v.ptr, 8*v.n, b.copyStream, "halo"))
 	}
 	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.eventRecord, b.copied, b.copyStream), "cuEventRecord"))
+		b.fail(b.drv.EventRecord(b.copied, b.copyStream, ""))
 	}
 	b.packed = true
 	return b.waitCopied
@@ -55,7 +53,7 @@ func (b *Backend) PackHalo(host []float64, stage, src backend.Vector, idx backen
 func (b *Backend) waitCopied() error {
 	defer b.enter()()
 	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.eventSynchronize, b.copied), "cuEventSynchronize(halo copy)"))
+		b.fail(b.drv.EventSynchronize(b.copied, "halo copy"))
 	}
 	return b.err
 }
@@ -76,8 +74,7 @@ func (b *Backend) UploadHalo(dst backend.Vector, src []float64) {
 		b.order(b.copyStream, b.stream)
 	}
 	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.memcpyHtoDAsync, v.ptr, uintptr(unsafe.Pointer(&src[0])),
-			uintptr(8*v.n), b.copyStream), fmt.Sprintf("cuMemcpyHtoDAsync(%d bytes of halo)", 8*v.n)))
+		b.fail(b.drv.MemcpyHtoDAsync(v.ptr, unsafe.Pointer(&src[0]), 8*v.n, b.copyStream, "halo"))
 	}
 	b.order(b.stream, b.copyStream)
 }
@@ -86,9 +83,9 @@ func (b *Backend) UploadHalo(dst backend.Vector, src []float64) {
 // queued so far on stream first.
 func (b *Backend) order(later, first uintptr) {
 	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.eventRecord, b.fence, first), "cuEventRecord"))
+		b.fail(b.drv.EventRecord(b.fence, first, ""))
 	}
 	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.streamWaitEvent, later, b.fence, 0), "cuStreamWaitEvent"))
+		b.fail(b.drv.StreamWaitEvent(later, b.fence, ""))
 	}
 }

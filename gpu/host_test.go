@@ -1,22 +1,19 @@
 package gpu
 
 import (
-	"bytes"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/backend"
-	"github.com/fsai-dist/fsai-dist/kernels"
+	"github.com/fsai-dist/fsai-dist/internal/cuda"
 )
 
 // These tests need no GPU: the NVRTC ones run wherever libnvrtc is found.
 
-func needNVRTC(t *testing.T) *nvrtc {
+func needNVRTC(t *testing.T) *cuda.NVRTC {
 	t.Helper()
-	nv, err := loadNVRTC()
+	nv, err := cuda.LoadNVRTC()
 	if errors.Is(err, ErrNoNVRTC) {
 		t.Skip(err)
 	}
@@ -24,101 +21,6 @@ func needNVRTC(t *testing.T) *nvrtc {
 		t.Fatal(err)
 	}
 	return nv
-}
-
-// TestKernelsCompile compiles kernels/*.cu to PTX for compute_80 and checks
-// that every kernel the backend launches is an entry of the module.
-func TestKernelsCompile(t *testing.T) {
-	nv := needNVRTC(t)
-	t.Logf("%s, NVRTC %s, real architectures %v", nv.lib, nv.Version(), nv.archs)
-	ptx, err := nv.compile(kernels.Source(), "fsai-kernels.cu", target{arch: 80})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ptx[len(ptx)-1] != 0 {
-		t.Error("PTX image lacks its terminating NUL (cuModuleLoadData needs it)")
-	}
-	var f functions
-	for _, k := range f.table() {
-		if !bytes.Contains(ptx, []byte(".entry "+k.name+"(")) {
-			t.Errorf("kernel %s missing from the PTX", k.name)
-		}
-	}
-}
-
-// TestKernelImageCache checks that kernelImage compiles machine code, stores
-// it in the cache directory, and reads it back when the in-process memo is
-// empty.
-func TestKernelImageCache(t *testing.T) {
-	nv := needNVRTC(t)
-	const cc = 90
-	want, err := nv.targetFor(cc)
-	if err != nil {
-		t.Skip(err)
-	}
-	dir := t.TempDir()
-	t.Cleanup(forgetImages) // the memo ends up holding a damaged image
-	img, tg, cached, err := kernelImage(cc, dir, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tg != want || cached {
-		t.Errorf("first image: target %v cached %v, want %v and false", tg, cached, want)
-	}
-	if want.cubin && !bytes.HasPrefix(img, []byte("\x7fELF")) {
-		t.Errorf("cubin does not start with an ELF header: % x", img[:4])
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "kernels-*.bin"))
-	if len(files) != 1 {
-		t.Fatalf("cache holds %v, want one image", files)
-	}
-	forgetImages()
-	again, _, cached, err := kernelImage(cc, dir, false)
-	if err != nil || !cached || !bytes.Equal(again, img) {
-		t.Errorf("second image: cached %v, equal %v, err %v", cached, bytes.Equal(again, img), err)
-	}
-	if err := os.WriteFile(files[0], []byte("damaged"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	forgetImages()
-	if bad, _, _, _ := kernelImage(cc, dir, false); string(bad) != "damaged" {
-		t.Errorf("kernelImage did not read the cache file")
-	}
-}
-
-// forgetImages empties the in-process memo of compiled kernels.
-func forgetImages() {
-	images.Lock()
-	images.m = nil
-	images.Unlock()
-}
-
-func TestCompileErrorCarriesLog(t *testing.T) {
-	nv := needNVRTC(t)
-	_, err := nv.compile(`extern "C" __global__ void k(double *x) { x[0] = undefined_name; }`,
-		"bad.cu", target{arch: 80})
-	if err == nil || !strings.Contains(err.Error(), "undefined_name") || !strings.Contains(err.Error(), "bad.cu") {
-		t.Errorf("error %v does not carry the compiler log", err)
-	}
-}
-
-func TestTargetFor(t *testing.T) {
-	n := &nvrtc{archs: []int{50, 60, 70, 75, 80, 86, 90}}
-	for _, c := range []struct {
-		cc   int
-		want string
-	}{{90, "sm_90"}, {86, "sm_86"}, {89, "compute_86"}, {100, "compute_90"}, {75, "sm_75"}} {
-		got, err := n.targetFor(c.cc)
-		if err != nil || got.String() != c.want {
-			t.Errorf("targetFor(%d) = %v, %v; want %s", c.cc, got, err, c.want)
-		}
-	}
-	if _, err := n.targetFor(35); err == nil {
-		t.Error("targetFor(35) accepted a device older than NVRTC supports")
-	}
-	if got, _ := (&nvrtc{}).targetFor(90); got.String() != "compute_90" {
-		t.Errorf("without a list of architectures: %v, want compute_90", got)
-	}
 }
 
 // TestSpMVWidth pins the rule to the measurements it was fitted to

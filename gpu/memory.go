@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/internal/cuda"
 )
 
 // Vector is a float64 array in device memory, or a view into one.
@@ -38,11 +39,11 @@ func (v *Vector) Free() {
 }
 
 // arg is v's device address as a kernel argument: 0 (NULL) for no vector.
-func (v *Vector) arg() uint64 {
+func (v *Vector) arg() uintptr {
 	if v == nil {
 		return 0
 	}
-	return uint64(v.ptr)
+	return v.ptr
 }
 
 // Index is an int32 array in device memory.
@@ -72,19 +73,10 @@ func (b *Backend) alloc(bytes int, what string) (uintptr, error) {
 	if bytes == 0 {
 		return 0, nil
 	}
-	var p uintptr
-	d := b.drv
-	call := func() error {
-		return d.check(d.call(d.memAlloc, uintptr(unsafe.Pointer(&p)), uintptr(bytes)),
-			fmt.Sprintf("cuMemAlloc(%d bytes for %s)", bytes, what))
-	}
-	err := call()
-	if e, ok := err.(*Error); ok && e.Code == cuOutOfMemory && len(b.spare) > 0 {
+	p, err := b.drv.MemAlloc(bytes, what)
+	if e, ok := err.(*Error); ok && e.Code == cuda.OutOfMemory && len(b.spare) > 0 {
 		b.releaseSpare() // the device is full: the spare goes first
-		err = call()
-	}
-	if e, ok := err.(*Error); ok && e.Code == cuOutOfMemory {
-		e.Detail = d.memInfo()
+		p, err = b.drv.MemAlloc(bytes, what)
 	}
 	return p, err
 }
@@ -92,7 +84,7 @@ func (b *Backend) alloc(bytes int, what string) (uintptr, error) {
 // free releases device memory, recording a failure.
 func (b *Backend) free(p uintptr, what string) {
 	defer b.enter()()
-	b.fail(b.drv.check(b.drv.call(b.drv.memFree, p), "cuMemFree("+what+")"))
+	b.fail(b.drv.MemFree(p, what))
 }
 
 // retire takes the device memory at ptrs, a finished FSAI set-up's state,
@@ -138,8 +130,7 @@ func (b *Backend) KeepSpare(keep bool) {
 // upload queues a copy of bytes from host memory at src to device memory.
 func (b *Backend) upload(dst uintptr, src unsafe.Pointer, bytes int) {
 	if b.err == nil && bytes > 0 {
-		b.fail(b.drv.check(b.drv.call(b.drv.memcpyHtoDAsync, dst, uintptr(src), uintptr(bytes), b.stream),
-			fmt.Sprintf("cuMemcpyHtoDAsync(%d bytes)", bytes)))
+		b.fail(b.drv.MemcpyHtoDAsync(dst, src, bytes, b.stream, ""))
 	}
 }
 
@@ -154,7 +145,7 @@ func (b *Backend) NewVector(n int) (backend.Vector, error) {
 		return nil, err
 	}
 	if n > 0 {
-		b.fail(b.drv.check(b.drv.call(b.drv.memsetD32Async, p, 0, uintptr(2*n), b.stream), "cuMemsetD32Async"))
+		b.fail(b.drv.MemsetD32Async(p, 0, 2*n, b.stream, ""))
 	}
 	return &Vector{b: b, ptr: p, n: n, owner: true}, b.err
 }
@@ -230,8 +221,7 @@ func (b *Backend) Download(dst []float64, src backend.Vector) error {
 		return b.err
 	}
 	if v.n > 0 {
-		b.fail(b.drv.check(b.drv.call(b.drv.memcpyDtoHAsync, uintptr(unsafe.Pointer(&dst[0])), v.ptr,
-			uintptr(8*v.n), b.stream), fmt.Sprintf("cuMemcpyDtoHAsync(%d bytes)", 8*v.n)))
+		b.fail(b.drv.MemcpyDtoHAsync(unsafe.Pointer(&dst[0]), v.ptr, 8*v.n, b.stream, ""))
 	}
 	return b.syncLocked()
 }
@@ -239,7 +229,7 @@ func (b *Backend) Download(dst []float64, src backend.Vector) error {
 // syncLocked waits for the stream; the caller has entered.
 func (b *Backend) syncLocked() error {
 	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.streamSynchronize, b.stream), "cuStreamSynchronize"))
+		b.fail(b.drv.StreamSynchronize(b.stream, ""))
 	}
 	return b.err
 }
@@ -259,8 +249,7 @@ func (b *Backend) Pin(host []float64) (unpin func(), err error) {
 	}
 	p := unsafe.Pointer(&host[0])
 	d := b.drv
-	if err := d.check(d.call(d.memHostRegister, uintptr(p), uintptr(8*len(host)), 0),
-		fmt.Sprintf("cuMemHostRegister(%d bytes)", 8*len(host))); err != nil {
+	if err := d.MemHostRegister(p, 8*len(host)); err != nil {
 		return nil, err
 	}
 	b.staging.pin(p, 8*len(host))
@@ -272,6 +261,6 @@ func (b *Backend) Pin(host []float64) (unpin func(), err error) {
 		done = true
 		defer b.enter()()
 		b.staging.unpin(p)
-		b.fail(d.check(d.call(d.memHostUnregister, uintptr(p)), "cuMemHostUnregister"))
+		b.fail(d.MemHostUnregister(p))
 	}, nil
 }

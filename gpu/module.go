@@ -1,21 +1,24 @@
 package gpu
 
 import (
-	"fmt"
-	"sync"
+	"math"
 	"unsafe"
 
+	"github.com/fsai-dist/fsai-dist/internal/cuda"
 	"github.com/fsai-dist/fsai-dist/kernels"
 )
 
-// spmvWidths are the group sizes of the miniwarp SpMV kernels, in the order
-// of functions.spmv's second index.
-var spmvWidths = [...]int{1, 2, 4, 8, 16, 32}
+// Kernels are declared once each, beside the typed Go function that
+// launches them (launch.go for the backend's, fsai_kernels.go for the FSAI
+// set-up's): declare records the name in a kernel set and returns the
+// kernel's index there, and a set is looked up in the loaded module as a
+// whole. The typed functions mirror the C signatures (TestLaunchSignatures
+// compares them with the compiled module), so a launch with a wrong
+// argument count or type does not compile.
 
-// kernel is a function of the loaded module and its name in kernels/*.cu.
+// kernel is a function of the loaded module.
 type kernel struct {
-	h    uintptr // CUfunction
-	name string
+	f cuda.Function
 	// resident is how many blocks of blockSize threads fit on a
 	// multiprocessor at once (its registers and shared memory decide):
 	// grid-stride kernels launch that many per multiprocessor, one wave,
@@ -23,103 +26,76 @@ type kernel struct {
 	resident int
 }
 
-// functions are the kernels the backend launches.
-type functions struct {
-	spmv, spmvDot                                                [2][len(spmvWidths)]kernel // [Precision][width index]
-	gather, gatherF32, fill, axpby, mul, dot, updateRZ, updateXP kernel
-	// Block kernels (block.go).
-	spmm, spmmDot                                                        [2][len(spmmPerLane)]kernel // [Precision][columns per lane index]
-	axpbyCols, mulCols, dotCols, dotPairCols, updateRZCols, updateXPCols kernel
-	// Transpose kernels (transpose.go).
-	transposeCount, scanTiles, scanSums, scanAdd kernel
-	transposeScatter, transposeSort              [2]kernel // [Precision]
+// kernelSet is a list of kernel names; a kernelID is an index into it and
+// into the kernels looked up from it.
+type kernelSet struct{ names []string }
+
+type kernelID int
+
+// declare adds a kernel of kernels/*.cu to the set.
+func (s *kernelSet) declare(name string) kernelID {
+	s.names = append(s.names, name)
+	return kernelID(len(s.names) - 1)
 }
 
-// table lists every kernel slot, with its name filled in.
-func (f *functions) table() []*kernel {
-	f.gather.name, f.gatherF32.name, f.fill.name, f.axpby.name, f.mul.name = "gather", "gather_f32", "fill", "axpby", "mul"
-	f.dot.name, f.updateRZ.name, f.updateXP.name = "dot", "update_rz", "update_xp"
-	f.axpbyCols.name, f.mulCols.name, f.dotCols.name, f.dotPairCols.name = "axpby_cols", "mul_cols", "dot_cols", "dot_pair_cols"
-	f.updateRZCols.name, f.updateXPCols.name = "update_rz_cols", "update_xp_cols"
-	t := []*kernel{&f.gather, &f.gatherF32, &f.fill, &f.axpby, &f.mul, &f.dot, &f.updateRZ, &f.updateXP,
-		&f.axpbyCols, &f.mulCols, &f.dotCols, &f.dotPairCols, &f.updateRZCols, &f.updateXPCols}
-	f.transposeCount.name, f.scanTiles.name, f.scanSums.name, f.scanAdd.name =
-		"transpose_count", "transpose_scan_tiles", "transpose_scan_sums", "transpose_scan_add"
-	t = append(t, &f.transposeCount, &f.scanTiles, &f.scanSums, &f.scanAdd)
-	for p, suffix := range []string{"_d", "_s"} {
-		f.transposeScatter[p].name, f.transposeSort[p].name = "transpose_scatter"+suffix, "transpose_sort"+suffix
-		t = append(t, &f.transposeScatter[p], &f.transposeSort[p])
+// precisionSuffix is the suffix of a kernel's name for each
+// backend.Precision: the kernels instantiated for float64 and float32
+// values.
+var precisionSuffix = [2]string{"_d", "_s"}
+
+// declarePrecisions declares the kernels base_d and base_s.
+func (s *kernelSet) declarePrecisions(base string) (ids [2]kernelID) {
+	for p, suffix := range precisionSuffix {
+		ids[p] = s.declare(base + suffix)
 	}
-	for p, prefix := range []string{"spmm_d", "spmm_s"} {
-		for i, c := range spmmPerLane {
-			f.spmm[p][i].name = fmt.Sprintf("%s_c%d", prefix, c)
-			f.spmmDot[p][i].name = f.spmm[p][i].name + "_dot"
-			t = append(t, &f.spmm[p][i], &f.spmmDot[p][i])
-		}
-	}
-	for p, prefix := range []string{"spmv_d", "spmv_s"} {
-		for i, w := range spmvWidths {
-			f.spmv[p][i].name = fmt.Sprintf("%s_w%d", prefix, w)
-			f.spmvDot[p][i].name = f.spmv[p][i].name + "_dot"
-			t = append(t, &f.spmv[p][i], &f.spmvDot[p][i])
-		}
-	}
-	return t
+	return ids
 }
 
-// images memoizes compiled kernels by cache key within the process.
-var images struct {
-	sync.Mutex
-	m map[string][]byte
+// lookup finds every kernel of s in the module. With occupancy it also
+// asks how many blocks of blockSize threads are resident per
+// multiprocessor; without, resident is 1.
+func (s *kernelSet) lookup(d *cuda.Driver, module uintptr, occupancy bool) ([]kernel, error) {
+	ks := make([]kernel, len(s.names))
+	for i, name := range s.names {
+		f, err := d.Function(module, name)
+		if err != nil {
+			return nil, err
+		}
+		n := 1
+		if occupancy {
+			if n, err = d.Resident(f, blockSize); err != nil {
+				return nil, err
+			}
+		}
+		ks[i] = kernel{f: f, resident: max(1, n)}
+	}
+	return ks, nil
 }
 
-// kernelImage returns the kernels compiled for compute capability cc (times
-// ten): from memory, from the disk cache in dir, or from NVRTC; fresh skips
-// both caches and replaces their entries. cached reports that the image was
-// not compiled by this call.
-func kernelImage(cc int, dir string, fresh bool) (image []byte, t target, cached bool, err error) {
-	nv, err := loadNVRTC()
-	if err != nil {
-		return nil, t, false, err
-	}
-	if t, err = nv.targetFor(cc); err != nil {
-		return nil, t, false, err
-	}
-	src := kernels.Source()
-	key := cacheKey(src, t, nv.Version())
-	images.Lock()
-	defer images.Unlock()
-	if !fresh {
-		if image = images.m[key]; image == nil {
-			image = readCache(dir, key)
-		}
-	}
-	if image != nil {
-		cached = true
-	} else {
-		if image, err = nv.compile(src, "fsai-kernels.cu", t); err != nil {
-			return nil, t, false, err
-		}
-		writeCache(dir, key, image)
-	}
-	if images.m == nil {
-		images.m = make(map[string][]byte)
-	}
-	images.m[key] = image
-	return image, t, cached, nil
+// kernelsName names the kernel sources in compiler messages.
+const kernelsName = "fsai-kernels.cu"
+
+// kernelSource is the translation unit the backend compiles: the kernels,
+// then the asserts that the structs Go passes them by value are laid out as
+// their Go mirrors, so that a mirror out of step with its C struct stops
+// Open with a compiler message naming the member (the cache key covers the
+// asserts, so a cached image was compiled against the same mirrors).
+func kernelSource() string {
+	return kernels.Source() + cuda.LayoutAsserts("FsaiSetup", fsaiSetup{}) + cuda.LayoutAsserts("FsaiCols", fsaiCols{})
 }
 
 // loadModule compiles (or finds in the cache) the kernels for the device and
 // loads them into the current context. A cached image that the driver
 // refuses (a damaged file) is compiled afresh.
 func (b *Backend) loadModule() error {
-	dir := cacheDir()
-	image, t, cached, err := kernelImage(b.cc, dir, false)
+	dir := cuda.CacheDir()
+	src := kernelSource()
+	image, t, cached, err := cuda.Image(src, kernelsName, b.cc, dir, false)
 	if err != nil {
 		return err
 	}
 	if err = b.loadImage(image, t); err != nil && cached {
-		if image, t, _, err = kernelImage(b.cc, dir, true); err == nil {
+		if image, t, _, err = cuda.Image(src, kernelsName, b.cc, dir, true); err == nil {
 			err = b.loadImage(image, t)
 		}
 	}
@@ -127,23 +103,92 @@ func (b *Backend) loadModule() error {
 		return err
 	}
 	b.target = t
-	for _, k := range b.fn.table() {
-		name := cString(k.name)
-		if err := b.drv.check(b.drv.call(b.drv.moduleGetFunction, uintptr(unsafe.Pointer(&k.h)),
-			b.module, uintptr(unsafe.Pointer(&name[0]))), "cuModuleGetFunction("+k.name+")"); err != nil {
-			return err
-		}
-		var n int32
-		if err := b.drv.check(b.drv.call(b.drv.occupancyMaxActiveBlocksPerMultiprocessor, uintptr(unsafe.Pointer(&n)),
-			k.h, blockSize, 0), "cuOccupancyMaxActiveBlocksPerMultiprocessor("+k.name+")"); err != nil {
-			return err
-		}
-		k.resident = max(1, int(n))
-	}
-	return nil
+	b.fn, err = backendKernels.lookup(b.drv, b.module, true)
+	return err
 }
 
-func (b *Backend) loadImage(image []byte, t target) error {
-	return b.drv.check(b.drv.call(b.drv.moduleLoadData, uintptr(unsafe.Pointer(&b.module)),
-		uintptr(unsafe.Pointer(&image[0]))), "cuModuleLoadData(kernels for "+t.String()+")")
+func (b *Backend) loadImage(image []byte, t cuda.Target) (err error) {
+	b.module, err = b.drv.ModuleLoad(image, "kernels for "+t.String())
+	return err
 }
+
+// cfg is how a kernel runs: a grid of grid blocks of block threads with
+// shared bytes of dynamic shared memory, on stream.
+type cfg struct {
+	grid, block, shared int
+	stream              uintptr
+}
+
+// blocks is the cfg of most kernels: grid blocks of blockSize threads on
+// the backend's stream.
+func (b *Backend) blocks(grid int) cfg {
+	return cfg{grid: grid, block: blockSize, stream: b.stream}
+}
+
+// launchArgs is the kernelParams array of cuLaunchKernel: ptrs[i] points at
+// vals[i]. It lives on the Go heap, pinned, and is reused by every launch.
+type launchArgs struct {
+	vals [16]uint64
+	ptrs [16]uintptr
+}
+
+// launch queues kernel k of ks on c with args, each passed in an 8-byte
+// slot (the kernel reads the 4 low bytes of an int): the primitive of the
+// typed launch functions.
+func (b *Backend) launch(ks []kernel, k kernelID, c cfg, args ...uint64) {
+	if b.err != nil || c.grid == 0 {
+		return
+	}
+	copy(b.args.vals[:], args)
+	b.fail(b.drv.Launch(ks[k].f, c.grid, c.block, c.shared, c.stream, &b.args.ptrs[0]))
+}
+
+// colArgs is the kernelParams array of a block kernel: ptrs[i] points at
+// the i-th parameter, the FsaiCols structs of per-column scalars (cols)
+// first, then the eight-byte arguments (vals). Every pointer points into the
+// colArgs itself, which the call keeps alive.
+type colArgs struct {
+	cols [2]fsaiCols
+	vals [len(launchArgs{}.vals)]uint64
+	ptrs [2 + len(launchArgs{}.vals)]uintptr
+}
+
+// fsaiCols mirrors struct FsaiCols of kernels/block.cu: per-column scalars
+// passed by value (its layout is asserted as fsaiSetup's).
+type fsaiCols struct {
+	v [colChunk]float64
+}
+
+// launchCols is launch for kernels that take FsaiCols parameters first, one
+// per slice of scalars (at most colChunk each; the rest of a struct is
+// zero).
+func (b *Backend) launchCols(k kernelID, c cfg, scalars [][]float64, args ...uint64) {
+	if b.err != nil || c.grid == 0 {
+		return
+	}
+	p := new(colArgs)
+	n := 0
+	for i, s := range scalars {
+		copy(p.cols[i].v[:], s)
+		p.ptrs[n] = uintptr(unsafe.Pointer(&p.cols[i]))
+		n++
+	}
+	for i, a := range args {
+		p.vals[i] = a
+		p.ptrs[n] = uintptr(unsafe.Pointer(&p.vals[i]))
+		n++
+	}
+	b.fail(b.drv.Launch(b.fn[k].f, c.grid, c.block, c.shared, c.stream, &p.ptrs[0]))
+}
+
+// ptr is a device address as a kernel argument.
+func ptr(p uintptr) uint64 { return uint64(p) }
+
+// i32 is a C int argument, in the low bytes of its slot.
+func i32(v int32) uint64 { return uint64(v) }
+
+// i64 is a C long long argument.
+func i64(v int64) uint64 { return uint64(v) }
+
+// f64 is a C double argument.
+func f64(x float64) uint64 { return math.Float64bits(x) }

@@ -23,8 +23,8 @@ func (b *Backend) spmv(y backend.Vector, a backend.Matrix, x backend.Vector, bet
 	}
 	i, w := widthIndex(m, w)
 	yv, xv := y.(*Vector), x.(*Vector)
-	b.launch(&b.fn.spmv[m.prec][i], ceilDiv(m.rows*w, blockSize),
-		uint64(m.rows), uint64(m.rowPtr), uint64(m.col), uint64(m.val), uint64(xv.ptr), uint64(yv.ptr), uint64(beta), uint64(m.rowMap))
+	b.launchSpMV(b.blocks(ceilDiv(m.rows*w, blockSize)), m.prec, i,
+		int32(m.rows), m.rowPtr, m.col, m.val, xv.ptr, yv.ptr, int32(beta), m.rowMap)
 }
 
 // spmvCheck returns a as a matrix of this backend, or records why y = a*x +
@@ -48,6 +48,10 @@ func (b *Backend) spmvCheck(op string, y backend.Vector, a backend.Matrix, x bac
 	}
 	return m
 }
+
+// spmvWidths are the group sizes of the miniwarp SpMV kernels, in the order
+// of the second index of kSpmv and kSpmvDot.
+var spmvWidths = [...]int{1, 2, 4, 8, 16, 32}
 
 // widthIndex returns the index in spmvWidths of w threads per row, or of
 // m's own width when w is 0, and that width.
@@ -82,7 +86,9 @@ func (b *Backend) gather(d *Vector, src backend.Vector, idx backend.Index, op st
 		return
 	}
 	if b.sameLen(op, d.n, x.n) {
-		b.launchOn(stream, &b.fn.gather, b.elementBlocks(d.n), uint64(d.n), uint64(x.ptr), uint64(s.ptr), uint64(d.ptr))
+		c := b.blocks(b.elementBlocks(d.n))
+		c.stream = stream
+		b.launchGather(c, int64(d.n), x.ptr, s.ptr, d.ptr)
 	}
 }
 
@@ -90,7 +96,7 @@ func (b *Backend) gather(d *Vector, src backend.Vector, idx backend.Index, op st
 func (b *Backend) Fill(x backend.Vector, v float64) {
 	defer b.enter()()
 	if xv := b.vector("Fill", x); xv != nil {
-		b.launch(&b.fn.fill, b.elementBlocks(xv.n), uint64(xv.n), f64(v), uint64(xv.ptr))
+		b.launchFill(b.blocks(b.elementBlocks(xv.n)), int64(xv.n), v, xv.ptr)
 	}
 }
 
@@ -109,7 +115,7 @@ func (b *Backend) Axpby(y backend.Vector, a float64, x backend.Vector, beta floa
 	defer b.enter()()
 	yv, xv := b.vector("Axpby", y), b.vector("Axpby", x)
 	if yv != nil && xv != nil && b.sameLen("Axpby", yv.n, xv.n) {
-		b.launch(&b.fn.axpby, b.elementBlocks(yv.n), uint64(yv.n), f64(a), uint64(xv.ptr), f64(beta), uint64(yv.ptr))
+		b.launchAxpby(b.blocks(b.elementBlocks(yv.n)), int64(yv.n), a, xv.ptr, beta, yv.ptr)
 	}
 }
 
@@ -118,7 +124,7 @@ func (b *Backend) Mul(z, d, r backend.Vector) {
 	defer b.enter()()
 	zv, dv, rv := b.vector("Mul", z), b.vector("Mul", d), b.vector("Mul", r)
 	if zv != nil && dv != nil && rv != nil && b.sameLen("Mul", zv.n, dv.n, rv.n) {
-		b.launch(&b.fn.mul, b.elementBlocks(zv.n), uint64(zv.n), uint64(dv.ptr), uint64(rv.ptr), uint64(zv.ptr))
+		b.launchMul(b.blocks(b.elementBlocks(zv.n)), int64(zv.n), dv.ptr, rv.ptr, zv.ptr)
 	}
 }
 
@@ -133,7 +139,8 @@ func (b *Backend) Dot(x, y backend.Vector) float64 {
 	if xv.n == 0 {
 		return 0
 	}
-	return b.reduce(&b.fn.dot, xv.n, uint64(xv.n), uint64(xv.ptr), uint64(yv.ptr))
+	b.launchDot(b.reduceGrid(kDot, xv.n), int64(xv.n), xv.ptr, yv.ptr, b.partials, b.counter, uintptr(b.host))
+	return b.reduced()[0]
 }
 
 // updateRZ is UpdateRZCols for one column: deterministic like Dot, NaNs
@@ -142,13 +149,14 @@ func (b *Backend) updateRZ(r *Vector, a float64, q, d *Vector) (float64, float64
 	if r.n == 0 {
 		return 0, 0
 	}
-	s := b.reduce2(&b.fn.updateRZ, r.n, uint64(r.n), f64(a), uint64(r.ptr), uint64(q.ptr), uint64(d.ptr))
+	b.launchUpdateRZ(b.reduceGrid(kUpdateRZ, r.n), int64(r.n), a, r.ptr, q.ptr, d.ptr, b.partials, b.counter, uintptr(b.host))
+	s := b.reduced()
 	return s[0], s[1]
 }
 
 // updateXP is UpdateXPCols for one column; d may be nil.
 func (b *Backend) updateXP(x *Vector, a float64, p, d, r *Vector, beta float64) {
-	b.launch(&b.fn.updateXP, b.elementBlocks(x.n), uint64(x.n), f64(a), f64(beta), uint64(x.ptr), uint64(p.ptr), d.arg(), uint64(r.ptr))
+	b.launchUpdateXP(b.blocks(b.elementBlocks(x.n)), int64(x.n), a, beta, x.ptr, p.ptr, d.arg(), r.ptr)
 }
 
 var _ backend.Backend = (*Backend)(nil)

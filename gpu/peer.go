@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"unsafe"
 
 	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/internal/cuda"
 )
 
 // Halos between ranks on one node go device to device through CUDA IPC
@@ -33,20 +33,15 @@ import (
 
 // Sizes of the CUDA IPC memory handle and of a device UUID.
 const (
-	ipcHandleBytes = 64
-	uuidBytes      = 16
+	ipcHandleBytes = cuda.IPCHandleBytes
+	uuidBytes      = cuda.UUIDBytes
 )
 
 const (
-	ipcLazyEnablePeerAccess = 1 // CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
-	streamWaitValueEq       = 1 // CU_STREAM_WAIT_VALUE_EQ
 	// an offer: UUID, halo memory handle, offset, length, counter handle
 	offerBytes = uuidBytes + ipcHandleBytes + 8 + 8 + ipcHandleBytes
 	// an answer: counter handle
 	answerBytes = ipcHandleBytes
-	// handle words, and the integer arguments passed in registers (System V AMD64)
-	ipcHandleWords = ipcHandleBytes / 8
-	registerArgs   = 6
 )
 
 var errPeersOff = errors.New("gpu: peer copies are off (SetPeers)")
@@ -90,10 +85,7 @@ func (b *Backend) NewInbox(dst backend.Vector) (backend.Inbox, []byte, error) {
 	var base uintptr
 	var mem [ipcHandleBytes]byte
 	if v.n > 0 {
-		var size uintptr
-		d := b.drv
-		if err := d.check(d.call(d.memGetAddressRange, uintptr(unsafe.Pointer(&base)), uintptr(unsafe.Pointer(&size)), v.ptr),
-			"cuMemGetAddressRange"); err != nil {
+		if base, _, err = b.drv.MemAddressRange(v.ptr); err != nil {
 			return nil, nil, err
 		}
 		if mem, err = b.exportMemory(base); err != nil {
@@ -208,7 +200,7 @@ func (out *outbox) Put(src backend.Vector, idx backend.Index) {
 	b := out.b
 	defer b.enter()()
 	if b.putsWait && b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.streamWaitEvent, b.copyStream, b.putsFrom, 0), "cuStreamWaitEvent(puts)"))
+		b.fail(b.drv.StreamWaitEvent(b.copyStream, b.putsFrom, "puts"))
 		b.putsWait = false
 	}
 	b.waitValue(b.copyStream, out.released, out.n)
@@ -225,7 +217,7 @@ func (out *outbox) Free() {
 
 func (out *outbox) free() {
 	if out.base != 0 {
-		out.b.fail(out.b.drv.check(out.b.drv.call(out.b.drv.ipcCloseMemHandle, out.base), "cuIpcCloseMemHandle"))
+		out.b.fail(out.b.drv.IPCCloseMemHandle(out.base, ""))
 		out.base = 0
 	}
 	out.b.freeCounters(&out.released, &out.puts)
@@ -238,7 +230,7 @@ func (out *outbox) free() {
 func (b *Backend) BeginPuts() {
 	defer b.enter()()
 	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.eventRecord, b.putsFrom, b.stream), "cuEventRecord(puts)"))
+		b.fail(b.drv.EventRecord(b.putsFrom, b.stream, "puts"))
 	}
 	b.putsWait = true
 }
@@ -257,10 +249,10 @@ func (b *Backend) peersUsable() error {
 	case b.peersOff:
 		return errPeersOff
 	case runtime.GOARCH != "amd64":
-		// stackAfter lays out the IPC handle, passed by value, as the
+		// cuda.IPCOpenMemHandle lays out the IPC handle, passed by value, as the
 		// System V AMD64 ABI does; other ABIs pass it otherwise
 		return errors.New("gpu: device-to-device halos are only built for amd64")
-	case b.drv.streamWaitValue32 == 0 || b.drv.streamWriteValue32 == 0:
+	case !b.drv.HasStreamValues():
 		return errors.New("gpu: the driver has no stream memory operations (CUDA 11.7 or later)")
 	}
 	return nil
@@ -276,11 +268,10 @@ func (b *Backend) newCounter(c *counter) ([ipcHandleBytes]byte, error) {
 		return h, err
 	}
 	*c = counter{ptr: p}
-	d := b.drv
-	if err := d.check(d.call(d.memsetD32Async, p, 0, 1, b.stream), "cuMemsetD32Async(peer counter)"); err != nil {
+	if err := b.drv.MemsetD32Async(p, 0, 1, b.stream, "peer counter"); err != nil {
 		return h, err
 	}
-	if err := d.check(d.call(d.streamSynchronize, b.stream), "cuStreamSynchronize"); err != nil {
+	if err := b.drv.StreamSynchronize(b.stream, ""); err != nil {
 		return h, err
 	}
 	return b.exportMemory(p)
@@ -292,12 +283,11 @@ func (b *Backend) newCounter(c *counter) ([ipcHandleBytes]byte, error) {
 // bytes asked, the driver's granularity taken); a program that rebuilds its
 // operators keeps two per link per rebuild until it closes the backend.
 func (b *Backend) freeCounters(cs ...*counter) {
-	d := b.drv
 	for _, c := range cs {
 		switch {
 		case c.ptr == 0:
 		case c.mapped:
-			b.fail(d.check(d.call(d.ipcCloseMemHandle, c.ptr), "cuIpcCloseMemHandle(peer counter)"))
+			b.fail(b.drv.IPCCloseMemHandle(c.ptr, "peer counter"))
 		default:
 			b.retired = append(b.retired, c.ptr)
 		}
@@ -308,8 +298,7 @@ func (b *Backend) freeCounters(cs ...*counter) {
 // waitValue queues on stream a wait until the counter equals v.
 func (b *Backend) waitValue(stream uintptr, c counter, v uint32) {
 	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.streamWaitValue32, stream, c.ptr, uintptr(v), streamWaitValueEq),
-			"cuStreamWaitValue32(peer counter)"))
+		b.fail(b.drv.StreamWaitValue32(stream, c.ptr, v, "peer counter"))
 	}
 }
 
@@ -317,60 +306,29 @@ func (b *Backend) waitValue(stream uintptr, c counter, v uint32) {
 // writes of the work queued before it.
 func (b *Backend) writeValue(stream uintptr, c counter, v uint32) {
 	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.streamWriteValue32, stream, c.ptr, uintptr(v), 0),
-			"cuStreamWriteValue32(peer counter)"))
+		b.fail(b.drv.StreamWriteValue32(stream, c.ptr, v, "peer counter"))
 	}
 }
 
 // exportMemory returns the IPC handle of the allocation that starts at
 // base.
 func (b *Backend) exportMemory(base uintptr) ([ipcHandleBytes]byte, error) {
-	var h [ipcHandleBytes]byte
-	err := b.drv.check(b.drv.call(b.drv.ipcGetMemHandle, uintptr(unsafe.Pointer(&h[0])), base), "cuIpcGetMemHandle")
-	return h, err
+	return b.drv.IPCGetMemHandle(base)
 }
 
 // openMemory maps another process's allocation from its IPC handle and
 // returns its base here.
 func (b *Backend) openMemory(handle []byte) (uintptr, error) {
-	var base uintptr
-	args := []uintptr{uintptr(unsafe.Pointer(&base)), ipcLazyEnablePeerAccess}
-	err := b.drv.check(b.drv.call(b.drv.ipcOpenMemHandle, stackAfter(args, handleWords(handle[:ipcHandleBytes]))...),
-		"cuIpcOpenMemHandle")
-	return base, err
-}
-
-// handleWords splits an IPC handle into the eight words that carry it.
-func handleWords(h []byte) [ipcHandleWords]uintptr {
-	var w [ipcHandleWords]uintptr
-	for i := range w {
-		w[i] = uintptr(binary.LittleEndian.Uint64(h[8*i:]))
-	}
-	return w
-}
-
-// stackAfter returns the argument list of a C function that takes the
-// integer arguments regs and a 64-byte handle struct by value. The System V
-// AMD64 ABI passes a struct of more than 16 bytes on the stack and the
-// integer arguments in the six registers, whatever their order in the C
-// signature; purego.SyscallN puts its seventh and later arguments on the
-// stack, so the handle's words follow the registers, padded.
-func stackAfter(regs []uintptr, handle [ipcHandleWords]uintptr) []uintptr {
-	args := make([]uintptr, registerArgs, registerArgs+ipcHandleWords) // unused registers 0
-	copy(args, regs)
-	return append(args, handle[:]...)
+	return b.drv.IPCOpenMemHandle(handle)
 }
 
 // uuid returns the UUID of device index.
 func (b *Backend) uuid(index int) ([uuidBytes]byte, error) {
-	var u [uuidBytes]byte
-	var dev int32
-	d := b.drv
-	if err := d.check(d.call(d.deviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(index)), "cuDeviceGet"); err != nil {
-		return u, err
+	dev, err := b.drv.Device(index)
+	if err != nil {
+		return [uuidBytes]byte{}, err
 	}
-	err := d.check(d.call(d.deviceGetUUID, uintptr(unsafe.Pointer(&u[0])), uintptr(dev)), "cuDeviceGetUuid")
-	return u, err
+	return b.drv.DeviceUUID(dev)
 }
 
 // seesOther reports whether a device with this UUID, other than this

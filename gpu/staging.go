@@ -2,9 +2,9 @@ package gpu
 
 import (
 	"errors"
-	"fmt"
 	"unsafe"
 
+	"github.com/fsai-dist/fsai-dist/internal/cuda"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
@@ -34,10 +34,6 @@ const (
 	minStaged = 1 << 20
 )
 
-// cuEventDisableTiming is CU_EVENT_DISABLE_TIMING: events that are cheaper
-// to record and wait for.
-const cuEventDisableTiming = 2
-
 // staging is a Backend's staging buffer: 2*stageHalf bytes of page-locked
 // memory (cuMemAllocHost) and an event per half, made on first use and
 // freed by release. It also knows the host memory that Pin has page-locked,
@@ -52,29 +48,30 @@ type staging struct {
 // they are ready (false once an error is recorded).
 func (s *staging) prepare(b *Backend) bool {
 	d := b.drv
+	var err error
 	for h := range s.done {
 		if s.done[h] == 0 && b.err == nil {
-			b.fail(d.check(d.call(d.eventCreate, uintptr(unsafe.Pointer(&s.done[h])), cuEventDisableTiming),
-				"cuEventCreate(staging)"))
+			s.done[h], err = d.EventCreate(cuda.EventDisableTiming, "staging")
+			b.fail(err)
 		}
 	}
 	if s.mem == nil && b.err == nil {
-		b.fail(d.check(d.call(d.memAllocHost, uintptr(unsafe.Pointer(&s.mem)), 2*stageHalf),
-			fmt.Sprintf("cuMemAllocHost(%d bytes for staging)", 2*stageHalf)))
+		s.mem, err = d.MemAllocHost(2*stageHalf, "staging")
+		b.fail(err)
 	}
 	return b.err == nil
 }
 
 // release frees the buffer and the events; the streams must be idle.
-func (s *staging) release(d *driver) error {
+func (s *staging) release(d *cuda.Driver) error {
 	var errs []error
 	for _, e := range s.done {
 		if e != 0 {
-			errs = append(errs, d.check(d.call(d.eventDestroy, e), "cuEventDestroy(staging)"))
+			errs = append(errs, d.EventDestroy(e, "staging"))
 		}
 	}
 	if s.mem != nil {
-		errs = append(errs, d.check(d.call(d.memFreeHost, uintptr(s.mem)), "cuMemFreeHost(staging)"))
+		errs = append(errs, d.MemFreeHost(s.mem, "staging"))
 	}
 	*s = staging{}
 	return errors.Join(errs...)
@@ -86,14 +83,14 @@ func (s *staging) half(h int) unsafe.Pointer { return unsafe.Add(s.mem, h*stageH
 // wait blocks until the copy queued last from or into half h is done.
 func (s *staging) wait(b *Backend, h int) {
 	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.eventSynchronize, s.done[h]), "cuEventSynchronize(staging)"))
+		b.fail(b.drv.EventSynchronize(s.done[h], "staging"))
 	}
 }
 
 // record marks the end of the copy just queued from or into half h.
 func (s *staging) record(b *Backend, h int) {
 	if b.err == nil {
-		b.fail(b.drv.check(b.drv.call(b.drv.eventRecord, s.done[h], b.stream), "cuEventRecord(staging)"))
+		b.fail(b.drv.EventRecord(s.done[h], b.stream, "staging"))
 	}
 }
 

@@ -27,9 +27,8 @@ func (b *Backend) NewSum(n int) (backend.Sum, error) {
 		return nil, fmt.Errorf("gpu: NewSum: %d sums", n)
 	}
 	s := &Sum{b: b, n: n}
-	d := b.drv
-	if err := d.check(d.call(d.memAllocHost, uintptr(unsafe.Pointer(&s.p)), uintptr(8*n)),
-		fmt.Sprintf("cuMemAllocHost(%d bytes for sums)", 8*n)); err != nil {
+	var err error
+	if s.p, err = b.drv.MemAllocHost(8*n, "sums"); err != nil {
 		return nil, err
 	}
 	clear(s.values())
@@ -45,7 +44,7 @@ func (s *Sum) Free() {
 		return
 	}
 	defer s.b.enter()()
-	s.b.fail(s.b.drv.check(s.b.drv.call(s.b.drv.memFreeHost, uintptr(s.p)), "cuMemFreeHost(sums)"))
+	s.b.fail(s.b.drv.MemFreeHost(s.p, "sums"))
 	s.p = nil
 }
 
@@ -102,8 +101,7 @@ func (b *Backend) spmvDot(y backend.Vector, a backend.Matrix, x backend.Vector, 
 	}
 	i, width := widthIndex(m, width)
 	yv, xv := y.(*Vector), x.(*Vector)
-	k := &b.fn.spmvDot[m.prec][i]
-	b.launch(k, b.wave(k, ceilDiv(m.rows*width, blockSize)),
-		uint64(m.rows), uint64(m.rowPtr), uint64(m.col), uint64(m.val), uint64(xv.ptr), uint64(yv.ptr), uint64(beta), uint64(m.rowMap),
-		uint64(wv.ptr), uint64(b.partials), uint64(b.counter), uint64(uintptr(sum.p)))
+	c := b.blocks(b.wave(kSpmvDot[m.prec][i], ceilDiv(m.rows*width, blockSize)))
+	b.launchSpMVDot(c, m.prec, i, int32(m.rows), m.rowPtr, m.col, m.val, xv.ptr, yv.ptr, int32(beta), m.rowMap,
+		wv.ptr, b.partials, b.counter, uintptr(sum.p))
 }

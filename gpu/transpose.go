@@ -74,11 +74,10 @@ func (b *Backend) Transpose(m backend.Matrix) (backend.Matrix, error) {
 	}
 	b.memset32(t.rowPtr, 0, t.rows)
 	b.memset32(t.rowPtr+uintptr(4*t.rows), uint32(t.nnz), 1)
-	b.launch(&b.fn.transposeCount, b.elementBlocks(a.nnz), uint64(a.nnz), uint64(a.col), uint64(t.rowPtr))
+	b.launchTransposeCount(b.blocks(b.elementBlocks(a.nnz)), int64(a.nnz), a.col, t.rowPtr)
 	b.scan(t.rowPtr, t.rows, sums)
-	b.launch(&b.fn.transposeScatter[a.prec], b.elementBlocks(a.rows),
-		uint64(a.rows), uint64(a.rowPtr), uint64(a.col), uint64(a.val), uint64(t.rowPtr), uint64(t.col), uint64(t.val))
-	b.launch(&b.fn.transposeSort[t.prec], b.elementBlocks(t.rows), uint64(t.rows), uint64(t.rowPtr), uint64(t.col), uint64(t.val))
+	b.launchTransposeScatter(b.blocks(b.elementBlocks(a.rows)), a.prec, int32(a.rows), a.rowPtr, a.col, a.val, t.rowPtr, t.col, t.val)
+	b.launchTransposeSort(b.blocks(b.elementBlocks(t.rows)), t.prec, int32(t.rows), t.rowPtr, t.col, t.val)
 	b.syncLocked() // its error, if any, is b.err, checked below
 	if sums != 0 {
 		b.free(sums, "transpose tile sums")
@@ -93,7 +92,7 @@ func (b *Backend) Transpose(m backend.Matrix) (backend.Matrix, error) {
 // memset32 queues setting the n int32s at p to v.
 func (b *Backend) memset32(p uintptr, v uint32, n int) {
 	if b.err == nil && n > 0 {
-		b.fail(b.drv.check(b.drv.call(b.drv.memsetD32Async, p, uintptr(v), uintptr(n), b.stream), "cuMemsetD32Async"))
+		b.fail(b.drv.MemsetD32Async(p, v, n, b.stream, ""))
 	}
 }
 
@@ -101,10 +100,10 @@ func (b *Backend) memset32(p uintptr, v uint32, n int) {
 // sums has room for one int32 per tile of scanTile entries.
 func (b *Backend) scan(data uintptr, n int, sums uintptr) {
 	tiles := ceilDiv(n, scanTile)
-	b.launch(&b.fn.scanTiles, tiles, uint64(n), uint64(data), uint64(sums))
+	b.launchScanTiles(b.blocks(tiles), int64(n), data, sums)
 	if tiles > 1 {
-		b.launch(&b.fn.scanSums, 1, uint64(tiles), uint64(sums))
-		b.launch(&b.fn.scanAdd, b.elementBlocks(n-scanTile), uint64(n), uint64(data), uint64(sums))
+		b.launchScanSums(b.blocks(1), int64(tiles), sums)
+		b.launchScanAdd(b.blocks(b.elementBlocks(n-scanTile)), int64(n), data, sums)
 	}
 }
 

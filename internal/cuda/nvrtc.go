@@ -1,4 +1,4 @@
-package gpu
+package cuda
 
 import (
 	"errors"
@@ -17,11 +17,11 @@ var nvrtcLibs = []string{"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "lib
 // ErrNoNVRTC is returned (wrapped) when no NVRTC library can be loaded.
 var ErrNoNVRTC = errors.New("no NVRTC: none of " + strings.Join(nvrtcLibs, ", ") + " found")
 
-// nvrtc holds the entry points of the run-time compiler. Compiling is rare
+// NVRTC holds the entry points of the run-time compiler. Compiling is rare
 // (once per process, then cached on disk), so these are the typed wrappers
 // of purego.RegisterFunc, which convert strings and slices for us.
-type nvrtc struct {
-	lib          string
+type NVRTC struct {
+	lib          string // the soname loaded
 	major, minor int32
 	archs        []int // real architectures it can emit (e.g. 80, 90); nil if it cannot say
 
@@ -39,19 +39,19 @@ type nvrtc struct {
 
 var (
 	nvrtcOnce sync.Once
-	nvrtcLib  *nvrtc
+	nvrtcLib  *NVRTC
 	nvrtcErr  error
 )
 
-// loadNVRTC opens the first NVRTC library found, once per process.
-func loadNVRTC() (*nvrtc, error) {
+// LoadNVRTC opens the first NVRTC library found, once per process.
+func LoadNVRTC() (*NVRTC, error) {
 	nvrtcOnce.Do(func() { nvrtcLib, nvrtcErr = openNVRTC() })
 	return nvrtcLib, nvrtcErr
 }
 
-func openNVRTC() (*nvrtc, error) {
+func openNVRTC() (*NVRTC, error) {
 	var lib uintptr
-	n := new(nvrtc)
+	n := new(NVRTC)
 	var tried []string
 	for _, name := range nvrtcLibs {
 		h, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
@@ -109,36 +109,36 @@ func openNVRTC() (*nvrtc, error) {
 }
 
 // Version is NVRTC's version, e.g. "11.8".
-func (n *nvrtc) Version() string { return fmt.Sprintf("%d.%d", n.major, n.minor) }
+func (n *NVRTC) Version() string { return fmt.Sprintf("%d.%d", n.major, n.minor) }
 
-// target is what NVRTC is asked to emit: machine code (cubin) for a real
+// Target is what NVRTC is asked to emit: machine code (cubin) for a real
 // architecture, or PTX for a virtual one that the driver compiles on load.
-type target struct {
-	arch  int // compute capability times ten, e.g. 90
-	cubin bool
+type Target struct {
+	Arch  int // compute capability times ten, e.g. 90
+	Cubin bool
 }
 
-func (t target) option() string {
-	if t.cubin {
-		return fmt.Sprintf("--gpu-architecture=sm_%d", t.arch)
+func (t Target) option() string {
+	if t.Cubin {
+		return fmt.Sprintf("--gpu-architecture=sm_%d", t.Arch)
 	}
-	return fmt.Sprintf("--gpu-architecture=compute_%d", t.arch)
+	return fmt.Sprintf("--gpu-architecture=compute_%d", t.Arch)
 }
 
-func (t target) String() string {
-	if t.cubin {
-		return fmt.Sprintf("sm_%d", t.arch)
+func (t Target) String() string {
+	if t.Cubin {
+		return fmt.Sprintf("sm_%d", t.Arch)
 	}
-	return fmt.Sprintf("compute_%d", t.arch)
+	return fmt.Sprintf("compute_%d", t.Arch)
 }
 
-// targetFor picks what to emit for a device of compute capability cc (times
+// TargetFor picks what to emit for a device of compute capability cc (times
 // ten): machine code when NVRTC knows the architecture; otherwise PTX for the
 // newest architecture it knows below the device, which the driver compiles
 // for the device when the module loads.
-func (n *nvrtc) targetFor(cc int) (target, error) {
+func (n *NVRTC) TargetFor(cc int) (Target, error) {
 	if n.archs == nil {
-		return target{arch: cc}, nil
+		return Target{Arch: cc}, nil
 	}
 	best := 0
 	for _, a := range n.archs {
@@ -147,15 +147,15 @@ func (n *nvrtc) targetFor(cc int) (target, error) {
 		}
 	}
 	if best == 0 {
-		return target{}, fmt.Errorf("gpu: NVRTC %s cannot compile for compute capability %d.%d (oldest it knows: %d.%d)",
+		return Target{}, fmt.Errorf("gpu: NVRTC %s cannot compile for compute capability %d.%d (oldest it knows: %d.%d)",
 			n.Version(), cc/10, cc%10, n.archs[0]/10, n.archs[0]%10)
 	}
-	return target{arch: best, cubin: best == cc}, nil
+	return Target{Arch: best, Cubin: best == cc}, nil
 }
 
-// compile compiles one translation unit and returns the module image (PTX
+// Compile compiles one translation unit and returns the module image (PTX
 // with its terminating NUL, or a cubin). A compile error carries the log.
-func (n *nvrtc) compile(src, name string, t target, opts ...string) ([]byte, error) {
+func (n *NVRTC) Compile(src, name string, t Target, opts ...string) ([]byte, error) {
 	var prog uintptr
 	if res := n.createProgram(&prog, src, name, 0, 0, 0); res != 0 {
 		return nil, fmt.Errorf("gpu: nvrtcCreateProgram(%s): %s", name, n.errorString(res))
@@ -174,7 +174,7 @@ func (n *nvrtc) compile(src, name string, t target, opts ...string) ([]byte, err
 			n.Version(), name, t, n.errorString(res), n.programLog(prog))
 	}
 	size, get, what := n.ptxSize, n.ptx, "PTX"
-	if t.cubin {
+	if t.Cubin {
 		size, get, what = n.cubinSize, n.cubin, "CUBIN"
 	}
 	var sz uint64
@@ -189,7 +189,7 @@ func (n *nvrtc) compile(src, name string, t target, opts ...string) ([]byte, err
 }
 
 // programLog returns the compiler's messages for prog.
-func (n *nvrtc) programLog(prog uintptr) string {
+func (n *NVRTC) programLog(prog uintptr) string {
 	var sz uint64
 	if n.logSize(prog, &sz) != 0 || sz <= 1 {
 		return ""
@@ -200,3 +200,10 @@ func (n *nvrtc) programLog(prog uintptr) string {
 	}
 	return strings.TrimRight(string(buf), "\x00\n")
 }
+
+// Lib is the soname of the library loaded, e.g. "libnvrtc.so.12".
+func (n *NVRTC) Lib() string { return n.lib }
+
+// Archs are the real architectures NVRTC can emit machine code for (e.g.
+// 80, 90), ascending; nil when it cannot say.
+func (n *NVRTC) Archs() []int { return n.archs }
