@@ -7,8 +7,8 @@
 // GPU found, once per process, and cached on disk under
 // os.UserCacheDir()/fsai-dist. Each kernel is launched through one typed
 // Go function that mirrors its C signature (launch.go, fsai_kernels.go),
-// and the structs passed by value have their layout asserted at compile
-// time (kernelSource).
+// and the tests assert that the structs passed by value are laid out as
+// their Go mirrors (layoutAsserts).
 //
 // All work goes to one stream, in call order, except the copies of a
 // distributed SpMV's halos (PackHalo, UploadHalo), which run on a second

@@ -58,8 +58,8 @@ func init() {
 }
 
 // TestLaunchSignatures compiles the kernels to PTX as Open does (no GPU
-// needed), which also checks the layouts of the structs passed by value
-// (kernelSource), and checks that every declared kernel is an entry of the module, has a typed
+// needed), with the asserts of the layouts of the structs passed by value
+// (layoutAsserts), and checks that every declared kernel is an entry of the module, has a typed
 // launch function, and that the function's kernel parameters match the
 // entry's: the same count, and per parameter the PTX type its Go type
 // stands for (int32 .u32; int64, uintptr .u64; float64 .f64; []float64 an
@@ -68,7 +68,7 @@ func init() {
 func TestLaunchSignatures(t *testing.T) {
 	nv := needNVRTC(t)
 	t.Logf("%s, NVRTC %s, real architectures %v", nv.Lib(), nv.Version(), nv.Archs())
-	ptx, err := nv.Compile(kernelSource(), kernelsName, cuda.Target{Arch: 80})
+	ptx, err := nv.Compile(kernelSource()+layoutAsserts(), kernelsName, cuda.Target{Arch: 80})
 	if err != nil {
 		t.Fatal(err)
 	}
