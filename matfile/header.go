@@ -47,11 +47,7 @@ func readMatrixHeader(path string, np int) (MatrixHeader, error) {
 			return MatrixHeader{}, err
 		}
 		f.Close()
-		room := (size - petscHeaderSize - 4*n) / 12
-		if nz == math.MaxInt32 { // PETSc's count of at least as many
-			nz = room
-		}
-		return MatrixHeader{N: n, NNZ: min(nz, room), PETSc: true}, nil
+		return MatrixHeader{N: n, NNZ: petscEntries(n, nz, size), PETSc: true}, nil
 	}
 	f, h, size, err := openMMLocal(path, func(h *mmHeader) error { return checkCoordinateHeader(path, h, np) })
 	if err != nil {
@@ -82,4 +78,17 @@ func ReadVectorsHeader(c *comm.Comm, path string) (n, k int64, err error) {
 		k = min(k, mmMaxLines(h.dataStart, size, 2)/n)
 	}
 	return n, k, nil
+}
+
+// petscEntries is the most entries that a PETSc file of size bytes holds
+// whose header (checked by readPETScHeader) declares n rows and nz
+// entries: nz, or what the bytes after the row lengths can hold at 12
+// bytes an entry where less, or where nz is PETSc's 2^31-1, which means at
+// least as many.
+func petscEntries(n, nz, size int64) int64 {
+	room := (size - petscHeaderSize - 4*n) / 12
+	if nz == math.MaxInt32 {
+		return room
+	}
+	return min(nz, room)
 }
