@@ -177,8 +177,8 @@ func setupError(err error) error {
 	return numerical(err)
 }
 
-// The memory that the checks before allocating count: a generated
-// problem's stripe (8-byte row pointers, 8-byte columns and values) and its
+// The memory that the checks before allocating count: a stripe, generated
+// or read (8-byte row pointers, 8-byte columns and values), and its
 // CSR copy (4-byte columns, 8-byte values and row pointers), the entries
 // of a Matrix Market file while they are collected (dsmat.Triplet: 8-byte
 // row, column and value), and the blocks of right-hand sides that b, x,
