@@ -16,7 +16,8 @@ import (
 // FuzzReadMTX parses a Matrix Market coordinate file whole and in three
 // shares, as three ranks do: both must agree on the lines, the entries and
 // the first error, and a file that holds its declared entries and passes
-// the size checks must assemble into valid rows. The targets allocate what
+// the size checks must assemble into valid rows, with no more entries than
+// ReadMatrixHeader counts from the file's length. The targets allocate what
 // the readers allocate, so a size line whose claim the checks let through
 // to an allocation out of proportion to the input (seeds huge-*) runs out
 // of memory here.
@@ -57,6 +58,8 @@ func FuzzReadMTX(f *testing.F) {
 			return
 		case entries3 != entries || !slices.Equal(ts, ts3):
 			t.Fatalf("whole: %d entries %v; shares: %d entries %v", entries, ts, entries3, ts3)
+		case entries > mmMaxLines(h.dataStart, size, 4):
+			t.Fatalf("%d entries in %d bytes, more than ReadMatrixHeader counts", entries, size-h.dataStart)
 		}
 		if entries != h.size[2] || checkFilled("fuzz.mtx", h, size) != nil {
 			return
@@ -76,7 +79,7 @@ func FuzzReadMTX(f *testing.F) {
 
 // FuzzReadPETSc reads a PETSc binary matrix whole and as two stripes, as
 // two ranks do: both must succeed or fail together and give the same rows,
-// which must be valid.
+// which must be valid and no more than ReadMatrixHeader counts.
 func FuzzReadPETSc(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rd, size := bytes.NewReader(data), int64(len(data))
@@ -121,6 +124,9 @@ func FuzzReadPETSc(f *testing.F) {
 		w := whole[0]
 		if err := w.Check(); err != nil {
 			t.Fatal(err)
+		}
+		if w.NNZ() > petscEntries(n, nz, size) {
+			t.Fatalf("%d entries read, more than ReadMatrixHeader counts", w.NNZ())
 		}
 		var col []int64
 		var val []float64

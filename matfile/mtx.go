@@ -153,11 +153,17 @@ func mmEntryEstimate(declared, lo, hi, start, end int64, symmetric bool) int64 {
 	if end <= start {
 		return 0
 	}
-	est := float64(min(declared, (end-start)/4+1)) * float64(hi-lo) / float64(end-start)
+	est := float64(min(declared, mmMaxLines(start, end, 4))) * float64(hi-lo) / float64(end-start)
 	if symmetric {
 		est *= 2
 	}
 	return int64(est) + 16
+}
+
+// mmMaxLines is the most lines of at least width bytes (their line ends
+// included; the last line may lack one) that the bytes [start, end) hold.
+func mmMaxLines(start, end, width int64) int64 {
+	return max(0, end-start+1) / width
 }
 
 // parseMMEntry parses a coordinate data line "i j v" ("i j" for pattern) of

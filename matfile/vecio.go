@@ -32,14 +32,8 @@ func ReadVectors(c *comm.Comm, path string, part dsmat.Partition) (local []float
 
 func readArray(c *comm.Comm, path string, part dsmat.Partition, single bool) ([]float64, int, error) {
 	f, h, size, err := openMM(c, path, func(h *mmHeader) error {
-		if h.format != "array" || h.symmetry != "general" {
-			return mmLineError(path, 1, fmt.Errorf("%s %s file is not a vector, want \"array real general\"", h.format, h.symmetry))
-		}
-		if single && h.size[1] != 1 {
-			return mmLineError(path, h.sizeLine, fmt.Errorf("array has %d columns; only single-column vectors (n x 1) are supported", h.size[1]))
-		}
-		if h.size[1] < 1 {
-			return mmLineError(path, h.sizeLine, fmt.Errorf("array has %d columns; need at least one", h.size[1]))
+		if err := checkArrayHeader(path, h, single); err != nil {
+			return err
 		}
 		if h.size[0] != part.N() {
 			return mmLineError(path, h.sizeLine, fmt.Errorf("vector has %d rows, the matrix has %d", h.size[0], part.N()))
@@ -101,6 +95,21 @@ func readArray(c *comm.Comm, path string, part dsmat.Partition, single bool) ([]
 		}
 	}
 	return local, cols, nil
+}
+
+// checkArrayHeader accepts the header of a Matrix Market array of real
+// vectors: one column if single, else one or more.
+func checkArrayHeader(path string, h *mmHeader, single bool) error {
+	if h.format != "array" || h.symmetry != "general" {
+		return mmLineError(path, 1, fmt.Errorf("%s %s file is not a vector, want \"array real general\"", h.format, h.symmetry))
+	}
+	if single && h.size[1] != 1 {
+		return mmLineError(path, h.sizeLine, fmt.Errorf("array has %d columns; only single-column vectors (n x 1) are supported", h.size[1]))
+	}
+	if h.size[1] < 1 {
+		return mmLineError(path, h.sizeLine, fmt.Errorf("array has %d columns; need at least one", h.size[1]))
+	}
+	return nil
 }
 
 // routeRun sends the values with global indices [first, first+len(vals)) to

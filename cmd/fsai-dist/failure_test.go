@@ -98,6 +98,8 @@ func failureInputs(t *testing.T, dir string) {
 		"good.petsc":    petscGood,
 		"claim.mtx":     strings.Replace(mtxFile("symmetric", 12, lap...), "12 12 23", "2000000000 2000000000 23", 1),
 		"claim.petsc":   petscFile(1211216, 2000000000, 3, []int32{1, 1, 1}, []int32{0, 1, 2}, []float64{1, 1, 1}),
+		"entries.mtx":   strings.Replace(mtxFile("symmetric", 12, lap...), "12 12 23", "12 12 9000000000", 1),
+		"wide.vec":      fmt.Sprintf("%%%%MatrixMarket matrix array real general\n12 40\n%s", strings.Repeat("1\n", 480)),
 		"hex.mtx":       mtxFile("symmetric", 12, replace(lap, "5 5 ", "5 5 0x1p1")...),
 		"long.mtx":      mtxFile("symmetric", 12, replace(lap, "5 5 ", "5 5 2"+strings.Repeat("0", 100000)+"x")...),
 		"dupinf.mtx":    mtxFile("symmetric", 12, append(replace(lap, "6 6 ", "6 6 1e308"), "6 6 1e308")...),
@@ -171,8 +173,9 @@ const statusLine = "fsai-dist-test: rank exit "
 // ranksRun runs fsai-dist on np ranks with mpirun's abort on a non-zero exit
 // turned off, each rank in a shell that reports the rank's own exit status:
 // every rank must leave by itself (a hung rank hangs mpirun, which the
-// timeout catches), and only fsai-dist writes to standard error.
-func ranksRun(t *testing.T, np int, args ...string) ranksResult {
+// timeout catches), and only fsai-dist writes to standard error. env
+// ("NAME=value") is added to the ranks' environment.
+func ranksRun(t *testing.T, np int, env []string, args ...string) ranksResult {
 	t.Helper()
 	if _, err := exec.LookPath("mpirun"); err != nil {
 		t.Skip("mpirun not found")
@@ -185,6 +188,7 @@ func ranksRun(t *testing.T, np int, args ...string) ranksResult {
 	cmd := exec.CommandContext(ctx, "mpirun", full...)
 	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
 		"OMPI_MCA_btl_vader_single_copy_mechanism=none")
+	cmd.Env = append(cmd.Env, env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	err := cmd.Run()
@@ -246,6 +250,7 @@ func TestFailures(t *testing.T) {
 		noGPU  bool   // only without a GPU
 		log    string // in the log
 		check  func(r map[string]any) bool
+		env    []string // added to the ranks' environment
 	}{
 		// bad usage
 		{name: "bad flag value", args: []string{"-tol", "2"}, code: 2, want: "flag -tol: 2 is not in (0,1)"},
@@ -274,6 +279,25 @@ func TestFailures(t *testing.T) {
 		// sizes beyond the file or the memory, refused before allocating
 		{name: "mtx claims 2e9 rows", args: []string{"-matrix", in("claim.mtx")}, code: 2, want: "claim.mtx line 2: size line declares 2000000000 rows but 23 entries, which leave rows empty"},
 		{name: "petsc claims 2e9 rows", args: []string{"-matrix", in("claim.petsc")}, code: 2, want: "claim.petsc: truncated"},
+		// the file's length is weighed before the memory: these get the
+		// same messages under a limit that 2e9 rows would far exceed
+		{name: "mtx claims 2e9 rows within little memory", args: []string{"-matrix", in("claim.mtx")}, code: 2, want: "claim.mtx line 2: size line declares 2000000000 rows but 23 entries, which leave rows empty",
+			env: []string{"FSAI_RANK_MEMORY=5000"}},
+		{name: "petsc claims 2e9 rows within little memory", args: []string{"-matrix", in("claim.petsc")}, code: 2, want: "claim.petsc: truncated", env: []string{"FSAI_RANK_MEMORY=5000"}},
+		{name: "mtx claims 9e9 entries within little memory", args: []string{"-matrix", in("entries.mtx")}, code: 2, want: "entries.mtx line 2: size line declares 9000000000 entries, the file holds 23",
+			env: []string{"FSAI_RANK_MEMORY=5000"}},
+		// lap.mtx needs about 2.0 kB on one rank, 1.2 kB on each of three;
+		// good.petsc 132 bytes on one rank, 44 on each of three
+		{name: "matrix beyond memory", args: []string{"-matrix", lap}, code: 2, env: []string{"FSAI_RANK_MEMORY=500"},
+			want: "flag -matrix: " + lap + ": 12 rows and up to 46 entries: about "},
+		{name: "petsc matrix beyond memory", args: []string{"-matrix", in("good.petsc")}, code: 2, env: []string{"FSAI_RANK_MEMORY=40"},
+			want: "flag -matrix: " + in("good.petsc") + ": 3 rows and 3 entries: about "},
+		{name: "rhs beyond memory", args: []string{"-matrix", lap, "-rhs", in("wide.vec")}, code: 2, env: []string{"FSAI_RANK_MEMORY=5000"},
+			want: "flag -rhs: " + in("wide.vec") + " has 40 columns: 40 right-hand sides take 8 blocks of"},
+		{name: "x0 beyond memory", args: []string{"-matrix", lap, "-x0", in("wide.vec")}, code: 2, env: []string{"FSAI_RANK_MEMORY=5000"},
+			want: "flag -x0: " + in("wide.vec") + " has 40 columns: 40 right-hand sides take 8 blocks of"},
+		{name: "bad memory limit", args: []string{"-matrix", lap}, code: 2, env: []string{"FSAI_RANK_MEMORY=lots"},
+			want: `FSAI_RANK_MEMORY: "lots" is not a positive number of bytes`},
 		{name: "huge nrhs", args: []string{"-problem", "poisson7:4", "-nrhs", "1000000000"}, code: 2, want: "flag -nrhs: 1000000000 right-hand sides take 8 blocks of"},
 		{name: "huge problem", args: []string{"-problem", "poisson27:1200"}, code: 2, want: "flag -problem: poisson27:1200 has 1728000000 rows and up to 46656000000 entries: about"},
 		// messages
@@ -323,6 +347,7 @@ func TestFailures(t *testing.T) {
 				info, _ := r["prec_info"].(map[string]any)
 				return info["scaled"] == true
 			}},
+		{name: "matrix within a memory limit", args: []string{"-matrix", lap}, report: "converged", out: true, env: []string{"FSAI_RANK_MEMORY=1e6"}},
 		{name: "nearly symmetric", args: []string{"-matrix", in("symmetric.mtx")}, report: "converged", out: true},
 		{name: "symmetry check off", args: []string{"-matrix", in("mild.mtx"), "-check-symmetry=false", "-prec", "jacobi"}, report: "converged", out: true},
 		{name: "duplicates", args: []string{"-matrix", in("dups.mtx")}, report: "converged", out: true,
@@ -345,7 +370,7 @@ func TestFailures(t *testing.T) {
 				t.Parallel()
 				outDir := t.TempDir()
 				out, rep := filepath.Join(outDir, "x.mtx"), filepath.Join(outDir, "r.json")
-				res := ranksRun(t, np, append([]string{"-out", out, "-report", rep, "-progress", "0"}, tc.args...)...)
+				res := ranksRun(t, np, tc.env, append([]string{"-out", out, "-report", rep, "-progress", "0"}, tc.args...)...)
 				if len(res.statuses) != np {
 					t.Fatalf("%d of %d ranks reported their exit\n%s", len(res.statuses), np, strings.Join(res.lines, "\n"))
 				}

@@ -61,7 +61,7 @@ func TestHonestConvergence(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/np%d", strings.ReplaceAll(tc.name, " ", "_"), np), func(t *testing.T) {
 				t.Parallel()
 				rep := filepath.Join(t.TempDir(), "r.json")
-				res := ranksRun(t, np, append([]string{"-report", rep, "-progress", "0"}, tc.args...)...)
+				res := ranksRun(t, np, nil, append([]string{"-report", rep, "-progress", "0"}, tc.args...)...)
 				if len(res.statuses) != np {
 					t.Fatalf("%d of %d ranks reported their exit\n%s", len(res.statuses), np, strings.Join(res.lines, "\n"))
 				}

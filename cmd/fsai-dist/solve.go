@@ -42,8 +42,7 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 			return 0, err
 		}
 	}
-	what := fmt.Sprintf("%d right-hand sides take %d blocks of %d rows by %d columns", o.nrhs, blocksPerRHS, rows.Count(), o.nrhs)
-	if err := c.Agree(mem.check("nrhs", what, 8*blocksPerRHS*float64(rows.Count())*float64(o.nrhs))); err != nil {
+	if err := checkColumns(c, o, rows.Count(), mem); err != nil {
 		return 0, badInput(err)
 	}
 	if o.writeMatrix != "" {
@@ -178,14 +177,16 @@ func setupError(err error) error {
 	return numerical(err)
 }
 
-// The memory that the checks before allocating count: a generated
-// problem's stripe (8-byte row pointers, 8-byte columns and values) and its
-// CSR copy (4-byte columns, 8-byte values and row pointers), and the
-// blocks of right-hand sides that b, x, PCG's workspace and the host copies
-// take, 8 bytes an entry.
+// The memory that the checks before allocating count: a stripe, generated
+// or read (8-byte row pointers, 8-byte columns and values), and its
+// CSR copy (4-byte columns, 8-byte values and row pointers), the entries
+// of a Matrix Market file while they are collected (dsmat.Triplet: 8-byte
+// row, column and value), and the blocks of right-hand sides that b, x,
+// PCG's workspace and the host copies take, 8 bytes an entry.
 const (
 	bytesPerRow   = 16
 	bytesPerEntry = 28
+	tripletBytes  = 24
 	blocksPerRHS  = 8
 )
 
@@ -194,6 +195,9 @@ const (
 func load(c *comm.Comm, o *options, rep *report, log *zap.Logger, mem memory) (*dsmat.Rows, dsmat.Partition, error) {
 	if o.matrix != "" {
 		rep.Matrix = o.matrix
+		if err := checkMatrixFile(c, o.matrix, mem); err != nil {
+			return nil, dsmat.Partition{}, err
+		}
 		rows, part, stats, err := matfile.ReadMatrixStats(c, o.matrix)
 		if err != nil {
 			return nil, part, err
