@@ -10,6 +10,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
+	"github.com/fsai-dist/fsai-dist/krylov"
 	"github.com/fsai-dist/fsai-dist/pcg"
 )
 
@@ -43,6 +44,10 @@ type parts struct {
 	updater *afsai.Updater
 	many    *block // SolveMany's vectors for its last number of columns
 }
+
+// Result reports how a solve ended (package krylov's type, which every
+// Krylov method returns; pcg.Result names the same type).
+type Result = krylov.Result
 
 // ErrBusy is the error of a call on a Solver that another call, from
 // another goroutine, is running on.
@@ -152,9 +157,9 @@ func New(m *Matrix, be backend.Backend, opt Options) (*Solver, error) {
 // step. Any other error means the machinery failed (MPI, device), after
 // which the ranks may be out of step and the program should abort.
 // Collective.
-func (s *Solver) Solve(b, x []float64) (pcg.Result, error) {
+func (s *Solver) Solve(b, x []float64) (Result, error) {
 	if err := s.enter("solve"); err != nil {
-		return pcg.Result{}, err
+		return Result{}, err
 	}
 	defer s.leave()
 	n := s.m.LocalRows()
@@ -163,10 +168,10 @@ func (s *Solver) Solve(b, x []float64) (pcg.Result, error) {
 		err = fmt.Errorf("solver: solve: b has %d entries and x %d, this rank has %d rows", len(b), len(x), n)
 	}
 	if err := s.m.Comm().Agree(err); err != nil {
-		return pcg.Result{}, err
+		return Result{}, err
 	}
 	if err := s.checkFinite(b, x, 1); err != nil {
-		return pcg.Result{}, err
+		return Result{}, err
 	}
 	s.be.Upload(s.b.V, b)
 	s.be.Upload(s.x.V, x)
@@ -187,7 +192,7 @@ func (s *Solver) Solve(b, x []float64) (pcg.Result, error) {
 // as a Fortran array b(n, k)); x holds the initial guesses and receives the
 // iterates. Every column stops on its own; the Results say how each ended.
 // Collective.
-func (s *Solver) SolveMany(b, x []float64, k int) ([]pcg.Result, error) {
+func (s *Solver) SolveMany(b, x []float64, k int) ([]Result, error) {
 	if err := s.enter("solve many"); err != nil {
 		return nil, err
 	}
