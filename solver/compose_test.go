@@ -99,8 +99,8 @@ func TestStages(t *testing.T) {
 
 // TestOptionHooks: Stop ends the solve with reason interrupted after the
 // iteration it asked in, Progress sees every iteration, a matrix of
-// NewMatrixRows refuses new values, and the registries refuse unknown
-// names by listing theirs.
+// NewMatrixRows refuses new values, the staged calls refuse to run out of
+// order, and the registries refuse unknown names by listing theirs.
 func TestOptionHooks(t *testing.T) {
 	mpitest.Run(t, 2, func(t *testing.T, c *comm.Comm) {
 		A := rowsMatrix(t, c, "poisson7:8")
@@ -127,6 +127,26 @@ func TestOptionHooks(t *testing.T) {
 		}
 		if err := s.SetValues(make([]float64, A.LocalNNZ())); err == nil || !strings.Contains(err.Error(), "NewMatrixRows") {
 			t.Errorf("SetValues on a matrix of NewMatrixRows: %v", err)
+		}
+		staged, err := solver.Bind(A, nil, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer staged.Free()
+		if _, err := staged.Solve(b, make([]float64, len(b))); err == nil || !strings.Contains(err.Error(), "Bind needs SetUp") {
+			t.Errorf("Solve before SetUp: %v", err)
+		}
+		if _, err := staged.SolveVectors(2); err == nil {
+			t.Error("SolveVectors of 2 columns without their Vectors: no error")
+		}
+		if err := staged.Rebuild(); err != nil { // sets the preconditioner up
+			t.Fatal(err)
+		}
+		if err := staged.SetUp(); err == nil {
+			t.Error("a second SetUp: no error")
+		}
+		if res, err := staged.Solve(b, make([]float64, len(b))); err != nil || !res.Converged {
+			t.Errorf("after Rebuild: %s, %v", res.Reason, err)
 		}
 		for _, bad := range []solver.Options{{Method: "gmres"}, {Prec: "ilu"}, {Backend: "opencl"}, {Stagnation: -1}} {
 			if s, err := solver.New(A, nil, bad); err == nil {

@@ -433,7 +433,9 @@ func (s *Solver) rebuild() error {
 	if err != nil {
 		return err
 	}
-	s.prec.Free()
+	if s.prec != nil { // nil between Bind and SetUp
+		s.prec.Free()
+	}
 	if s.updater != nil {
 		s.updater.Free()
 	}
