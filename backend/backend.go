@@ -1,6 +1,9 @@
 // Package backend defines the compute interface that the algorithms of
-// fsai-dist (distributed SpMV with overlap, PCG, FSAI application) are
-// written against once. Package cpu implements it with goroutines and is the
+// fsai-dist (distributed SpMV with overlap, the Krylov methods, FSAI
+// application) are written against once. It holds no kernel of one
+// algorithm: a method that fuses its own steps asks for an optional
+// interface of its own (pcg.Fused) and falls back to the block operations
+// here. Package cpu implements it with goroutines and is the
 // reference; package gpu implements it with CUDA. Algorithm code never asks
 // which one it runs on. Package backendtest checks an implementation
 // against this contract, method by method.
@@ -159,18 +162,6 @@ type Backend interface {
 	// MulCols computes z[i,c] = d[i]*r[i,c] for blocks of k columns: one
 	// diagonal scaling for every column.
 	MulCols(z, d, r Vector, k int)
-	// UpdateRZCols is PCG's residual update with a diagonal preconditioner
-	// d (one for every column): r[:,c] -= a[c]*q[:,c], with rr[c] and rz[c]
-	// set to the local r'r and r'z of column c after it, z[i,c] =
-	// d[i]*r[i,c]. z itself is not stored: UpdateXPCols forms it where the
-	// next direction needs it, so a Jacobi step reads r once less.
-	UpdateRZCols(r Vector, a []float64, q, d Vector, rr, rz []float64)
-	// UpdateXPCols is PCG's step to the next iterate and direction, in one
-	// pass: x[:,c] += a[c]*p[:,c], then p[:,c] = z[:,c] + b[c]*p[:,c], where
-	// z[i,c] = d[i]*r[i,c] for a diagonal preconditioner d and z = r when d
-	// is nil (r then holds the preconditioned residual).
-	UpdateXPCols(x Vector, a []float64, p, d, r Vector, b []float64)
-
 	// Sync waits for all queued work and returns the first error.
 	Sync() error
 	// Err returns the first error seen so far without waiting.

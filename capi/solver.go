@@ -9,8 +9,6 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/fsai-dist/fsai-dist/gpu"
-	"github.com/fsai-dist/fsai-dist/pcg"
 	"github.com/fsai-dist/fsai-dist/solver"
 )
 
@@ -145,7 +143,7 @@ func fsai_matrix_free(m C.int64_t) C.int {
 }
 
 // fsai_solver_create sets up a solver for matrix m: preconditioner prec
-// ("afsai", "fsai", "jacobi", "none"; NULL: afsai), tolerance tol on
+// (one of solver.Precs: "afsai", "fsai", "jacobi", "none"; NULL: afsai), tolerance tol on
 // ||b - A x||/||b|| (0: 1e-8), iteration limit maxit (0: 10000), backend
 // ("auto", "cpu", "cuda"; NULL: auto). Collective. A matrix the set-up
 // refuses is bad input (FSAI_ERR_INPUT where found, FSAI_ERR_PEER
@@ -173,8 +171,7 @@ func fsai_solver_create(m C.int64_t, prec *C.char, tol C.double, maxit C.int, ba
 			opt.Backend = C.GoString(backend)
 		}
 		s, err := solver.New(A, nil, opt)
-		var dev *gpu.Error
-		if errors.As(err, &dev) {
+		if solver.IsDeviceError(err) {
 			return failure(err)
 		}
 		if err != nil {
@@ -294,7 +291,7 @@ func fsai_solve_many(s C.int64_t, k C.int, b *C.double, x *C.double, iterations 
 
 // notConverged is the FSAI_NOT_CONVERGED error of a solve (of a column,
 // when what names it) that stopped before the tolerance.
-func notConverged(what string, r pcg.Result) error {
+func notConverged(what string, r solver.Result) error {
 	return codedError{codeNotConverged, fmt.Errorf("fsai: %snot converged: %s after %d iterations (relres %.3g) %s",
 		what, r.Reason, r.Iterations, r.RelRes, r.Detail)}
 }

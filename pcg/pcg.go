@@ -1,6 +1,9 @@
 // Package pcg solves distributed SPD systems A x = b by the preconditioned
-// conjugate gradient method. It is written once against the backend
-// interface: the same code runs on CPUs and GPUs.
+// conjugate gradient method, one Krylov method over package krylov's
+// contract (operator, preconditioner, options, result, stop rule). It is
+// written once against the backend interface: the same code runs on CPUs
+// and GPUs, with fused vector updates where the backend offers them
+// (Fused).
 package pcg
 
 import (
@@ -10,120 +13,68 @@ import (
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/krylov"
+	"github.com/fsai-dist/fsai-dist/precond"
 )
 
-// Preconditioner applies z = M^{-1} r for an approximate inverse M^{-1} of A
-// that is symmetric positive definite. It is set up once (by its
-// constructor) and applied many times.
-type Preconditioner interface {
-	Name() string
-	Apply(z, r *ddmat.Dense) error
-	Free()
-}
+// The contract PCG shares with every Krylov method lives in package krylov;
+// these aliases keep its names under pcg for the programs that use them
+// (the same types, not copies).
+type (
+	Preconditioner = krylov.Preconditioner
+	Diagonal       = krylov.Diagonal
+	Reason         = krylov.Reason
+	Options        = krylov.Options
+	Result         = krylov.Result
+	Monitor        = krylov.Monitor
+	// None and Jacobi are package precond's.
+	None   = precond.None
+	Jacobi = precond.Jacobi
+)
 
-// Diagonal is a preconditioner that scales by a vector (Jacobi). PCG fuses
-// its application into the update of r and into the next direction's, and
-// stores z = M r only once, at the start.
-type Diagonal interface {
-	Preconditioner
-	Scaling() backend.Vector
-}
-
-// Reason says why a solve stopped. The values are part of fsai-dist's
-// report: new ones may be added, existing ones never change.
-type Reason string
-
+// The stop reasons and constants of package krylov, under pcg.
 const (
-	Converged     Reason = "converged"
-	MaxIterations Reason = "max_iterations"
-	// Breakdown: p'Ap <= 0 or r'z <= 0; the matrix or the preconditioner is
-	// not positive definite.
-	Breakdown Reason = "breakdown"
-	// NaN: a NaN or infinite value appeared in the iteration (||b||, the
-	// residual, r'z or p'Ap): overflow, or NaN from the preconditioner.
-	NaN Reason = "nan"
-	// Stagnation: the residual has not reached a new low for as many
-	// iterations as it took to reach its last one, and for at least
-	// Options.Stagnation (see StagnationFactor); off by default
-	// (DefaultStagnation).
-	Stagnation Reason = "stagnation"
-	// Interrupted: Options.Stop asked the solve to stop.
-	Interrupted Reason = "interrupted"
+	Converged         = krylov.Converged
+	MaxIterations     = krylov.MaxIterations
+	Breakdown         = krylov.Breakdown
+	NaN               = krylov.NaN
+	Stagnation        = krylov.Stagnation
+	Interrupted       = krylov.Interrupted
+	StagnationFactor  = krylov.StagnationFactor
+	DefaultStagnation = krylov.DefaultStagnation
 )
 
-// StagnationFactor defines a new low of the residual for the stagnation
-// test: a relative residual at most this factor times the lowest one before.
-//
-// The residual norm of CG is not monotone: on hard problems it plateaus for
-// hundreds or thousands of iterations and then falls again (plain CG on
-// diffusion:20 does so for 1320 iterations, 24000 iterations into the
-// solve). A plateau that has lasted as long as the whole solve before it,
-// though, is stagnation: the second half of the iterations gained nothing.
-// That is the test, with Options.Stagnation as the shortest window, which
-// matters early in a solve.
-const StagnationFactor = 0.999
+// NewMonitor is krylov.NewMonitor.
+func NewMonitor(opt Options, relres0 float64) Monitor { return krylov.NewMonitor(opt, relres0) }
 
-// Options control a solve.
-type Options struct {
-	// Tol: converged when the true ||b - A x||/||b|| <= Tol (Monitor).
-	Tol   float64
-	MaxIt int
-	// Stagnation, when positive, stops the solve with reason Stagnation
-	// once max(Stagnation, k) iterations have passed without a new low of
-	// the recurrence's relative residual (at most StagnationFactor times the
-	// lowest earlier value), k being the iteration of the last new low: the
-	// latter half of the iterations made no progress. A residual
-	// replacement restarts the test. DefaultStagnation (0) is off.
-	Stagnation int
-	// Stop, when set, is called on every rank once per iteration; when it
-	// returns true on any rank, all ranks stop after the same iteration with
-	// reason Interrupted, x holding that iteration's iterate. The answers
-	// travel in the iteration's one Allreduce, so the check sends no
-	// message of its own. It should be cheap, like reading a flag that a
-	// signal handler sets.
-	Stop func() bool
-	// Progress, when set, is called after each iteration with the relative
-	// residual of the recurrence (with several right-hand sides, the largest
-	// of the columns still running).
-	Progress func(iter int, relres float64)
-}
+// NewJacobi is precond.NewJacobi.
+func NewJacobi(A *dsmat.Matrix, be backend.Backend) (*Jacobi, error) { return precond.NewJacobi(A, be) }
 
-// stopFlag is this rank's vote to stop: 1 to stop, 0 to go on.
-func (o *Options) stopFlag() float64 {
-	if o.Stop != nil && o.Stop() {
-		return 1
-	}
-	return 0
-}
-
-// Result reports how a solve ended.
-type Result struct {
-	Converged  bool
-	Reason     Reason
-	Detail     string // why the solve stopped, for every reason but Converged
-	Iterations int
-	// RelRes is the true relative residual ||b - A x||/||b||, recomputed
-	// from x at the end, not the recurrence's estimate. Converged implies
-	// RelRes <= Options.Tol.
-	RelRes float64
-	// RecurrenceRelRes is the estimate the iteration ended with: the
-	// recurrence's relative residual, or the true one where a residual
-	// replacement put it in its place.
-	RecurrenceRelRes float64
-	// Replacements counts the residual replacements: the times the
-	// recurrence met the tolerance and the true residual did not.
-	Replacements int
-	// History is the recurrence's ||r||/||b||, from iteration 0 (the true
-	// residual of the initial guess); after a replacement the recurrence
-	// goes on from the true residual.
-	History []float64
+// Fused is the optional interface of a backend that runs PCG's vector
+// updates as fused kernels: one pass over the vectors instead of two or
+// three. The cpu and gpu backends implement it; PCG asks for it and, on a
+// backend without it, runs the same updates from the backend's block
+// operations (AxpbyCols, MulCols, DotPairCols), which give the same
+// iterates up to rounding.
+type Fused interface {
+	// UpdateRZCols is PCG's residual update with a diagonal preconditioner
+	// d (one for every column): r[:,c] -= a[c]*q[:,c], with rr[c] and
+	// rz[c] set to the local r'r and r'z of column c after it, z[i,c] =
+	// d[i]*r[i,c]. z itself is not stored: UpdateXPCols forms it where the
+	// next direction needs it, so a Jacobi step reads r once less.
+	UpdateRZCols(r backend.Vector, a []float64, q, d backend.Vector, rr, rz []float64)
+	// UpdateXPCols is PCG's step to the next iterate and direction, in one
+	// pass: x[:,c] += a[c]*p[:,c], then p[:,c] = z[:,c] + b[c]*p[:,c], where
+	// z[i,c] = d[i]*r[i,c] for a diagonal preconditioner d and z = r when
+	// d is nil (r then holds the preconditioned residual).
+	UpdateXPCols(x backend.Vector, a []float64, p, d, r backend.Vector, b []float64)
 }
 
 // Solve runs PCG on A x = b from the initial guess in x and leaves the
 // iterate in x. An error means the machinery failed (communication, device);
 // a solve that does not converge is reported in Result. It allocates its
 // work vectors for the one solve; a Workspace keeps them for many.
-func Solve(A *dsmat.Operator, M Preconditioner, b, x *ddmat.Dense, opt Options) (Result, error) {
+func Solve(A krylov.Operator, M Preconditioner, b, x *ddmat.Dense, opt Options) (Result, error) {
 	res, err := SolveBlock(A, M, b, x, opt)
 	if err != nil {
 		return Result{}, err
@@ -136,7 +87,7 @@ func Solve(A *dsmat.Operator, M Preconditioner, b, x *ddmat.Dense, opt Options) 
 // Allreduce per iteration serve every column. Each column runs its own CG
 // recurrence and stops on its own; the others go on. It returns one Result
 // per column.
-func SolveBlock(A *dsmat.Operator, M Preconditioner, b, x *ddmat.Dense, opt Options) ([]Result, error) {
+func SolveBlock(A krylov.Operator, M Preconditioner, b, x *ddmat.Dense, opt Options) ([]Result, error) {
 	w, err := NewWorkspace(A, b)
 	if err != nil {
 		return nil, err
@@ -149,13 +100,15 @@ func SolveBlock(A *dsmat.Operator, M Preconditioner, b, x *ddmat.Dense, opt Opti
 // number of right-hand sides, so that a simulation solving many systems
 // allocates nothing per solve.
 type Workspace struct {
-	A          *dsmat.Operator
+	A          krylov.Operator
 	r, z, p, q *ddmat.Dense
+	fused      Fused // the backend's fused updates; nil: none
 }
 
 // NewWorkspace allocates the work vectors for A, shaped like b.
-func NewWorkspace(A *dsmat.Operator, b *ddmat.Dense) (*Workspace, error) {
+func NewWorkspace(A krylov.Operator, b *ddmat.Dense) (*Workspace, error) {
 	s := &Workspace{A: A}
+	s.fused, _ = b.BE.(Fused)
 	for _, v := range []**ddmat.Dense{&s.r, &s.z, &s.p, &s.q} {
 		d, err := ddmat.New(b.Comm, b.BE, b.Rows, b.Cols)
 		if err != nil {
@@ -224,7 +177,7 @@ func scales(bnorm []float64) []float64 {
 	s := make([]float64, len(bnorm))
 	for c, v := range bnorm {
 		s[c] = 1
-		if _, e := math.Frexp(v); finite(v) && v > 0 && (e < -63 || e > 65) {
+		if _, e := math.Frexp(v); krylov.Finite(v) && v > 0 && (e < -63 || e > 65) {
 			s[c] = math.Ldexp(1, min(-e, 1022)) // 2^1023 is the largest power of two
 		}
 	}
@@ -260,7 +213,7 @@ func (c *column) check(it int, stop float64) {
 		return
 	}
 	switch {
-	case !finite(c.rz):
+	case !krylov.Finite(c.rz):
 		c.Stop(NaN, "r'z = %v at iteration %d: the preconditioner produced NaN or Inf", c.rz, it-1)
 	case !(c.rz > 0):
 		c.Stop(Breakdown, "r'z = %.3g at iteration %d: the preconditioner is not positive definite", c.rz, it-1)
@@ -299,7 +252,7 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm, scale []floa
 			fixed.zero(c)
 			*col = column{Monitor: NewMonitor(opt, 0)}
 			col.Converged, col.Reason = true, Converged
-		case !finite(bnorm[c]):
+		case !krylov.Finite(bnorm[c]):
 			col.Monitor = NewMonitor(opt, math.NaN())
 			col.Stop(NaN, "||b|| = %v: the right-hand side holds NaN or Inf", bnorm[c])
 			fixed.keep(c)
@@ -315,13 +268,13 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm, scale []floa
 	}
 	local := make([]float64, k+1)
 	ddmat.LocalDots(r, z, local[:k])
-	local[k] = opt.stopFlag()
+	local[k] = opt.StopVote()
 	sums, err := ddmat.Sum(comm, local...)
 	if err != nil {
 		return nil, err
 	}
 	for c := range cols {
-		if col := &cols[c]; col.bnorm != 0 && finite(col.bnorm) {
+		if col := &cols[c]; col.bnorm != 0 && krylov.Finite(col.bnorm) {
 			col.Monitor = NewMonitor(opt, rnorm[c]/col.bnorm)
 			col.rz = sums[c]
 		}
@@ -363,7 +316,7 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm, scale []floa
 			alpha[c] = 0
 			switch {
 			case !col.Active():
-			case !finite(pq[c]):
+			case !krylov.Finite(pq[c]):
 				col.Stop(NaN, "p'Ap = %v at iteration %d: overflow or NaN in the matrix product", pq[c], it)
 				fixed.keep(c)
 			case !(pq[c] > 0):
@@ -384,7 +337,7 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm, scale []floa
 		}
 		copy(local, rr)
 		copy(local[k:], rz)
-		local[2*k] = opt.stopFlag()
+		local[2*k] = opt.StopVote()
 		sums, err := ddmat.Sum(comm, local...)
 		if err == nil {
 			err = be.Err()
@@ -408,7 +361,7 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm, scale []floa
 		if opt.Progress != nil {
 			opt.Progress(it, worst)
 		}
-		s.step(M, x, alpha, beta)
+		s.step(M, x, alpha, beta, ones)
 	}
 }
 
@@ -490,33 +443,38 @@ func (s *Workspace) confirm(M Preconditioner, b, x *ddmat.Dense, cols []column, 
 }
 
 // updateResidual is r -= alpha q and z = M r, leaving the local r'r and
-// r'z of every column in rr and rz (negAlpha is -alpha, ones all ones). A
-// diagonal preconditioner is fused into the update, and z is not stored
-// (step forms it); with another, r'r and r'z are reduced together after
-// it, so that the update waits for the device once.
+// r'z of every column in rr and rz (negAlpha is -alpha, ones all ones). On
+// a Fused backend a diagonal preconditioner is fused into the update, and z
+// is not stored (step forms it); otherwise r'r and r'z are reduced
+// together after M, so that the update waits for the device once.
 func (s *Workspace) updateResidual(M Preconditioner, alpha, negAlpha, ones, rr, rz []float64) error {
-	be, r, z, q := s.r.BE, s.r, s.z, s.q
-	if d, ok := M.(Diagonal); ok {
-		be.UpdateRZCols(r.V, alpha, q.V, d.Scaling(), rr, rz)
+	r, z, q := s.r, s.z, s.q
+	if d, ok := M.(Diagonal); ok && s.fused != nil {
+		s.fused.UpdateRZCols(r.V, alpha, q.V, d.Scaling(), rr, rz)
 		return nil
 	}
 	ddmat.AxpbyCols(r, negAlpha, q, ones)
 	if err := M.Apply(z, r); err != nil {
 		return err
 	}
-	be.DotPairCols(r.V, r.V, z.V, rr, rz)
+	r.BE.DotPairCols(r.V, r.V, z.V, rr, rz)
 	return nil
 }
 
-// step moves x and p on in one pass: x += alpha p with the direction of
-// this iteration, then p = z + beta p, z = M r (formed from r for a
-// diagonal preconditioner).
-func (s *Workspace) step(M Preconditioner, x *ddmat.Dense, alpha, beta []float64) {
-	if d, ok := M.(Diagonal); ok {
-		x.BE.UpdateXPCols(x.V, alpha, s.p.V, d.Scaling(), s.r.V, beta)
-		return
+// step moves x and p on: x += alpha p with the direction of this
+// iteration, then p = z + beta p, z = M r (formed from r for a diagonal
+// preconditioner on a Fused backend). A Fused backend does both in one
+// pass; otherwise they are two block updates (ones is all ones).
+func (s *Workspace) step(M Preconditioner, x *ddmat.Dense, alpha, beta, ones []float64) {
+	switch d, diagonal := M.(Diagonal); {
+	case s.fused != nil && diagonal:
+		s.fused.UpdateXPCols(x.V, alpha, s.p.V, d.Scaling(), s.r.V, beta)
+	case s.fused != nil:
+		s.fused.UpdateXPCols(x.V, alpha, s.p.V, nil, s.z.V, beta)
+	default:
+		ddmat.AxpbyCols(x, alpha, s.p, ones)
+		ddmat.AxpbyCols(s.p, ones, s.z, beta)
 	}
-	x.BE.UpdateXPCols(x.V, alpha, s.p.V, nil, s.z.V, beta)
 }
 
 func anyActive(cols []column) bool {

@@ -11,8 +11,15 @@ import (
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
-// backends lists the names OpenBackend accepts.
-var backends = []string{"auto", "cpu", "cuda"}
+// backends maps a backend name to what opens it for a rank: the CPU with
+// o.Threads goroutines, or the GPU of the rank's node-local rank among
+// nodeSize ranks on its node. "auto" opens "cuda" where the rank finds a
+// GPU, else "cpu" (OpenBackend).
+var backends = map[string]func(o BackendOptions, nodeRank, nodeSize int) (backend.Backend, error){
+	"auto": nil,
+	"cpu":  func(o BackendOptions, _, _ int) (backend.Backend, error) { return cpu.New(cpuThreads(o.Threads)), nil },
+	"cuda": openCUDA,
+}
 
 // BackendOptions choose the backend of a rank.
 type BackendOptions struct {
@@ -58,27 +65,30 @@ func OpenBackend(c *comm.Comm, o BackendOptions) (be backend.Backend, why string
 			name, why = "cpu", "no GPU found"
 		}
 	}
-	switch name {
-	case "cpu":
-		return cpu.New(cpuThreads(o.Threads)), why, nil
-	case "cuda":
-		dev, err := gpu.DeviceFor(nodeRank, o.ShareGPU)
-		if err != nil {
-			return nil, "", err
-		}
-		count, err := gpu.Available()
-		if err != nil {
-			return nil, "", err
-		}
-		be, err := gpu.Open(dev)
-		if err != nil {
-			return nil, "", err
-		}
-		be.SetPeers(!o.HostHalos)
-		be.KeepSpare(nodeSize <= count)
-		return be, "", nil
+	if open := backends[name]; open != nil {
+		be, err := open(o, nodeRank, nodeSize)
+		return be, why, err
 	}
-	return nil, "", fmt.Errorf("backend %q is not one of %v", o.Name, backends)
+	return nil, "", fmt.Errorf("backend %q is not one of %v", o.Name, Backends)
+}
+
+// openCUDA opens the GPU of node-local rank nodeRank.
+func openCUDA(o BackendOptions, nodeRank, nodeSize int) (backend.Backend, error) {
+	dev, err := gpu.DeviceFor(nodeRank, o.ShareGPU)
+	if err != nil {
+		return nil, err
+	}
+	count, err := gpu.Available()
+	if err != nil {
+		return nil, err
+	}
+	be, err := gpu.Open(dev)
+	if err != nil {
+		return nil, err
+	}
+	be.SetPeers(!o.HostHalos)
+	be.KeepSpare(nodeSize <= count)
+	return be, nil
 }
 
 // cpuThreads resolves BackendOptions.Threads: 0 takes GOMAXPROCS, which

@@ -50,6 +50,16 @@
 // its values (SetValues, UpdateValues), which they share. After Free every
 // call returns ErrFreed.
 //
+// # Composition
+//
+// Package solver is where names meet packages: its registries map the
+// names of Options.Method (Methods), Options.Prec (Precs) and
+// Options.Backend (Backends) to the packages that implement them, and the
+// command line and the C API take their names from there. Bind, Vectors,
+// SetUp and SolveVectors are New and SolveMany in stages, on the device
+// blocks, for callers that fill the right-hand sides on the device or
+// time the stages (the command line).
+//
 // The communicator is comm.World() after comm.Init in a Go program; a C or
 // Fortran program passes its own through the C API (directory capi), whose
 // functions are these.

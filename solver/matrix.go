@@ -23,7 +23,8 @@ type Matrix struct {
 	perm []int
 	// diag holds, for each row, the caller's index of its diagonal entry,
 	// -1 where the row has none
-	diag []int
+	diag     []int
+	localNNZ int
 }
 
 // NewMatrix builds a distributed n x n matrix from this rank's rows, in CSR
@@ -53,6 +54,19 @@ func NewMatrix(c *comm.Comm, n, first int64, rowPtr, cols []int64, vals []float6
 	return m, nil
 }
 
+// NewMatrixRows makes a Matrix of the stripes of part, rows being this
+// rank's, as the file readers and the generated problems give them. It
+// keeps no copy of rows (the matrix's blocks hold the values), so the
+// values are fixed: SetValues and UpdateValues refuse the Matrix. NewMatrix
+// makes one whose values change. Collective over c.
+func NewMatrixRows(c *comm.Comm, part dsmat.Partition, rows *dsmat.Rows) (*Matrix, error) {
+	a, err := dsmat.New(c, part, rows)
+	if err != nil {
+		return nil, fmt.Errorf("solver: %w", err)
+	}
+	return &Matrix{a: a, localNNZ: len(rows.Val)}, nil
+}
+
 // newStripe checks the caller's rows and copies them into a stripe with
 // sorted columns.
 func newStripe(n, first int64, rowPtr, cols []int64, vals []float64) (*Matrix, error) {
@@ -70,7 +84,7 @@ func newStripe(n, first int64, rowPtr, cols []int64, vals []float64) (*Matrix, e
 	}
 	rows := &dsmat.Rows{N: n, First: first, RowPtr: slices.Clone(rowPtr),
 		Col: make([]int64, len(cols)), Val: make([]float64, len(vals))}
-	m := &Matrix{rows: rows}
+	m := &Matrix{rows: rows, localNNZ: len(vals)}
 	var order []int // scratch: one row's entries in column order
 	for i := range count {
 		lo, hi := rowPtr[i], rowPtr[i+1]
@@ -134,8 +148,12 @@ func (m *Matrix) findDiagonal() {
 func (m *Matrix) valid() bool { return m != nil && m.a != nil }
 
 // checkValues checks the caller's values (in the order given to NewMatrix):
-// one per entry of the stripe, all finite.
+// one per entry of the stripe, all finite, for a matrix whose values may
+// change.
 func (m *Matrix) checkValues(vals []float64) error {
+	if m.rows == nil {
+		return errors.New("solver: the matrix was made by NewMatrixRows: its values are fixed")
+	}
 	if len(vals) != len(m.rows.Val) {
 		return fmt.Errorf("solver: %d values for a stripe of %d entries", len(vals), len(m.rows.Val))
 	}
@@ -235,7 +253,7 @@ func (m *Matrix) LocalRows() int { return m.a.LocalRows() }
 
 // LocalNNZ is the number of entries this rank holds: the length of the value
 // slices SetValues and UpdateValues take on it.
-func (m *Matrix) LocalNNZ() int { return len(m.rows.Val) }
+func (m *Matrix) LocalNNZ() int { return m.localNNZ }
 
 // Comm is the matrix's communicator.
 func (m *Matrix) Comm() *comm.Comm { return m.a.Comm }

@@ -6,49 +6,71 @@ import (
 	"slices"
 
 	"github.com/fsai-dist/fsai-dist/afsai"
+	"github.com/fsai-dist/fsai-dist/krylov"
 )
 
-// Precs lists the preconditioners Options.Prec names.
-var Precs = []string{"afsai", "fsai", "jacobi", "none"}
-
 // Options configure a Solver. A zero field takes its default, so the zero
-// Options are DefaultOptions.
+// Options are DefaultOptions (New; Bind takes the options as given).
 type Options struct {
-	// Prec is the preconditioner: "afsai" (adaptive FSAI, the default),
-	// "fsai" (static FSAI), "jacobi" or "none".
+	// Method is the Krylov method (Methods): "cg", preconditioned
+	// conjugate gradients, the default.
+	Method string
+	// Prec is the preconditioner (Precs): "afsai" (adaptive FSAI, the
+	// default), "fsai" (static FSAI), "jacobi" or "none".
 	Prec string
-	// FSAI configures afsai and fsai (its Static field is set from Prec);
-	// a zero Power means afsai.DefaultConfig().
-	FSAI afsai.Config
+	// FSAI configures afsai and fsai (its Static field is set from Prec,
+	// its Wide from Wide); a zero Power means afsai.DefaultConfig().
+	FSAI FSAIConfig
 	// Tol is the relative residual ||b - A x||/||b|| to stop at (1e-8).
 	Tol float64
 	// MaxIt is the iteration limit (10000).
 	MaxIt int
-	// Backend is what New opens when it is given no backend: "auto" (CUDA
-	// when the rank finds a GPU, else the CPU; the default), "cpu" or
-	// "cuda".
+	// Stagnation, when positive, stops a solve whose residual has made no
+	// progress (krylov.Options.Stagnation); 0, the default, never.
+	Stagnation int
+	// Stop, when set, is asked once per iteration on every rank whether to
+	// stop: when it says so on any rank, the solve ends after that
+	// iteration with reason interrupted (krylov.Options.Stop).
+	Stop func() bool
+	// Progress, when set, is called after each iteration with the
+	// recurrence's relative residual (krylov.Options.Progress).
+	Progress func(iter int, relres float64)
+	// Wide keeps A's values, and G's and G''s under an FSAI application
+	// in double precision, in float64 even where they are all float32
+	// numbers; by default such blocks are stored in float32 (the same
+	// values exactly, half the bytes; dsmat.Matrix.Bind).
+	Wide bool
+	// Backend is what New opens when it is given no backend (Backends):
+	// "auto" (CUDA when the rank finds a GPU, else the CPU; the default),
+	// "cpu" or "cuda".
 	Backend string
 	// Threads is the CPU backend's threads per rank; 0 shares the node's
 	// cores among the ranks on it.
 	Threads int
+	// ShareGPU and HostHalos are BackendOptions' for the backend New
+	// opens.
+	ShareGPU, HostHalos bool
 }
 
-// DefaultOptions are aFSAI with afsai.DefaultConfig, tolerance 1e-8, at most
-// 10000 iterations, backend auto.
+// DefaultOptions are CG with aFSAI (afsai.DefaultConfig), tolerance 1e-8,
+// at most 10000 iterations, no stagnation test, backend auto.
 func DefaultOptions() Options {
-	return Options{Prec: "afsai", FSAI: afsai.DefaultConfig(), Tol: 1e-8, MaxIt: 10000, Backend: "auto"}
+	return Options{Method: "cg", Prec: "afsai", FSAI: afsai.DefaultConfig(), Tol: 1e-8, MaxIt: 10000,
+		Stagnation: krylov.DefaultStagnation, Backend: "auto"}
 }
 
-// withDefaults fills the zero fields and checks the others.
-func (o Options) withDefaults() (Options, error) {
+// withDefaults fills the zero fields.
+func (o Options) withDefaults() Options {
 	def := DefaultOptions()
+	if o.Method == "" {
+		o.Method = def.Method
+	}
 	if o.Prec == "" {
 		o.Prec = def.Prec
 	}
 	if o.FSAI.Power == 0 {
 		o.FSAI = def.FSAI
 	}
-	o.FSAI.Static = o.Prec == "fsai"
 	if o.Tol == 0 {
 		o.Tol = def.Tol
 	}
@@ -58,15 +80,37 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Backend == "" {
 		o.Backend = def.Backend
 	}
+	return o
+}
+
+// check checks the options and sets the FSAI configuration's Static and
+// Wide from Prec and Wide.
+func (o Options) check() (Options, error) {
+	o.FSAI.Static = o.Prec == "fsai"
+	o.FSAI.Wide = o.Wide
 	switch {
-	case !slices.Contains(Precs, o.Prec):
+	case methods[o.Method] == nil:
+		return o, fmt.Errorf("solver: method %q is not one of %v", o.Method, Methods)
+	case precs[o.Prec] == nil:
 		return o, fmt.Errorf("solver: preconditioner %q is not one of %v", o.Prec, Precs)
 	case !(o.Tol > 0 && o.Tol < 1) || math.IsInf(o.Tol, 0):
 		return o, fmt.Errorf("solver: tolerance %g is not in (0,1)", o.Tol)
 	case o.MaxIt < 0:
 		return o, fmt.Errorf("solver: iteration limit %d is negative", o.MaxIt)
-	case !slices.Contains(backends, o.Backend):
-		return o, fmt.Errorf("solver: backend %q is not one of %v", o.Backend, backends)
+	case o.Stagnation < 0:
+		return o, fmt.Errorf("solver: stagnation window %d is negative", o.Stagnation)
+	case !slices.Contains(Backends, o.Backend):
+		return o, fmt.Errorf("solver: backend %q is not one of %v", o.Backend, Backends)
 	}
 	return o, nil
+}
+
+// krylov returns the options of one solve.
+func (o Options) krylov() krylov.Options {
+	return krylov.Options{Tol: o.Tol, MaxIt: o.MaxIt, Stagnation: o.Stagnation, Stop: o.Stop, Progress: o.Progress}
+}
+
+// BackendOptions are the options of the backend New opens.
+func (o Options) BackendOptions() BackendOptions {
+	return BackendOptions{Name: o.Backend, Threads: o.Threads, ShareGPU: o.ShareGPU, HostHalos: o.HostHalos}
 }

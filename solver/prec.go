@@ -2,23 +2,16 @@ package solver
 
 import (
 	"github.com/fsai-dist/fsai-dist/afsai"
-	"github.com/fsai-dist/fsai-dist/pcg"
+	"github.com/fsai-dist/fsai-dist/krylov"
+	"github.com/fsai-dist/fsai-dist/precond"
 )
 
-// newPrec sets up the preconditioner Options.Prec names on the matrix's
-// current values. On an error it returns a nil Preconditioner (not an
-// interface holding a nil pointer, which Free would call). Collective.
-func (s *Solver) newPrec() (pcg.Preconditioner, error) {
-	var (
-		p   pcg.Preconditioner = pcg.None{}
-		err error
-	)
-	switch s.opt.Prec {
-	case "afsai", "fsai":
-		p, err = afsai.NewFor(s.op, s.opt.FSAI)
-	case "jacobi":
-		p, err = pcg.NewJacobi(s.m.a, s.be)
-	}
+// newPrec sets up the preconditioner Options.Prec names (the registry
+// precs) on the matrix's current values. On an error it returns a nil
+// Preconditioner (not an interface holding a nil pointer, which Free would
+// call). Collective.
+func (s *Solver) newPrec() (krylov.Preconditioner, error) {
+	p, err := precs[s.opt.Prec](s.op, s.opt)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +19,8 @@ func (s *Solver) newPrec() (pcg.Preconditioner, error) {
 }
 
 // updatePrec recomputes the preconditioner's values for the matrix's
-// current values on its pattern. Collective.
+// current values: an FSAI preconditioner on its pattern (afsai.Updater),
+// none not at all, any other by a new set-up. Collective.
 func (s *Solver) updatePrec() error {
 	switch p := s.prec.(type) {
 	case *afsai.Preconditioner:
@@ -34,8 +28,8 @@ func (s *Solver) updatePrec() error {
 			s.updater = afsai.NewUpdater(p, s.m.a, s.opt.FSAI)
 		}
 		return s.updater.Update()
-	case *pcg.Jacobi:
-		return s.rebuild() // a new diagonal: nothing to keep
+	case precond.None:
+		return nil
 	}
-	return nil
+	return s.rebuild()
 }

@@ -10,10 +10,11 @@ import (
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
-	"github.com/fsai-dist/fsai-dist/pcg"
+	"github.com/fsai-dist/fsai-dist/krylov"
 )
 
-// Solver solves A x = b by PCG for a Matrix A, keeping everything it set up
+// Solver solves A x = b by a Krylov method (Options.Method) with a
+// preconditioner (Options.Prec) for a Matrix A, keeping everything it set up
 // (the matrix and the preconditioner on the backend, the halo plans, the
 // device vectors) from one solve to the next.
 //
@@ -35,14 +36,18 @@ type parts struct {
 	be    backend.Backend
 	ownBE bool // New opened be and Free closes it
 	op    *dsmat.Operator
-	prec  pcg.Preconditioner
+	prec  krylov.Preconditioner
 	b, x  *ddmat.Dense
-	ws    *pcg.Workspace // PCG's vectors, kept across solves
+	ws    Method // the method's vectors, kept across solves
 	// updater keeps what UpdateValues reuses for an FSAI preconditioner;
 	// made by the first UpdateValues, dropped by Rebuild.
 	updater *afsai.Updater
 	many    *block // SolveMany's vectors for its last number of columns
 }
+
+// Result reports how a solve ended (package krylov's type, which every
+// Krylov method returns; pcg.Result names the same type).
+type Result = krylov.Result
 
 // ErrBusy is the error of a call on a Solver that another call, from
 // another goroutine, is running on.
@@ -77,7 +82,7 @@ func (s *Solver) leave() { s.busy.Store(false) }
 type block struct {
 	k     int
 	b, x  *ddmat.Dense
-	ws    *pcg.Workspace
+	ws    Method
 	host  []float64 // pinned: k columns move at the bus's speed
 	unpin func()
 }
@@ -98,28 +103,48 @@ func (bl *block) free() {
 
 // New sets up a solver for m on be, or on the backend opt.Backend names
 // when be is nil: it copies m to the backend and computes the
-// preconditioner. Collective over m's communicator. On an error (bad
-// options, a matrix the preconditioner's set-up rejects, a device failure)
-// it releases what it made and returns no solver.
+// preconditioner (Bind, then SetUp). Zero fields of opt take their
+// defaults. Collective over m's communicator. On an error (bad options, a
+// matrix the preconditioner's set-up rejects, a device failure) it releases
+// what it made and returns no solver.
 func New(m *Matrix, be backend.Backend, opt Options) (*Solver, error) {
+	s, err := Bind(m, be, opt.withDefaults())
+	if err != nil {
+		return nil, err
+	}
+	if s.prec, err = s.newPrec(); err != nil {
+		s.release()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Bind is the first half of New, for callers that time the stages or
+// fill the solver's vectors (Vectors) before the preconditioner is set up,
+// as the command line does: it opens the backend when be is nil, copies m
+// to it and allocates the method's vectors for one right-hand side. opt is
+// taken as given (start from DefaultOptions): a zero MaxIt allows no
+// iteration. SetUp completes the solver. Collective; on an error it
+// releases what it made.
+func Bind(m *Matrix, be backend.Backend, opt Options) (*Solver, error) {
 	if !m.valid() {
 		return nil, errors.New("solver: new: the matrix is nil, or not made by NewMatrix")
 	}
 	c := m.Comm()
-	opt, err := opt.withDefaults()
+	opt, err := opt.check()
 	if err := c.Agree(err); err != nil {
 		return nil, err
 	}
 	s := &Solver{parts: parts{m: m, opt: opt, be: be}}
 	if be == nil {
-		s.be, _, err = OpenBackend(c, BackendOptions{Name: opt.Backend, Threads: opt.Threads})
+		s.be, _, err = OpenBackend(c, opt.BackendOptions())
 		if err != nil {
 			err = fmt.Errorf("solver: open backend: %w", err)
 		}
 		s.ownBE = err == nil
 	}
 	if err == nil {
-		s.op, err = m.a.Bind(s.be, backend.Double)
+		s.op, err = s.bind()
 	}
 	n := m.LocalRows()
 	if err == nil {
@@ -129,17 +154,47 @@ func New(m *Matrix, be backend.Backend, opt Options) (*Solver, error) {
 		s.x, err = ddmat.NewVector(c, s.be, n)
 	}
 	if err == nil {
-		s.ws, err = pcg.NewWorkspace(s.op, s.b)
+		s.ws, err = methods[opt.Method](s.op, s.b)
 	}
 	if err := c.Agree(err); err != nil {
 		s.release()
 		return nil, err
 	}
-	if s.prec, err = s.newPrec(); err != nil {
-		s.release()
-		return nil, err
-	}
 	return s, nil
+}
+
+// bind copies the matrix to the backend, in float32 where its values are
+// float32 numbers unless Options.Wide.
+func (s *Solver) bind() (*dsmat.Operator, error) {
+	if s.opt.Wide {
+		return s.m.a.BindWide(s.be)
+	}
+	return s.m.a.Bind(s.be, backend.Double)
+}
+
+// SetUp sets up the preconditioner of a solver that Bind made. Collective.
+func (s *Solver) SetUp() error {
+	if err := s.enter("set up"); err != nil {
+		return err
+	}
+	defer s.leave()
+	var err error
+	if s.prec != nil {
+		err = errors.New("solver: set up: the preconditioner is set up (Rebuild sets it up anew)")
+	}
+	if err := s.m.Comm().Agree(err); err != nil {
+		return err
+	}
+	s.prec, err = s.newPrec()
+	return err
+}
+
+// ready refuses a solve before SetUp.
+func (s *Solver) ready(what string) error {
+	if s.prec == nil {
+		return fmt.Errorf("solver: %s: no preconditioner: Bind needs SetUp", what)
+	}
+	return nil
 }
 
 // Solve solves A x = b for this rank's rows of b and x (LocalRows entries
@@ -152,9 +207,9 @@ func New(m *Matrix, be backend.Backend, opt Options) (*Solver, error) {
 // step. Any other error means the machinery failed (MPI, device), after
 // which the ranks may be out of step and the program should abort.
 // Collective.
-func (s *Solver) Solve(b, x []float64) (pcg.Result, error) {
+func (s *Solver) Solve(b, x []float64) (Result, error) {
 	if err := s.enter("solve"); err != nil {
-		return pcg.Result{}, err
+		return Result{}, err
 	}
 	defer s.leave()
 	n := s.m.LocalRows()
@@ -162,22 +217,25 @@ func (s *Solver) Solve(b, x []float64) (pcg.Result, error) {
 	if len(b) != n || len(x) != n {
 		err = fmt.Errorf("solver: solve: b has %d entries and x %d, this rank has %d rows", len(b), len(x), n)
 	}
+	if err == nil {
+		err = s.ready("solve")
+	}
 	if err := s.m.Comm().Agree(err); err != nil {
-		return pcg.Result{}, err
+		return Result{}, err
 	}
 	if err := s.checkFinite(b, x, 1); err != nil {
-		return pcg.Result{}, err
+		return Result{}, err
 	}
 	s.be.Upload(s.b.V, b)
 	s.be.Upload(s.x.V, x)
-	res, err := s.ws.Solve(s.prec, s.b, s.x, pcg.Options{Tol: s.opt.Tol, MaxIt: s.opt.MaxIt, Stagnation: pcg.DefaultStagnation})
+	res, err := s.ws.SolveBlock(s.prec, s.b, s.x, s.opt.krylov())
 	if err == nil {
 		err = s.x.Get(x)
 	}
 	if err != nil {
-		return res, fmt.Errorf("solver: solve: %w", err)
+		return Result{}, fmt.Errorf("solver: solve: %w", err)
 	}
-	return res, nil
+	return res[0], nil
 }
 
 // SolveMany solves A X = B for k right-hand sides at once: one product
@@ -187,7 +245,7 @@ func (s *Solver) Solve(b, x []float64) (pcg.Result, error) {
 // as a Fortran array b(n, k)); x holds the initial guesses and receives the
 // iterates. Every column stops on its own; the Results say how each ended.
 // Collective.
-func (s *Solver) SolveMany(b, x []float64, k int) ([]pcg.Result, error) {
+func (s *Solver) SolveMany(b, x []float64, k int) ([]Result, error) {
 	if err := s.enter("solve many"); err != nil {
 		return nil, err
 	}
@@ -197,6 +255,9 @@ func (s *Solver) SolveMany(b, x []float64, k int) ([]pcg.Result, error) {
 	if k < 1 || len(b) != n*k || len(x) != n*k {
 		err = fmt.Errorf("solver: solve many: b has %d entries and x %d for %d right-hand sides of %d rows on this rank", len(b), len(x), k, n)
 	}
+	if err == nil {
+		err = s.ready("solve many")
+	}
 	if err := s.m.Comm().Agree(err); err != nil {
 		return nil, err
 	}
@@ -204,6 +265,9 @@ func (s *Solver) SolveMany(b, x []float64, k int) ([]pcg.Result, error) {
 		return nil, err
 	}
 	bl, err := s.block(k)
+	if err == nil {
+		err = bl.hostBlock(s.be)
+	}
 	if err := s.m.Comm().Agree(err); err != nil {
 		return nil, err
 	}
@@ -216,7 +280,7 @@ func (s *Solver) SolveMany(b, x []float64, k int) ([]pcg.Result, error) {
 			return nil, fmt.Errorf("solver: solve many: %w", err)
 		}
 	}
-	res, err := bl.ws.SolveBlock(s.prec, bl.b, bl.x, pcg.Options{Tol: s.opt.Tol, MaxIt: s.opt.MaxIt, Stagnation: pcg.DefaultStagnation})
+	res, err := bl.ws.SolveBlock(s.prec, bl.b, bl.x, s.opt.krylov())
 	if err == nil {
 		err = bl.x.Get(bl.host)
 	}
@@ -228,7 +292,7 @@ func (s *Solver) SolveMany(b, x []float64, k int) ([]pcg.Result, error) {
 }
 
 // block returns SolveMany's vectors for k columns, replacing those of
-// another k.
+// another k. Their host block comes with their first SolveMany (hostBlock).
 func (s *Solver) block(k int) (*block, error) {
 	if s.many != nil && s.many.k == k {
 		return s.many, nil
@@ -238,17 +302,14 @@ func (s *Solver) block(k int) (*block, error) {
 		s.many = nil
 	}
 	c, n := s.m.Comm(), s.m.LocalRows()
-	bl := &block{k: k, host: make([]float64, n*k)}
+	bl := &block{k: k}
 	var err error
 	bl.b, err = ddmat.New(c, s.be, n, k)
 	if err == nil {
 		bl.x, err = ddmat.New(c, s.be, n, k)
 	}
 	if err == nil {
-		bl.ws, err = pcg.NewWorkspace(s.op, bl.b)
-	}
-	if err == nil {
-		bl.unpin, err = s.be.Pin(bl.host)
+		bl.ws, err = methods[s.opt.Method](s.op, bl.b)
 	}
 	if err != nil {
 		bl.free()
@@ -256,6 +317,20 @@ func (s *Solver) block(k int) (*block, error) {
 	}
 	s.many = bl
 	return bl, nil
+}
+
+// hostBlock allocates and pins the block's host copy, once.
+func (bl *block) hostBlock(be backend.Backend) error {
+	if bl.host != nil {
+		return nil
+	}
+	host := make([]float64, bl.b.Rows*bl.k)
+	unpin, err := be.Pin(host)
+	if err != nil {
+		return fmt.Errorf("solver: solve many: %w", err)
+	}
+	bl.host, bl.unpin = host, unpin
+	return nil
 }
 
 // interleave turns k columns stored one after the other into the row-major
@@ -358,7 +433,9 @@ func (s *Solver) rebuild() error {
 	if err != nil {
 		return err
 	}
-	s.prec.Free()
+	if s.prec != nil { // nil between Bind and SetUp
+		s.prec.Free()
+	}
 	if s.updater != nil {
 		s.updater.Free()
 	}
@@ -383,8 +460,67 @@ func (s *Solver) Matrix() *Matrix { return s.m }
 func (s *Solver) Backend() backend.Backend { return s.be }
 
 // Preconditioner returns the preconditioner; for afsai and fsai it is an
-// *afsai.Preconditioner, whose Info describes it.
-func (s *Solver) Preconditioner() pcg.Preconditioner { return s.prec }
+// *afsai.Preconditioner, whose Info describes it (FSAIInfo).
+func (s *Solver) Preconditioner() krylov.Preconditioner { return s.prec }
+
+// FSAIInfo describes the set-up of an FSAI preconditioner, and is nil for
+// the others.
+func (s *Solver) FSAIInfo() *FSAIInfo {
+	if p, ok := s.prec.(*afsai.Preconditioner); ok {
+		return &p.Info
+	}
+	return nil
+}
+
+// Operator returns the matrix as bound to the backend: its distributed
+// product, halo links and storage.
+func (s *Solver) Operator() *dsmat.Operator { return s.op }
+
+// Vectors returns the solver's device blocks of k right-hand sides and
+// initial guesses (row-major, n x k), for callers that fill them on the
+// device and solve them with SolveVectors without copying through host
+// slices. The blocks of k > 1 replace those of another k > 1. Collective.
+func (s *Solver) Vectors(k int) (b, x *ddmat.Dense, err error) {
+	if err := s.enter("vectors"); err != nil {
+		return nil, nil, err
+	}
+	defer s.leave()
+	if k == 1 {
+		return s.b, s.x, nil
+	}
+	bl, err := s.block(k)
+	if err := s.m.Comm().Agree(err); err != nil {
+		return nil, nil, err
+	}
+	return bl.b, bl.x, nil
+}
+
+// SolveVectors solves A X = B on the blocks of k columns that Vectors
+// returned, x holding the initial guesses and receiving the iterates; one
+// Result per column. The vectors are not checked for NaN or Inf: a column
+// that holds them stops with reason nan. Collective.
+func (s *Solver) SolveVectors(k int) ([]Result, error) {
+	if err := s.enter("solve vectors"); err != nil {
+		return nil, err
+	}
+	defer s.leave()
+	err := s.ready("solve vectors")
+	if err == nil && k != 1 && (s.many == nil || s.many.k != k) {
+		err = fmt.Errorf("solver: solve vectors: no blocks of %d columns (Vectors)", k)
+	}
+	if err := s.m.Comm().Agree(err); err != nil {
+		return nil, err
+	}
+	ws, b, x := s.ws, s.b, s.x
+	if k != 1 {
+		ws, b, x = s.many.ws, s.many.b, s.many.x
+	}
+	res, err := ws.SolveBlock(s.prec, b, x, s.opt.krylov())
+	if err != nil {
+		return nil, fmt.Errorf("solver: solve: %w", err)
+	}
+	return res, nil
+}
 
 // Free releases the solver's device memory, and its backend if New opened
 // it. The matrix stays usable. Not collective. Every later call on the

@@ -13,10 +13,10 @@ import (
 // openBackend opens the backend -backend names (solver.OpenBackend: one
 // rank per GPU by node-local rank). When auto falls back to the CPU it says
 // why in the log.
-func openBackend(c *comm.Comm, o *options, log *zap.Logger) (backend.Backend, error) {
-	be, why, err := solver.OpenBackend(c, solver.BackendOptions{Name: o.backend, Threads: o.threads, ShareGPU: o.shareGPU, HostHalos: o.hostHalos})
+func openBackend(c *comm.Comm, opt solver.Options, log *zap.Logger) (backend.Backend, error) {
+	be, why, err := solver.OpenBackend(c, opt.BackendOptions())
 	if err != nil {
-		return nil, fmt.Errorf("flag -backend %s: %w", o.backend, err)
+		return nil, fmt.Errorf("flag -backend %s: %w", opt.Backend, err)
 	}
 	if why != "" {
 		log.Info("backend auto: using the CPU", zap.String("why", why))

@@ -23,12 +23,14 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
-	"github.com/fsai-dist/fsai-dist/pcg"
+	"github.com/fsai-dist/fsai-dist/krylov"
+	"github.com/fsai-dist/fsai-dist/solver"
 )
 
 // stderrWait bounds the wait at exit for the queued messages to reach
@@ -49,6 +51,7 @@ type options struct {
 	matrix, problem string
 	rhs, x0         string
 	nrhs            int
+	method          string
 	prec            string
 	tol             float64
 	maxit           int
@@ -81,7 +84,8 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.StringVar(&o.rhs, "rhs", "", "right-hand side, Matrix Market array; several columns are several right-hand sides, solved together (default b = A*1)")
 	fs.IntVar(&o.nrhs, "nrhs", 1, "without -rhs: solve this many right-hand sides together, A*1 and A*u with random u in (0,1]")
 	fs.StringVar(&o.x0, "x0", "", "initial guess, Matrix Market array with a column per right-hand side (default 0)")
-	fs.StringVar(&o.prec, "prec", "afsai", "preconditioner: "+strings.Join(precNames, ", "))
+	fs.StringVar(&o.method, "solver", "cg", "Krylov method: "+strings.Join(solver.Methods, ", ")+" (cg: preconditioned conjugate gradients)")
+	fs.StringVar(&o.prec, "prec", "afsai", "preconditioner: "+strings.Join(solver.Precs, ", "))
 	fs.Float64Var(&o.tol, "tol", 1e-8, "relative residual ||r||/||b|| to stop at")
 	fs.IntVar(&o.maxit, "maxit", 10000, "maximum PCG iterations")
 	fs.StringVar(&o.backend, "backend", "auto", "compute backend: auto (CUDA when a GPU is found, else CPU), cpu, cuda")
@@ -99,7 +103,7 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.BoolVar(&o.verbose, "v", false, "log from every rank, not only rank 0")
 	fs.IntVar(&o.progressEvery, "progress", 50, "log the residual every this many iterations (0: never)")
 	fs.BoolVar(&o.checkSymmetry, "check-symmetry", true, "check that a -matrix is symmetric before solving (one exchange of the halo entries); false skips it")
-	fs.IntVar(&o.stagnation, "stagnation", pcg.DefaultStagnation, "stop when the residual has not fallen 0.1% below its lowest value over the latter half of the iterations, and over at least this many (0, the default: never)")
+	fs.IntVar(&o.stagnation, "stagnation", krylov.DefaultStagnation, "stop when the residual has not fallen 0.1% below its lowest value over the latter half of the iterations, and over at least this many (0, the default: never)")
 	fs.BoolVar(&o.version, "version", false, "print the version (and the commit it was built from) and exit")
 	o.fsai.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -129,14 +133,24 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 		return nil, fmt.Errorf("flag -maxit: %d is negative", o.maxit)
 	case o.stagnation < 0:
 		return nil, fmt.Errorf("flag -stagnation: %d is negative", o.stagnation)
-	case o.backend != "auto" && o.backend != "cpu" && o.backend != "cuda":
-		return nil, fmt.Errorf("flag -backend: %q is not auto, cpu or cuda", o.backend)
+	case !slices.Contains(solver.Backends, o.backend):
+		return nil, fmt.Errorf("flag -backend: %q is not %s", o.backend, orList(solver.Backends))
 	case o.partition != "rows" && o.partition != "nnz":
 		return nil, fmt.Errorf("flag -partition: %q is not rows or nnz", o.partition)
-	case !isPrec(o.prec):
-		return nil, fmt.Errorf("flag -prec: %q is not one of %s", o.prec, strings.Join(precNames, ", "))
+	case !slices.Contains(solver.Methods, o.method):
+		return nil, fmt.Errorf("flag -solver: %q is not %s", o.method, orList(solver.Methods))
+	case !slices.Contains(solver.Precs, o.prec):
+		return nil, fmt.Errorf("flag -prec: %q is not one of %s", o.prec, strings.Join(solver.Precs, ", "))
 	}
 	return o, o.fsai.check(fs)
+}
+
+// orList writes names as "a, b or c".
+func orList(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 func main() { os.Exit(run(os.Args[1:])) }

@@ -3,21 +3,21 @@ package main
 import (
 	"fmt"
 
-	"github.com/fsai-dist/fsai-dist/pcg"
+	"github.com/fsai-dist/fsai-dist/krylov"
 )
 
 // usable reports whether the iterate of a solve that ended for reason is
 // worth writing to -out: the solution, or an approximation to resume from
 // with -x0. After a breakdown or NaN it is not.
-func usable(reason pcg.Reason) bool {
-	return reason != pcg.Breakdown && reason != pcg.NaN
+func usable(reason krylov.Reason) bool {
+	return reason != krylov.Breakdown && reason != krylov.NaN
 }
 
 // outcome is the one line that says why a solve did not converge, and
 // where the iterate went.
-func outcome(res pcg.Result, out string) string {
+func outcome(res krylov.Result, out string) string {
 	line := fmt.Sprintf("did not converge: %s after %d iterations (relative residual %.3g)", res.Reason, res.Iterations, res.RelRes)
-	if res.Reason == pcg.Interrupted {
+	if res.Reason == krylov.Interrupted {
 		line = fmt.Sprintf("interrupted after %d iterations (relative residual %.3g): %s", res.Iterations, res.RelRes, res.Detail)
 	} else if res.Detail != "" {
 		line += ": " + res.Detail
@@ -33,7 +33,7 @@ func outcome(res pcg.Result, out string) string {
 }
 
 // allUsable reports whether every column's iterate is usable.
-func allUsable(res []pcg.Result) bool {
+func allUsable(res []krylov.Result) bool {
 	for _, r := range res {
 		if !usable(r.Reason) {
 			return false
@@ -44,7 +44,7 @@ func allUsable(res []pcg.Result) bool {
 
 // outcomes is outcome for several right-hand sides: the line of the first
 // column that did not converge, naming it.
-func outcomes(res []pcg.Result, out string) string {
+func outcomes(res []krylov.Result, out string) string {
 	if len(res) == 1 {
 		return outcome(res[0], out)
 	}

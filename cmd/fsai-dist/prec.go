@@ -4,30 +4,22 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
-	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/backend"
-	"github.com/fsai-dist/fsai-dist/dsmat"
-	"github.com/fsai-dist/fsai-dist/pcg"
+	"github.com/fsai-dist/fsai-dist/solver"
 )
-
-// precNames lists the values -prec accepts.
-var precNames = []string{"afsai", "fsai", "jacobi", "none"}
-
-func isPrec(name string) bool { return slices.Contains(precNames, name) }
 
 // fsaiFlags are the tuning flags of the FSAI preconditioners.
 type fsaiFlags struct {
-	cfg       afsai.Config
+	cfg       solver.FSAIConfig
 	precision string
 	apply     string
 	values    map[string]string // every FSAI flag's value, by name
 }
 
 func (f *fsaiFlags) register(fs *flag.FlagSet) {
-	f.cfg = afsai.DefaultConfig()
+	f.cfg = solver.DefaultOptions().FSAI
 	p, s := &f.cfg.Params, &f.cfg.StaticParams
 	fs.IntVar(&p.Steps, "afsai.steps", p.Steps, "aFSAI: most pattern-growing steps per row (kmax)")
 	fs.IntVar(&p.StepSize, "afsai.step-size", p.StepSize, "aFSAI: entries added to a row per step (s)")
@@ -90,28 +82,6 @@ func (f *fsaiFlags) check(fs *flag.FlagSet) error {
 		return fmt.Errorf("flag -fsai.delta: %g is negative", s.Delta)
 	}
 	return nil
-}
-
-// newPreconditioner sets up the preconditioner that -prec names and records
-// its figures in the report.
-func newPreconditioner(o *options, A *dsmat.Matrix, op *dsmat.Operator, rep *report) (pcg.Preconditioner, error) {
-	switch o.prec {
-	case "afsai", "fsai":
-		cfg := o.fsai.cfg
-		cfg.Static = o.prec == "fsai"
-		cfg.Wide = !o.narrow
-		p, err := afsai.NewFor(op, cfg)
-		if err != nil {
-			return nil, err
-		}
-		rep.PrecNNZ, rep.PrecDensity = p.Info.NNZ, p.Info.Density
-		rep.PrecInfo = &p.Info
-		return p, nil
-	case "jacobi":
-		return pcg.NewJacobi(A, op.Backend())
-	default:
-		return pcg.None{}, nil
-	}
 }
 
 // finite refuses a value of a float flag that is NaN or infinite, which

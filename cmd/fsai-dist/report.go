@@ -7,10 +7,9 @@ import (
 	"os"
 	"runtime/debug"
 
-	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/internal/atomicfile"
-	"github.com/fsai-dist/fsai-dist/pcg"
+	"github.com/fsai-dist/fsai-dist/solver"
 )
 
 // report is the JSON summary of a run (-report). Its fields are a contract
@@ -70,9 +69,9 @@ type report struct {
 	HaloDeviceLinks int64 `json:"halo_device_links"`
 	HaloHostLinks   int64 `json:"halo_host_links"`
 	// FSAI preconditioners only
-	PrecNNZ     int64       `json:"prec_nnz,omitempty"`     // nonzeros of G
-	PrecDensity float64     `json:"prec_density,omitempty"` // nnz(G)/nnz(A)
-	PrecInfo    *afsai.Info `json:"prec_info,omitempty"`
+	PrecNNZ     int64            `json:"prec_nnz,omitempty"`     // nonzeros of G
+	PrecDensity float64          `json:"prec_density,omitempty"` // nnz(G)/nnz(A)
+	PrecInfo    *solver.FSAIInfo `json:"prec_info,omitempty"`
 	// the number of right-hand sides; with more than one, each one's
 	// outcome (the fields above are then the worst column's)
 	NRHS    int      `json:"nrhs"`
@@ -137,7 +136,7 @@ type column struct {
 // the top-level fields are the worst column's (the first that did not
 // converge, else the one that took the most iterations), so that converged
 // means all converged, and columns lists each.
-func (r *report) fill(res []pcg.Result) {
+func (r *report) fill(res []solver.Result) {
 	r.NRHS = len(res)
 	worst := 0
 	for k, c := range res {
@@ -158,7 +157,7 @@ func (r *report) fill(res []pcg.Result) {
 	r.fillOne(res[worst])
 }
 
-func (r *report) fillOne(res pcg.Result) {
+func (r *report) fillOne(res solver.Result) {
 	r.Converged, r.Reason, r.Detail = res.Converged, string(res.Reason), res.Detail
 	r.Iterations, r.RelRes = res.Iterations, number(res.RelRes)
 	r.RecurrenceRelRes, r.Replacements = number(res.RecurrenceRelRes), res.Replacements

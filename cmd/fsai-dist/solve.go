@@ -1,21 +1,19 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
-	"github.com/fsai-dist/fsai-dist/gpu"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
+	"github.com/fsai-dist/fsai-dist/krylov"
 	"github.com/fsai-dist/fsai-dist/matfile"
-	"github.com/fsai-dist/fsai-dist/pcg"
 	"github.com/fsai-dist/fsai-dist/problem"
+	"github.com/fsai-dist/fsai-dist/solver"
 )
 
 // solve runs the job: load, distribute, set up, solve, write. Each stage
@@ -50,7 +48,7 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 			return 0, err
 		}
 	}
-	A, err := dsmat.New(c, part, rows)
+	A, err := solver.NewMatrixRows(c, part, rows)
 	if err != nil {
 		return 0, badInput(err)
 	}
@@ -58,24 +56,24 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	rep.ReadS = time.Since(start).Seconds()
 	log.Info("matrix", zap.Int64("n", rep.N), zap.Int64("nnz", rep.NNZ), zap.Float64("read_s", rep.ReadS))
 
-	be, err := openBackend(c, o, log)
+	opt := solverOptions(o, log, stop)
+	be, err := openBackend(c, opt, log)
 	if err := c.Agree(err); err != nil {
 		return 0, tag(exitBadInput, err)
 	}
 	defer be.Close()
 	rep.Backend, rep.Device = be.Name(), be.Device()
 
+	// The method's vectors come before the preconditioner (Bind, then
+	// SetUp): a GPU set-up leaves tens of GB of spare memory, which an
+	// allocation after it may have to free first.
 	setup := time.Now()
-	var op *dsmat.Operator
-	if o.narrow {
-		op, err = A.Bind(be, backend.Double)
-	} else {
-		op, err = A.BindWide(be)
-	}
-	if err := c.Agree(err); err != nil {
+	s, err := solver.Bind(A, be, opt)
+	if err != nil {
 		return 0, err
 	}
-	defer op.Free()
+	defer s.Free()
+	op := s.Operator()
 	stored, err := op.StoredPrecision()
 	if err != nil {
 		return 0, err
@@ -84,35 +82,25 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	if err := countLinks(c, op, rep); err != nil {
 		return 0, err
 	}
-	b, x, err := vectors(c, o, op)
+	b, x, err := vectors(c, o, s, part)
 	if err != nil {
 		return 0, err
 	}
-	defer b.Free()
-	defer x.Free()
-	// PCG's vectors come before the preconditioner: a GPU set-up leaves
-	// tens of GB of spare memory, which an allocation after it may have to
-	// free first (after a free, one took 1 to 4 ms against 0.1 to 0.3
-	// before it, measured on an H200)
-	work, err := pcg.NewWorkspace(op, b)
-	if err := c.Agree(err); err != nil {
-		return 0, err
-	}
-	defer work.Free()
 	rep.BindS = time.Since(setup).Seconds()
 	precStart := time.Now()
-	M, err := newPreconditioner(o, A, op, rep)
-	if err := c.Agree(err); err != nil {
+	if err := c.Agree(s.SetUp()); err != nil {
 		return 0, setupError(err)
 	}
-	defer M.Free()
-	if rep.PrecInfo != nil && rep.PrecInfo.FallbackRows > 0 {
-		log.Warn("FSAI: rows whose dense factorization broke down keep a shorter pattern (prec_info.fallback_rows)",
-			zap.Int64("rows", rep.PrecInfo.FallbackRows))
+	if info := s.FSAIInfo(); info != nil {
+		rep.PrecNNZ, rep.PrecDensity, rep.PrecInfo = info.NNZ, info.Density, info
+		if info.FallbackRows > 0 {
+			log.Warn("FSAI: rows whose dense factorization broke down keep a shorter pattern (prec_info.fallback_rows)",
+				zap.Int64("rows", info.FallbackRows))
+		}
 	}
 	rep.PrecSetupS = time.Since(precStart).Seconds()
 	rep.SetupS = time.Since(setup).Seconds()
-	log.Info("setup", zap.String("prec", M.Name()), zap.Float64("setup_s", rep.SetupS),
+	log.Info("setup", zap.String("prec", s.Preconditioner().Name()), zap.Float64("setup_s", rep.SetupS),
 		zap.Float64("bind_s", rep.BindS), zap.Float64("prec_setup_s", rep.PrecSetupS))
 
 	if o.benchSpMV > 0 {
@@ -123,14 +111,13 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	}
 
 	solveStart := time.Now()
-	res, err := work.SolveBlock(M, b, x, pcg.Options{Tol: o.tol, MaxIt: o.maxit, Stagnation: o.stagnation,
-		Stop: stop.requested, Progress: progress(log, o.progressEvery)})
+	res, err := s.SolveVectors(b.Cols)
 	if err != nil {
 		c.Abort(exitFailure, fmt.Sprintf("fsai-dist: rank %d: solve: %v", c.Rank(), err))
 	}
 	rep.SolveS = time.Since(solveStart).Seconds()
 	for k := range res {
-		if res[k].Reason == pcg.Interrupted {
+		if res[k].Reason == krylov.Interrupted {
 			res[k].Detail = "a rank received SIGTERM or SIGINT"
 		}
 	}
@@ -170,11 +157,18 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 // setupError gives a failed preconditioner set-up its exit status: 1 for a
 // device failure (out of memory, say), else 3, a matrix that is not SPD.
 func setupError(err error) error {
-	var dev *gpu.Error
-	if errors.As(err, &dev) {
+	if solver.IsDeviceError(err) {
 		return err
 	}
 	return numerical(err)
+}
+
+// solverOptions are the solver's options from the flags, with the signal
+// flag as the stop hook and the log as the progress callback.
+func solverOptions(o *options, log *zap.Logger, stop *interrupt) solver.Options {
+	return solver.Options{Method: o.method, Prec: o.prec, FSAI: o.fsai.cfg, Tol: o.tol, MaxIt: o.maxit, Stagnation: o.stagnation,
+		Stop: stop.requested, Progress: progress(log, o.progressEvery), Wide: !o.narrow,
+		Backend: o.backend, Threads: o.threads, ShareGPU: o.shareGPU, HostHalos: o.hostHalos}
 }
 
 // The memory that the checks before allocating count: a stripe, generated
@@ -227,28 +221,23 @@ func load(c *comm.Comm, o *options, rep *report, log *zap.Logger, mem memory) (*
 	return rows, part, c.Agree(err)
 }
 
-// vectors sets up the right-hand sides b (read, or A*1 and A*u with random
-// u, so that the exact solutions are known) and the initial guesses x (read,
-// or zero), a column each.
-func vectors(c *comm.Comm, o *options, op *dsmat.Operator) (b, x *ddmat.Dense, err error) {
-	A := op.Matrix()
+// vectors sets up the solver's right-hand sides b (read, or A*1 and A*u
+// with random u, so that the exact solutions are known) and initial
+// guesses x (read, or zero), a column each.
+func vectors(c *comm.Comm, o *options, s *solver.Solver, part dsmat.Partition) (b, x *ddmat.Dense, err error) {
 	var rhs []float64
 	k := o.nrhs
 
 	if o.rhs != "" {
-		rhs, k, err = matfile.ReadVectors(c, o.rhs, A.Part)
+		rhs, k, err = matfile.ReadVectors(c, o.rhs, part)
 		if err != nil {
 			return nil, nil, badInput(err)
 		}
 	}
-	be, n := op.Backend(), A.LocalRows()
-	b, err = ddmat.New(c, be, n, k)
-	if err == nil {
-		x, err = ddmat.New(c, be, n, k)
-	}
-	if err := c.Agree(err); err != nil {
+	if b, x, err = s.Vectors(k); err != nil {
 		return nil, nil, err
 	}
+	op := s.Operator()
 	if rhs != nil {
 		err = b.Set(rhs)
 	} else {
@@ -258,9 +247,9 @@ func vectors(c *comm.Comm, o *options, op *dsmat.Operator) (b, x *ddmat.Dense, e
 		return nil, nil, badInput(err)
 	}
 	if o.x0 != "" {
-		err = setFromFile(c, o.x0, A, x)
+		err = setFromFile(c, o.x0, part, x)
 	} else {
-		be.Fill(x.V, 0)
+		op.Backend().Fill(x.V, 0)
 	}
 	if err := c.Agree(err); err != nil {
 		return nil, nil, badInput(err)
@@ -269,8 +258,8 @@ func vectors(c *comm.Comm, o *options, op *dsmat.Operator) (b, x *ddmat.Dense, e
 }
 
 // setFromFile reads v's columns from path, which must have as many.
-func setFromFile(c *comm.Comm, path string, A *dsmat.Matrix, v *ddmat.Dense) error {
-	host, k, err := matfile.ReadVectors(c, path, A.Part)
+func setFromFile(c *comm.Comm, path string, part dsmat.Partition, v *ddmat.Dense) error {
+	host, k, err := matfile.ReadVectors(c, path, part)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package pcg
+package krylov
 
 import (
 	"fmt"
@@ -80,7 +80,7 @@ func (m *Monitor) Confirm(it int, relres float64) (replace bool) {
 // the solve goes on.
 func (m *Monitor) Check(it int, stop bool) bool {
 	switch relres := m.relres; {
-	case !finite(relres):
+	case !Finite(relres):
 		m.Stop(NaN, "the residual is %v at iteration %d", relres, it-1)
 	case m.fromTrue && relres <= m.tol:
 		m.Converged, m.Reason = true, Converged
@@ -129,5 +129,3 @@ func (s *stagnation) stuck(it int, relres float64) bool {
 	}
 	return s.window > 0 && it-s.bestIt >= max(s.window, s.bestIt)
 }
-
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -1,4 +1,8 @@
-package pcg
+// Package precond holds the preconditioners that every Krylov method can
+// use and that need no set-up package of their own: None (the identity)
+// and Jacobi (the inverse diagonal, a krylov.Diagonal that methods fuse
+// into their vector updates). The FSAI preconditioners are package afsai.
+package precond
 
 import (
 	"fmt"
@@ -61,7 +65,8 @@ func (j *Jacobi) Apply(z, r *ddmat.Dense) error {
 	return nil
 }
 
-// Scaling returns the inverse diagonal, for PCG's fused update.
+// Scaling returns the inverse diagonal, for the methods' fused updates
+// (krylov.Diagonal).
 func (j *Jacobi) Scaling() backend.Vector { return j.inv }
 
 func (j *Jacobi) Free() { j.inv.Free() }

@@ -1,4 +1,4 @@
-package pcg
+package krylov
 
 import "testing"
 

@@ -1,0 +1,92 @@
+package pcg_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/cpu"
+	"github.com/fsai-dist/fsai-dist/ddmat"
+	"github.com/fsai-dist/fsai-dist/gpu"
+	"github.com/fsai-dist/fsai-dist/internal/mpitest"
+	"github.com/fsai-dist/fsai-dist/pcg"
+)
+
+// Both backends keep PCG's fused updates.
+var (
+	_ pcg.Fused = (*cpu.Backend)(nil)
+	_ pcg.Fused = (*gpu.Backend)(nil)
+)
+
+// plain is a backend with only the methods of backend.Backend: no fused
+// updates, so PCG runs its generic path.
+type plain struct{ backend.Backend }
+
+// TestGenericUpdates: on a backend without pcg.Fused, PCG with Jacobi, with
+// none and with a block of right-hand sides converges to the same
+// solution as on the fused CPU backend, in the same number of iterations
+// (the two paths differ only in rounding), on 1 and 3 ranks.
+func TestGenericUpdates(t *testing.T) {
+	if _, ok := backend.Backend(plain{cpu.New(1)}).(pcg.Fused); ok {
+		t.Fatal("the plain backend offers the fused updates")
+	}
+	for _, np := range []int{1, 3} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			for _, prec := range []string{"jacobi", "none"} {
+				for _, k := range []int{1, 2} {
+					fused := solveOn(t, c, cpu.New(1), prec, k)
+					generic := solveOn(t, c, plain{cpu.New(1)}, prec, k)
+					for col := range k {
+						f, g := fused.res[col], generic.res[col]
+						if !g.Converged || g.RelRes > 1e-8 {
+							t.Fatalf("%s, %d columns, column %d: generic path: reason %s, relres %.3g", prec, k, col, g.Reason, g.RelRes)
+						}
+						if f.Iterations != g.Iterations {
+							t.Errorf("%s, %d columns, column %d: %d iterations fused, %d generic", prec, k, col, f.Iterations, g.Iterations)
+						}
+					}
+					for i := range fused.x {
+						if math.Abs(fused.x[i]-generic.x[i]) > 1e-6 {
+							t.Fatalf("%s, %d columns: x[%d] = %g fused, %g generic", prec, k, i, fused.x[i], generic.x[i])
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+type blockSolve struct {
+	res []pcg.Result
+	x   []float64
+}
+
+// solveOn solves poisson7:8 on be with prec for k right-hand sides
+// (blockRHS) and returns the results and this rank's iterate.
+func solveOn(t *testing.T, c *comm.Comm, be backend.Backend, prec string, k int) blockSolve {
+	t.Helper()
+	sys := setupOn(t, c, be, "poisson7:8", 1)
+	M, err := newPrec(sys, prec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer M.Free()
+	n := sys.A.LocalRows()
+	b, _ := ddmat.New(c, be, n, k)
+	x, _ := ddmat.New(c, be, n, k)
+	defer b.Free()
+	defer x.Free()
+	if err := b.Set(blockRHS(t, sys, k, -1, -1)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := pcg.SolveBlock(sys.op, M, b, x, pcg.Options{Tol: 1e-8, MaxIt: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := make([]float64, x.Rows*x.Cols)
+	if err := x.Get(host); err != nil {
+		t.Fatal(err)
+	}
+	return blockSolve{res, host}
+}

@@ -1,0 +1,76 @@
+package solver
+
+import (
+	"errors"
+	"maps"
+	"slices"
+
+	"github.com/fsai-dist/fsai-dist/afsai"
+	"github.com/fsai-dist/fsai-dist/ddmat"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/gpu"
+	"github.com/fsai-dist/fsai-dist/krylov"
+	"github.com/fsai-dist/fsai-dist/pcg"
+	"github.com/fsai-dist/fsai-dist/precond"
+)
+
+// The registries below are the one place where names meet packages: the
+// command line (-solver, -prec, -backend), Options and the C API take their
+// names from here. A new Krylov method or preconditioner is a package and
+// one entry.
+
+// Method is a Krylov method's work space for one operator and one number
+// of right-hand sides: it solves with any preconditioner, many times.
+type Method interface {
+	// SolveBlock solves A X = B for the columns of b from the initial
+	// guesses in x, leaving the iterates in x; one Result per column.
+	SolveBlock(M krylov.Preconditioner, b, x *ddmat.Dense, opt krylov.Options) ([]krylov.Result, error)
+	Free()
+}
+
+// methods maps a Method name to its constructor, which allocates its work
+// vectors for A, shaped like b.
+var methods = map[string]func(A krylov.Operator, b *ddmat.Dense) (Method, error){
+	"cg": func(A krylov.Operator, b *ddmat.Dense) (Method, error) { return pcg.NewWorkspace(A, b) },
+}
+
+// precs maps a preconditioner name to its set-up on the bound matrix op,
+// with the solver's options.
+var precs = map[string]func(op *dsmat.Operator, opt Options) (krylov.Preconditioner, error){
+	"none": func(*dsmat.Operator, Options) (krylov.Preconditioner, error) { return precond.None{}, nil },
+	"jacobi": func(op *dsmat.Operator, _ Options) (krylov.Preconditioner, error) {
+		return precond.NewJacobi(op.Matrix(), op.Backend())
+	},
+	"afsai": newFSAI,
+	"fsai":  newFSAI,
+}
+
+// newFSAI sets up adaptive or static FSAI (Options.FSAI, whose Static and
+// Wide check has set from Prec and Wide).
+func newFSAI(op *dsmat.Operator, opt Options) (krylov.Preconditioner, error) {
+	return afsai.NewFor(op, opt.FSAI)
+}
+
+// Methods lists the names Options.Method accepts, sorted.
+var Methods = sortedNames(methods)
+
+// Precs lists the names Options.Prec accepts, sorted.
+var Precs = sortedNames(precs)
+
+// Backends lists the names Options.Backend accepts, sorted.
+var Backends = sortedNames(backends)
+
+func sortedNames[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// FSAIInfo describes an FSAI preconditioner's set-up (Solver.FSAIInfo).
+type FSAIInfo = afsai.Info
+
+// FSAIConfig configures the FSAI preconditioners (Options.FSAI).
+type FSAIConfig = afsai.Config
+
+// IsDeviceError reports whether err comes from a device (out of device
+// memory, a failed kernel) rather than from the input.
+func IsDeviceError(err error) bool {
+	var dev *gpu.Error
+	return errors.As(err, &dev)
+}
