@@ -86,10 +86,10 @@ func (x *collection) exchangeAsks(asks [][]int64) ([][]int64, error) {
 	ms := messages{c: x.A.Comm}
 	for k, q := range x.sources {
 		counts.Data[k] = int64(len(asks[k]))
-		send(&ms, counts.Slice(k, 1), q, tagAskCount)
+		send(&ms, counts.Slice(k, 1), q, comm.TagAskCount)
 	}
 	for k, p := range x.targets {
-		recv(&ms, counts.Slice(ns+k, 1), p, tagAskCount)
+		recv(&ms, counts.Slice(ns+k, 1), p, comm.TagAskCount)
 	}
 	if err := ms.wait("ask counts"); err != nil {
 		return nil, err
@@ -105,7 +105,7 @@ func (x *collection) exchangeAsks(asks [][]int64) ([][]int64, error) {
 	for k, q := range x.sources {
 		bufs[k] = comm.NewBuf[int64](len(asks[k]))
 		copy(bufs[k].Data, asks[k])
-		send(&ms, bufs[k], q, tagAsk)
+		send(&ms, bufs[k], q, comm.TagAsk)
 	}
 	for k, p := range x.targets {
 		n := counts.Data[ns+k]
@@ -113,7 +113,7 @@ func (x *collection) exchangeAsks(asks [][]int64) ([][]int64, error) {
 			return nil, fmt.Errorf("afsai: collect rows: rank %d asks for %d numbers", p, n)
 		}
 		bufs[ns+k] = comm.NewBuf[int64](int(n))
-		recv(&ms, bufs[ns+k], p, tagAsk)
+		recv(&ms, bufs[ns+k], p, comm.TagAsk)
 	}
 	if err := ms.wait("asks"); err != nil {
 		return nil, err
@@ -142,7 +142,7 @@ func (x *collection) exchangeRows(out [][]int32, further []bool) error {
 	}()
 	ms := messages{c: x.A.Comm}
 	for k, q := range x.sources {
-		recv(&ms, sizes.Slice(words*(nt+k), words), q, tagSize)
+		recv(&ms, sizes.Slice(words*(nt+k), words), q, comm.TagSize)
 	}
 	for k, p := range x.targets {
 		packs[k] = pack(x.A, x.sets[p], out[k])
@@ -151,7 +151,7 @@ func (x *collection) exchangeRows(out [][]int32, further []bool) error {
 		if further[k] {
 			w[2] = 1
 		}
-		send(&ms, sizes.Slice(words*k, words), p, tagSize)
+		send(&ms, sizes.Slice(words*k, words), p, comm.TagSize)
 	}
 	if err := ms.wait("sizes"); err != nil {
 		return err

@@ -9,17 +9,6 @@ import (
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
-// Tags of the messages of the block collection.
-const (
-	tagAskCount = 31 + iota // how many numbers a rank asks an owner for
-	tagAsk                  // the rows asked for, as pairs (global row, distance)
-	tagSize                 // how many rows and entries an owner sends
-	tagRows
-	tagLens
-	tagCols
-	tagVals
-)
-
 // messages is one stage of nonblocking sends and receives: post them with
 // send and recv, then wait for all. After a failed post it posts nothing
 // more, and wait still completes the ones posted before returning the
@@ -94,18 +83,18 @@ func (m rowMsg) bytes() int64 {
 
 // send posts the sending of m to rank to.
 func (m rowMsg) send(ms *messages, to int) {
-	send(ms, m.rows, to, tagRows)
-	send(ms, m.lens, to, tagLens)
-	send(ms, m.cols, to, tagCols)
-	send(ms, m.vals, to, tagVals)
+	send(ms, m.rows, to, comm.TagRows)
+	send(ms, m.lens, to, comm.TagLens)
+	send(ms, m.cols, to, comm.TagCols)
+	send(ms, m.vals, to, comm.TagVals)
 }
 
 // recv posts the receiving of m from rank from.
 func (m rowMsg) recv(ms *messages, from int) {
-	recv(ms, m.rows, from, tagRows)
-	recv(ms, m.lens, from, tagLens)
-	recv(ms, m.cols, from, tagCols)
-	recv(ms, m.vals, from, tagVals)
+	recv(ms, m.rows, from, comm.TagRows)
+	recv(ms, m.lens, from, comm.TagLens)
+	recv(ms, m.cols, from, comm.TagCols)
+	recv(ms, m.vals, from, comm.TagVals)
 }
 
 // pack puts rows of this stripe (local indices) into a message for a rank

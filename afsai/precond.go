@@ -53,7 +53,6 @@ func DefaultConfig() Config {
 }
 
 // Info describes a computed preconditioner, summed or maximized over ranks.
-// It is part of fsai-dist's JSON report (prec_info).
 type Info struct {
 	NNZ          int64   `json:"nnz"`           // nonzeros of G
 	Density      float64 `json:"density"`       // nnz(G)/nnz(A)

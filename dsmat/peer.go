@@ -9,12 +9,6 @@ import (
 	"github.com/fsai-dist/fsai-dist/comm"
 )
 
-// Tags of the peer handshake.
-const (
-	peerOfferTag = haloTag + 1 + iota
-	peerAnswerTag
-)
-
 // peerMsgBytes is the size of a handshake message: a 16-bit length, then
 // the backend's offer or answer (length 0: none, exchange through the host).
 const peerMsgBytes = 2 + backend.PeerMessageBytes
@@ -42,7 +36,7 @@ func connectPeers(m *Matrix, be backend.Backend, x *haloBuffers) (*peerLinks, er
 	peers, _ := be.(backend.Peers)
 	l := &peerLinks{be: peers, in: make([]backend.Inbox, len(m.Off)), out: make([]backend.Outbox, len(m.Sends)),
 		outIdx: make([]backend.Index, len(m.Sends))}
-	offers, err := handshake(m, m.offRanks(), m.sendRanks(), peerOfferTag, func(i int) []byte {
+	offers, err := handshake(m, m.offRanks(), m.sendRanks(), comm.TagPeerOffer, func(i int) []byte {
 		if peers == nil {
 			return nil
 		}
@@ -58,7 +52,7 @@ func connectPeers(m *Matrix, be backend.Backend, x *haloBuffers) (*peerLinks, er
 		return nil, err
 	}
 	var failed error // an error here still answers, so the other end does not wait
-	replies, err := handshake(m, m.sendRanks(), m.offRanks(), peerAnswerTag, func(k int) []byte {
+	replies, err := handshake(m, m.sendRanks(), m.offRanks(), comm.TagPeerAnswer, func(k int) []byte {
 		offer := offers[k]
 		if peers == nil || offer == nil || failed != nil {
 			return nil

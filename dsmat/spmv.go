@@ -10,10 +10,6 @@ import (
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
-// haloTag marks the messages of an SpMV. Every Apply completes all of its
-// messages before it returns, so one tag serves every operator.
-const haloTag = 17
-
 // Operator is a Matrix bound to a backend: its blocks live on the device, and
 // the buffers of the halo exchange are allocated once per number of columns
 // it is applied to. Apply is the distributed SpMV with the overlap of the
@@ -489,7 +485,7 @@ func (op *Operator) post(ex *haloBuffers, wait func() error) error {
 		if ex.links.inbox(k) != nil {
 			continue
 		}
-		if ex.recvs[k], err = comm.Irecv(c, ex.recv[k], op.m.Off[k].Rank, haloTag); err != nil {
+		if ex.recvs[k], err = comm.Irecv(c, ex.recv[k], op.m.Off[k].Rank, comm.TagHalo); err != nil {
 			return fmt.Errorf("dsmat: spmv receive: %w", err)
 		}
 	}
@@ -501,7 +497,7 @@ func (op *Operator) post(ex *haloBuffers, wait func() error) error {
 		if ex.links.outbox(k) != nil {
 			continue
 		}
-		if ex.sent[k], err = comm.Isend(c, buf, op.m.Sends[k].Rank, haloTag); err != nil {
+		if ex.sent[k], err = comm.Isend(c, buf, op.m.Sends[k].Rank, comm.TagHalo); err != nil {
 			return fmt.Errorf("dsmat: spmv send: %w", err)
 		}
 	}
