@@ -1,5 +1,6 @@
 // Package problem generates the built-in test matrices of fsai-dist and
-// parses the specs that name them ("poisson7:64", "diffusion:100:7").
+// parses the specs that name them ("poisson7:64", "diffusion:100:7",
+// "convdiff:64:100").
 //
 // Every problem lives on the unit cube discretised by an N x N x N grid of
 // unknowns, numbered in natural ordering
@@ -7,8 +8,10 @@
 //	idx = x + N*(y + N*z),   0 <= x, y, z < N,
 //
 // so the matrix has N^3 rows. Dirichlet boundary values are eliminated, which
-// leaves every matrix symmetric positive definite: each is weakly diagonally
-// dominant with strictly dominant rows at the boundary, and irreducible.
+// leaves every matrix weakly diagonally dominant with strictly dominant rows
+// at the boundary, and irreducible: nonsingular. All but convdiff are
+// symmetric positive definite; convdiff is a nonsymmetric M-matrix
+// (Spec.Symmetric).
 // Columns are sorted ascending in every row. Spec.Generate(lo, hi) builds the
 // rows [lo, hi) only, touching nothing outside what those rows need, so each
 // MPI rank generates its own stripe of a matrix no single node could hold.
@@ -71,4 +74,23 @@
 // every rank evaluates k on exactly the cells its rows couple to and all
 // ranks agree on every value: the stripes of any partition concatenate to
 // the same global matrix, bit for bit, and a_ij == a_ji exactly.
+//
+// convdiff:N[:peclet] — 3D convection-diffusion -Δu + w·∇u on the unit
+// cube, with the constant wind w = peclet·(1,1,1)/√3 (the diagonal of the
+// cube) and peclet >= 0 any number up to 1e9, default 10: the Peclet number
+// |w|·L/ν of the flow, L = 1 the cube's side and ν = 1 the diffusivity. The
+// unknowns are the interior vertices of a grid of step h = 1/(N+1);
+// diffusion is the 7-point stencil and convection first-order upwind
+// (w_a (u_i - u_{i-e_a})/h along each axis a, the upwind neighbour being the
+// one below, as every component of w is positive), the whole scaled by h^2
+// like poisson7. With c = peclet·h/√3 (the wind's component times h):
+//
+//	a_ii = 6 + 3c,  a_ij = -(1 + c) for the neighbour j below i along an axis,
+//	a_ij = -1 for the neighbour above,  both only for neighbours inside the grid.
+//
+// The cell Peclet number |w|·h/2 = peclet·h/2 says how strongly convection
+// dominates on the grid (upwinding keeps the matrix an M-matrix however large
+// it is). Interior rows sum to 0; a boundary row to the couplings of its
+// eliminated neighbours. a_ij - a_ji = -c for j below i: the asymmetry grows
+// with peclet/N. peclet 0 gives poisson7 exactly. nnz = 7N^3 - 6N^2.
 package problem

@@ -1,6 +1,10 @@
 package problem
 
-import "github.com/fsai-dist/fsai-dist/dsmat"
+import (
+	"math"
+
+	"github.com/fsai-dist/fsai-dist/dsmat"
+)
 
 // grid is the N x N x N grid of unknowns in natural ordering
 // idx = x + N*(y + N*z). Walking a row range cell by cell and visiting the
@@ -65,11 +69,12 @@ func (g grid) newRows(lo, hi int64, count func(cell) int64) *dsmat.Rows {
 // the sum of all six couplings of a point (boundary ones included) on it.
 type faces interface {
 	// face couples point i with its neighbour j along axis (0 x, 1 y, 2 z).
-	// It must be symmetric in i and j bit for bit.
+	// A symmetric operator's is symmetric in i and j bit for bit.
 	face(i, j int64, axis int) float64
 	// boundary couples point i with the zero Dirichlet value across the
-	// boundary face normal to axis.
-	boundary(i int64, axis int) float64
+	// boundary face normal to axis, below i (the face at coordinate -1) or
+	// above it (at N).
+	boundary(i int64, axis int, below bool) float64
 }
 
 // constFaces is a constant coefficient per axis; the eliminated Dirichlet
@@ -77,8 +82,36 @@ type faces interface {
 // grid step), so the diagonal is 2*(cx+cy+cz) everywhere.
 type constFaces [3]float64
 
-func (c constFaces) face(_, _ int64, axis int) float64  { return c[axis] }
-func (c constFaces) boundary(_ int64, axis int) float64 { return c[axis] }
+func (c constFaces) face(_, _ int64, axis int) float64          { return c[axis] }
+func (c constFaces) boundary(_ int64, axis int, _ bool) float64 { return c[axis] }
+
+// upwind is diffusion plus first-order upwind convection by a wind with
+// the same positive component along every axis: c is that component times
+// the grid step (the matrix scaled by h^2). The upwind neighbour of every
+// point is the one below it, whose coupling 1 + c carries the convection;
+// the one above couples by diffusion alone.
+type upwind struct{ c float64 }
+
+func (u upwind) face(i, j int64, _ int) float64 { return u.coupling(j < i) }
+func (u upwind) boundary(_ int64, _ int, below bool) float64 {
+	return u.coupling(below)
+}
+
+// coupling is 1 + c towards the upwind side (below) and 1 downwind.
+func (u upwind) coupling(below bool) float64 {
+	if below {
+		return 1 + u.c
+	}
+	return 1
+}
+
+// convdiff builds the rows [lo, hi) of the convection-diffusion operator
+// with Peclet number peclet (see the package documentation): the wind
+// peclet*(1,1,1)/sqrt(3), the grid step h = 1/(N+1).
+func (g grid) convdiff(lo, hi int64, peclet float64) *dsmat.Rows {
+	h := 1 / float64(g.n+1)
+	return g.assemble7(lo, hi, upwind{c: peclet / math.Sqrt(3) * h})
+}
 
 // assemble7 builds the rows [lo, hi) of the 7-point operator with couplings f.
 func (g grid) assemble7(lo, hi int64, f faces) *dsmat.Rows {
@@ -90,7 +123,7 @@ func (g grid) assemble7(lo, hi int64, f faces) *dsmat.Rows {
 		diag := 0.0
 		for a := 2; a >= 0; a-- { // z-1, y-1, x-1: ascending columns
 			if c[a] == 0 {
-				diag += f.boundary(i, a)
+				diag += f.boundary(i, a, true)
 				continue
 			}
 			j := i - st[a]
@@ -104,7 +137,7 @@ func (g grid) assemble7(lo, hi int64, f faces) *dsmat.Rows {
 		k++
 		for a := 0; a < 3; a++ { // x+1, y+1, z+1
 			if c[a] == g.n-1 {
-				diag += f.boundary(i, a)
+				diag += f.boundary(i, a, false)
 				continue
 			}
 			j := i + st[a]

@@ -142,4 +142,4 @@ func (p *permeability) face(i, j int64, axis int) float64 {
 }
 
 // boundary is the half-cell transmissibility 2 ki to the boundary value.
-func (p *permeability) boundary(i int64, _ int) float64 { return 2 * p.mid.at(i) }
+func (p *permeability) boundary(i int64, _ int, _ bool) float64 { return 2 * p.mid.at(i) }

@@ -9,7 +9,11 @@ import (
 	"github.com/fsai-dist/fsai-dist/dsmat"
 )
 
-var allKinds = []string{"poisson7", "poisson27", "diffusion", "aniso"}
+// allKinds are the symmetric problems; everyKind adds convdiff.
+var (
+	allKinds  = []string{"poisson7", "poisson27", "diffusion", "aniso"}
+	everyKind = append(slices.Clone(allKinds), "convdiff")
+)
 
 func TestParse(t *testing.T) {
 	valid := []struct {
@@ -17,13 +21,18 @@ func TestParse(t *testing.T) {
 		want Spec
 		str  string
 	}{
-		{"poisson7:64", Spec{"poisson7", 64, 0}, "poisson7:64"},
-		{"poisson27:1", Spec{"poisson27", 1, 0}, "poisson27:1"},
-		{"aniso:5", Spec{"aniso", 5, 0}, "aniso:5"},
-		{"diffusion:100", Spec{"diffusion", 100, DefaultSeed}, "diffusion:100:1"},
-		{"diffusion:100:7", Spec{"diffusion", 100, 7}, "diffusion:100:7"},
-		{"diffusion:3:-2", Spec{"diffusion", 3, -2}, "diffusion:3:-2"},
-		{"poisson7:100000", Spec{"poisson7", MaxN, 0}, "poisson7:100000"},
+		{"poisson7:64", Spec{Kind: "poisson7", N: 64, Seed: 0}, "poisson7:64"},
+		{"poisson27:1", Spec{Kind: "poisson27", N: 1, Seed: 0}, "poisson27:1"},
+		{"aniso:5", Spec{Kind: "aniso", N: 5, Seed: 0}, "aniso:5"},
+		{"diffusion:100", Spec{Kind: "diffusion", N: 100, Seed: DefaultSeed}, "diffusion:100:1"},
+		{"diffusion:100:7", Spec{Kind: "diffusion", N: 100, Seed: 7}, "diffusion:100:7"},
+		{"diffusion:3:-2", Spec{Kind: "diffusion", N: 3, Seed: -2}, "diffusion:3:-2"},
+		{"poisson7:100000", Spec{Kind: "poisson7", N: MaxN, Seed: 0}, "poisson7:100000"},
+		{"convdiff:64", Spec{Kind: "convdiff", N: 64, Peclet: DefaultPeclet}, "convdiff:64:10"},
+		{"convdiff:8:250", Spec{Kind: "convdiff", N: 8, Peclet: 250}, "convdiff:8:250"},
+		{"convdiff:8:0.1", Spec{Kind: "convdiff", N: 8, Peclet: 0.1}, "convdiff:8:0.1"},
+		{"convdiff:8:0", Spec{Kind: "convdiff", N: 8}, "convdiff:8:0"},
+		{"convdiff:8:1e9", Spec{Kind: "convdiff", N: 8, Peclet: MaxPeclet}, "convdiff:8:1e+09"},
 	}
 	for _, c := range valid {
 		got, err := Parse(c.in)
@@ -54,6 +63,12 @@ func TestParse(t *testing.T) {
 		{"diffusion:10:1:2", "too many fields"},
 		{"aniso:5:3", "too many fields for aniso"},
 		{"poisson27:4:1", "too many fields"},
+		{"convdiff:8:x", `peclet "x" is not a number`},
+		{"convdiff:8:-1", "peclet -1 out of range"},
+		{"convdiff:8:NaN", "peclet NaN out of range"},
+		{"convdiff:8:Inf", "peclet +Inf out of range"},
+		{"convdiff:8:2e9", "peclet 2e+09 out of range"},
+		{"convdiff:8:1:2", "too many fields for convdiff"},
 	}
 	for _, c := range invalid {
 		_, err := Parse(c.in)
@@ -130,8 +145,8 @@ func equalRows(a, b *dsmat.Rows) bool {
 // TestStripes checks that stripes of any size (one row, less than a plane,
 // more than a plane) give exactly the rows of the whole matrix.
 func TestStripes(t *testing.T) {
-	for _, kind := range allKinds {
-		s := Spec{Kind: kind, N: 6, Seed: 3}
+	for _, kind := range everyKind {
+		s := Spec{Kind: kind, N: 6, Seed: 3, Peclet: 30}
 		n := s.Rows()
 		full := generate(t, s, 0, n)
 		for _, cut := range [][2]int64{{1, 37}, {20, 50}, {100, 150}, {0, n}, {n / 2, n / 2}} {
@@ -258,9 +273,9 @@ func TestMatrix(t *testing.T) {
 }
 
 func TestNNZ(t *testing.T) {
-	for _, kind := range allKinds {
+	for _, kind := range everyKind {
 		for _, n := range []int64{1, 2, 3, 7} {
-			s := Spec{Kind: kind, N: int(n), Seed: 1}
+			s := Spec{Kind: kind, N: int(n), Seed: 1, Peclet: 30}
 			want := 7*n*n*n - 6*n*n
 			if kind == "poisson27" {
 				want = (3*n - 2) * (3*n - 2) * (3*n - 2)
@@ -429,7 +444,7 @@ func TestAll(t *testing.T) {
 // TestMaxNNZ: the bound that the command's memory check counts holds every
 // entry of each kind's matrix, and is tight for the interior rows.
 func TestMaxNNZ(t *testing.T) {
-	for _, spec := range []string{"poisson7:5", "poisson27:5", "diffusion:5", "aniso:5"} {
+	for _, spec := range []string{"poisson7:5", "poisson27:5", "diffusion:5", "aniso:5", "convdiff:5"} {
 		s, err := Parse(spec)
 		if err != nil {
 			t.Fatal(err)
@@ -442,4 +457,94 @@ func TestMaxNNZ(t *testing.T) {
 			t.Errorf("%s: %d entries, bound %d", spec, nnz, s.MaxNNZ())
 		}
 	}
+}
+
+// TestConvDiff checks convdiff against its definition in the package doc,
+// entry by entry: the upwind and downwind couplings, the row sums (0 inside,
+// the eliminated boundary couplings at the boundary), the asymmetry,
+// diagonal dominance, the M-matrix's positive pivots (nonsingular), and
+// that Peclet number 0 is poisson7 bit for bit.
+func TestConvDiff(t *testing.T) {
+	const peclet = 40
+	s := Spec{Kind: "convdiff", N: 5, Peclet: peclet}
+	g := grid{int64(s.N)}
+	c := peclet / math.Sqrt(3) / float64(s.N+1)
+	a := dense(generate(t, s, 0, s.Rows()))
+	asym := 0.0
+	for i := range a {
+		ci := g.at(int64(i))
+		wantSum := 0.0 // the couplings to eliminated boundary values
+		for d := range 3 {
+			if ci[d] == 0 {
+				wantSum += 1 + c
+			}
+			if ci[d] == g.n-1 {
+				wantSum++
+			}
+		}
+		sum, off := 0.0, 0.0
+		for j := range a {
+			sum += a[i][j]
+			if i == j {
+				continue
+			}
+			off += math.Abs(a[i][j])
+			asym += (a[i][j] - a[j][i]) * (a[i][j] - a[j][i])
+			want := 0.0
+			for d, st := range g.strides() {
+				switch {
+				case j == i-int(st) && ci[d] > 0:
+					want = -(1 + c)
+				case j == i+int(st) && ci[d] < g.n-1:
+					want = -1
+				}
+			}
+			if a[i][j] != want {
+				t.Fatalf("a[%d][%d] = %g, want %g", i, j, a[i][j], want)
+			}
+		}
+		if d := a[i][i]; math.Abs(d-(6+3*c)) > 1e-14*d {
+			t.Fatalf("diagonal %d = %.17g, want %.17g", i, d, 6+3*c)
+		}
+		if math.Abs(sum-wantSum) > 1e-14*a[i][i] {
+			t.Fatalf("row %d sums to %g, want %g", i, sum, wantSum)
+		}
+		if margin := a[i][i] - off; margin < -1e-14*a[i][i] || wantSum > 0 && margin <= 1e-12*a[i][i] {
+			t.Fatalf("row %d (boundary couplings %g): diagonal %g, off-diagonal sum %g", i, wantSum, a[i][i], off)
+		}
+	}
+	if asym == 0 {
+		t.Fatal("convdiff is symmetric")
+	}
+	if i, p := pivots(a); p <= 0 {
+		t.Fatalf("pivot %d of the LU factorization is %g: not a nonsingular M-matrix", i, p)
+	}
+
+	zero := generate(t, Spec{Kind: "convdiff", N: 6}, 0, 216)
+	if !equalRows(zero, generate(t, Spec{Kind: "poisson7", N: 6}, 0, 216)) {
+		t.Error("convdiff with Peclet number 0 differs from poisson7")
+	}
+	if !(Spec{Kind: "convdiff", N: 6}).Symmetric() || s.Symmetric() {
+		t.Error("Symmetric: want true for Peclet number 0 only")
+	}
+}
+
+// pivots factors a (destroyed) by Gaussian elimination without pivoting and
+// returns the first pivot that is not positive, with its row, or the last.
+func pivots(a [][]float64) (int, float64) {
+	for k := range a {
+		if a[k][k] <= 0 {
+			return k, a[k][k]
+		}
+		for i := k + 1; i < len(a); i++ {
+			if a[i][k] == 0 {
+				continue
+			}
+			l := a[i][k] / a[k][k]
+			for j := k; j < len(a); j++ {
+				a[i][j] -= l * a[k][j]
+			}
+		}
+	}
+	return len(a) - 1, a[len(a)-1][len(a)-1]
 }

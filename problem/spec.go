@@ -18,31 +18,43 @@ const anisoZ = 1e-3
 // DefaultSeed is the seed of "diffusion:N" when the spec gives none.
 const DefaultSeed = 1
 
-// Spec is a parsed problem description such as "poisson7:64" or
-// "diffusion:100:7". Seed is used by diffusion only; Parse sets it to
-// DefaultSeed when the spec omits it.
+// DefaultPeclet is the Peclet number of "convdiff:N" when the spec gives
+// none.
+const DefaultPeclet = 10
+
+// MaxPeclet is the largest Peclet number a Spec accepts: far into
+// convection-dominated flow, with the matrix's entries still far from
+// float64's range.
+const MaxPeclet = 1e9
+
+// Spec is a parsed problem description such as "poisson7:64",
+// "diffusion:100:7" or "convdiff:64:100". Seed is used by diffusion only,
+// Peclet by convdiff only; Parse sets them to DefaultSeed and DefaultPeclet
+// when the spec omits them.
 type Spec struct {
-	Kind string // poisson7, poisson27, diffusion or aniso
-	N    int    // grid points per direction
-	Seed int64  // diffusion only
+	Kind   string  // poisson7, poisson27, diffusion, aniso or convdiff
+	N      int     // grid points per direction
+	Seed   int64   // diffusion only
+	Peclet float64 // convdiff only: the Peclet number of the wind, >= 0
 }
 
 // kind describes one problem family for parsing and error messages.
 type kind struct {
-	name   string
-	seeded bool // takes an optional :seed
+	name  string
+	extra string // the name of its optional third field ("seed", "peclet"), or ""
 }
 
 var kinds = []kind{
-	{"poisson7", false},
-	{"poisson27", false},
-	{"diffusion", true},
-	{"aniso", false},
+	{"poisson7", ""},
+	{"poisson27", ""},
+	{"diffusion", "seed"},
+	{"aniso", ""},
+	{"convdiff", "peclet"},
 }
 
 func (k kind) form() string {
-	if k.seeded {
-		return k.name + ":N[:seed]"
+	if k.extra != "" {
+		return k.name + ":N[:" + k.extra + "]"
 	}
 	return k.name + ":N"
 }
@@ -65,8 +77,8 @@ func lookup(name string) (kind, bool) {
 	return kind{}, false
 }
 
-// Parse reads a spec of the form kind:N, or diffusion:N:seed. Errors say what
-// is wrong and list the valid forms.
+// Parse reads a spec of the form kind:N, diffusion:N:seed or
+// convdiff:N:peclet. Errors say what is wrong and list the valid forms.
 func Parse(s string) (Spec, error) {
 	fail := func(format string, args ...any) (Spec, error) {
 		return Spec{}, fmt.Errorf("problem: parse %q: %s; %s", s, fmt.Sprintf(format, args...), validForms())
@@ -80,7 +92,7 @@ func Parse(s string) (Spec, error) {
 		return fail("missing grid size N")
 	}
 	maxFields := 2
-	if k.seeded {
+	if k.extra != "" {
 		maxFields = 3
 	}
 	if len(fields) > maxFields {
@@ -91,11 +103,19 @@ func Parse(s string) (Spec, error) {
 		return fail("grid size %q is not an integer", fields[1])
 	}
 	spec := Spec{Kind: k.name, N: n}
-	if k.seeded {
+	switch k.extra {
+	case "seed":
 		spec.Seed = DefaultSeed
 		if len(fields) == 3 {
 			if spec.Seed, err = strconv.ParseInt(fields[2], 10, 64); err != nil {
 				return fail("seed %q is not an integer", fields[2])
+			}
+		}
+	case "peclet":
+		spec.Peclet = DefaultPeclet
+		if len(fields) == 3 {
+			if spec.Peclet, err = strconv.ParseFloat(fields[2], 64); err != nil {
+				return fail("peclet %q is not a number", fields[2])
 			}
 		}
 	}
@@ -113,17 +133,28 @@ func (s Spec) check() error {
 	if s.N < 1 || s.N > MaxN {
 		return fmt.Errorf("grid size %d out of range [1, %d]", s.N, MaxN)
 	}
+	if s.Kind == "convdiff" && !(s.Peclet >= 0 && s.Peclet <= MaxPeclet) {
+		return fmt.Errorf("peclet %g out of range [0, %g]", s.Peclet, float64(MaxPeclet))
+	}
 	return nil
 }
 
 // String returns the spec in the form Parse reads; diffusion always shows
-// its seed.
+// its seed, convdiff its Peclet number (shortest form that reads back
+// exactly).
 func (s Spec) String() string {
-	if k, ok := lookup(s.Kind); ok && k.seeded {
+	switch s.Kind {
+	case "diffusion":
 		return fmt.Sprintf("%s:%d:%d", s.Kind, s.N, s.Seed)
+	case "convdiff":
+		return fmt.Sprintf("%s:%d:%s", s.Kind, s.N, strconv.FormatFloat(s.Peclet, 'g', -1, 64))
 	}
 	return fmt.Sprintf("%s:%d", s.Kind, s.N)
 }
+
+// Symmetric reports whether the problem's matrix is symmetric: every
+// problem but convdiff (with a Peclet number above 0) is SPD.
+func (s Spec) Symmetric() bool { return s.Kind != "convdiff" || s.Peclet == 0 }
 
 // Rows is the global dimension of the matrix, N^3.
 func (s Spec) Rows() int64 {
@@ -168,6 +199,8 @@ func (s Spec) Generate(lo, hi int64) (*dsmat.Rows, error) {
 		return g.assemble27(lo, hi), nil
 	case "aniso":
 		return g.assemble7(lo, hi, constFaces{1, 1, anisoZ}), nil
+	case "convdiff":
+		return g.convdiff(lo, hi, s.Peclet), nil
 	default: // diffusion
 		return g.assemble7(lo, hi, newPermeability(g, uint64(s.Seed), lo, hi)), nil
 	}
