@@ -240,6 +240,19 @@ func readRefMatrix(t *testing.T, path string) refMatrix {
 	return ref
 }
 
+// unsymmetricPattern reports whether some stored entry (i, j) has no
+// stored (j, i).
+func (ref refMatrix) unsymmetricPattern() bool {
+	for i, row := range ref.rows {
+		for j := range row {
+			if _, ok := ref.rows[j][int64(i)]; !ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // checkStripe checks that r is stripe rank of ref under the balanced partition.
 func checkStripe(t *testing.T, name string, c *comm.Comm, ref refMatrix, r *dsmat.Rows, part dsmat.Partition) {
 	t.Helper()
