@@ -26,20 +26,39 @@ type Jacobi struct {
 	be  backend.Backend
 }
 
-// NewJacobi sets up the Jacobi preconditioner of A on be. A diagonal entry
-// that is not positive cannot belong to an SPD matrix and is an error; so
-// is one whose inverse overflows (below 2^-1024, a subnormal number).
+// NewJacobi sets up the Jacobi preconditioner of A on be for a method that
+// needs an SPD matrix (CG). A diagonal entry that is not positive cannot
+// belong to an SPD matrix and is an error; so is one whose inverse
+// overflows (below 2^-1024, a subnormal number).
 func NewJacobi(A *dsmat.Matrix, be backend.Backend) (*Jacobi, error) {
+	return newJacobi(A, be, true)
+}
+
+// NewJacobiGeneral sets up the Jacobi preconditioner of A on be for a
+// method that takes any nonsingular matrix (BiCGSTAB, GMRES): a diagonal
+// entry of either sign serves; a zero one, or one whose inverse overflows,
+// is an error.
+func NewJacobiGeneral(A *dsmat.Matrix, be backend.Backend) (*Jacobi, error) {
+	return newJacobi(A, be, false)
+}
+
+// newJacobi is NewJacobi when positive is set, NewJacobiGeneral otherwise.
+func newJacobi(A *dsmat.Matrix, be backend.Backend, positive bool) (*Jacobi, error) {
 	d := A.Diagonal()
 	var bad error
 	for i, v := range d {
-		if !(v > 0) {
-			bad = fmt.Errorf("jacobi: diagonal entry %g at row %d is not positive: the matrix is not SPD", v, A.First()+int64(i)+1)
+		row := A.First() + int64(i) + 1
+		if positive && !(v > 0) {
+			bad = fmt.Errorf("jacobi: diagonal entry %g at row %d is not positive: the matrix is not SPD", v, row)
+			break
+		}
+		if v == 0 || math.IsNaN(v) {
+			bad = fmt.Errorf("jacobi: diagonal entry %g at row %d: Jacobi needs a nonzero diagonal", v, row)
 			break
 		}
 		d[i] = 1 / v
 		if math.IsInf(d[i], 0) {
-			bad = fmt.Errorf("jacobi: diagonal entry %g at row %d has no finite inverse: scale the system", v, A.First()+int64(i)+1)
+			bad = fmt.Errorf("jacobi: diagonal entry %g at row %d has no finite inverse: scale the system", v, row)
 			break
 		}
 	}

@@ -175,20 +175,25 @@ func (m *Matrix) checkValues(vals []float64) error {
 	return nil
 }
 
-// checkDiagonal refuses values with a diagonal entry that is not positive
-// and finite, as the preconditioners' set-ups do: such a matrix is not SPD.
-// (A float32 set-up scales a diagonal beyond float32's range to one, so any
-// positive finite diagonal sets up.) Rows count from 1 in the message, as
-// in Matrix Market and the command line's messages.
-func (m *Matrix) checkDiagonal(vals []float64) error {
+// checkDiagonal refuses values with a diagonal entry that the
+// preconditioner's set-up would refuse: with spd (NeedsSPD) one that is not
+// positive and finite, as such a matrix is not SPD; otherwise a zero or
+// infinite one, which Jacobi cannot invert. (A float32 set-up scales a
+// diagonal beyond float32's range to one, so any positive finite diagonal
+// sets up.) Rows count from 1 in the message, as in Matrix Market and the
+// command line's messages.
+func (m *Matrix) checkDiagonal(vals []float64, spd bool) error {
 	for i, k := range m.diag {
 		var d float64
 		if k >= 0 {
 			d = vals[k]
 		}
 		g := m.rows.First + int64(i) + 1
-		if !(d > 0) || math.IsInf(d, 0) {
+		switch {
+		case spd && (!(d > 0) || math.IsInf(d, 0)):
 			return fmt.Errorf("solver: diagonal entry A(%d,%d) = %g is not positive and finite: the matrix is not SPD", g, g, d)
+		case d == 0 || math.IsInf(d, 0):
+			return fmt.Errorf("solver: diagonal entry A(%d,%d) = %g is not nonzero and finite: Jacobi cannot invert it", g, g, d)
 		}
 	}
 	return nil

@@ -91,7 +91,7 @@ func (o Options) check() (Options, error) {
 	switch {
 	case methods[o.Method] == nil:
 		return o, fmt.Errorf("solver: method %q is not one of %v", o.Method, Methods)
-	case precs[o.Prec] == nil:
+	case precs[o.Prec].new == nil:
 		return o, fmt.Errorf("solver: preconditioner %q is not one of %v", o.Prec, Precs)
 	case !(o.Tol > 0 && o.Tol < 1) || math.IsInf(o.Tol, 0):
 		return o, fmt.Errorf("solver: tolerance %g is not in (0,1)", o.Tol)

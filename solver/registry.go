@@ -34,15 +34,29 @@ var methods = map[string]func(A krylov.Operator, b *ddmat.Dense) (Method, error)
 	"cg": func(A krylov.Operator, b *ddmat.Dense) (Method, error) { return pcg.NewWorkspace(A, b) },
 }
 
-// precs maps a preconditioner name to its set-up on the bound matrix op,
-// with the solver's options.
-var precs = map[string]func(op *dsmat.Operator, opt Options) (krylov.Preconditioner, error){
-	"none": func(*dsmat.Operator, Options) (krylov.Preconditioner, error) { return precond.None{}, nil },
-	"jacobi": func(op *dsmat.Operator, _ Options) (krylov.Preconditioner, error) {
+// precEntry is a preconditioner's registry entry: its set-up on the bound
+// matrix op with the solver's options, and whether it needs a symmetric
+// positive definite matrix (see NeedsSPD).
+type precEntry struct {
+	spd bool
+	new func(op *dsmat.Operator, opt Options) (krylov.Preconditioner, error)
+}
+
+// precs maps a preconditioner name to its entry.
+var precs = map[string]precEntry{
+	"none":   {spd: false, new: func(*dsmat.Operator, Options) (krylov.Preconditioner, error) { return precond.None{}, nil }},
+	"jacobi": {spd: false, new: newJacobi},
+	"afsai":  {spd: true, new: newFSAI},
+	"fsai":   {spd: true, new: newFSAI},
+}
+
+// newJacobi sets up Jacobi: on a positive diagonal for a method that needs
+// an SPD matrix, on any nonzero one otherwise.
+func newJacobi(op *dsmat.Operator, opt Options) (krylov.Preconditioner, error) {
+	if methodNeedsSPD[opt.Method] {
 		return precond.NewJacobi(op.Matrix(), op.Backend())
-	},
-	"afsai": newFSAI,
-	"fsai":  newFSAI,
+	}
+	return precond.NewJacobiGeneral(op.Matrix(), op.Backend())
 }
 
 // newFSAI sets up adaptive or static FSAI (Options.FSAI, whose Static and

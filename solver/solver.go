@@ -381,9 +381,9 @@ func (s *Solver) SetValues(vals []float64) error {
 // (afsai.Preconditioner.Update), without the pattern search and with the
 // same halo plans. Collective. The new values are checked before anything
 // changes: on bad input (a wrong length, a non-finite value, or, for every
-// preconditioner but none, a diagonal entry that is not positive, as New
-// would refuse it) every rank returns an error and the solver solves the
-// old system exactly as before.
+// preconditioner but none, a diagonal entry that New would refuse: not
+// positive where NeedsSPD, zero otherwise) every rank returns an error and
+// the solver solves the old system exactly as before.
 func (s *Solver) UpdateValues(vals []float64) error {
 	if err := s.enter("update values"); err != nil {
 		return err
@@ -402,7 +402,7 @@ func (s *Solver) setValues(vals []float64, diagonal bool) error {
 	c := s.m.Comm()
 	err := s.m.checkValues(vals)
 	if err == nil && diagonal {
-		err = s.m.checkDiagonal(vals)
+		err = s.m.checkDiagonal(vals, NeedsSPD(s.opt.Method, s.opt.Prec))
 	}
 	if err := c.Agree(err); err != nil {
 		return err

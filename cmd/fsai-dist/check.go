@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/iopath"
+	"github.com/fsai-dist/fsai-dist/problem"
+	"github.com/fsai-dist/fsai-dist/solver"
 )
 
 // symmetryTol is the tolerance of the symmetry check, relative to
@@ -30,11 +33,12 @@ func checkRanks(np int, n int64, what string) error {
 	return nil
 }
 
-// checkMatrix refuses, before any set-up, a matrix read from a file that
-// cannot be symmetric positive definite: with an empty row (bad input), a
-// diagonal entry that is not positive or, unless -check-symmetry=false,
-// entries that are not symmetric (both exit status 3). Row and column
-// numbers in the messages count from 1. Collective.
+// checkMatrix refuses, before any set-up, a matrix read from a file with an
+// empty row (bad input) and, when the method or the preconditioner needs an
+// SPD matrix (solver.NeedsSPD), one that cannot be SPD: a diagonal entry
+// that is not positive or, unless -check-symmetry=false, entries that are
+// not symmetric (both exit status 3). Row and column numbers in the
+// messages count from 1. Collective.
 func checkMatrix(c *comm.Comm, o *options, part dsmat.Partition, rows *dsmat.Rows) error {
 	var err error
 	if i := rows.EmptyRow(); i >= 0 {
@@ -43,10 +47,13 @@ func checkMatrix(c *comm.Comm, o *options, part dsmat.Partition, rows *dsmat.Row
 	if err := c.Agree(err); err != nil {
 		return badInput(err)
 	}
+	if !solver.NeedsSPD(o.method, o.prec) {
+		return nil
+	}
 	for k, d := range rows.Diagonal() {
 		if !(d > 0) {
 			i := rows.First + int64(k) + 1
-			err = fmt.Errorf("matrix %s: diagonal entry A(%d,%d) = %g is not positive: the matrix is not SPD", o.matrix, i, i, d)
+			err = fmt.Errorf("matrix %s: diagonal entry A(%d,%d) = %g is not positive: the matrix is not SPD (%s)", o.matrix, i, i, d, spdUsers(o))
 			break
 		}
 	}
@@ -58,9 +65,41 @@ func checkMatrix(c *comm.Comm, o *options, part dsmat.Partition, rows *dsmat.Row
 	}
 	err = dsmat.CheckSymmetric(c, part, rows, symmetryTol)
 	if err != nil && !errors.Is(err, comm.ErrPeer) {
-		err = fmt.Errorf("matrix %s: %w; -check-symmetry=false skips this check", o.matrix, err)
+		err = fmt.Errorf("matrix %s: %w; %s; -check-symmetry=false skips this check", o.matrix, err, spdUsers(o))
 	}
 	return numerical(err)
+}
+
+// checkProblem refuses a built-in problem whose matrix is not symmetric
+// (convdiff) when the method or the preconditioner needs an SPD matrix
+// (exit status 3, as for a matrix file). Every rank decides the same, so
+// all fail together without a collective; a spec that does not parse is
+// left to load, which says why.
+func checkProblem(o *options) error {
+	if o.matrix != "" || !solver.NeedsSPD(o.method, o.prec) {
+		return nil
+	}
+	spec, err := problem.Parse(o.problem)
+	if err != nil || spec.Symmetric() {
+		return nil
+	}
+	return numerical(fmt.Errorf("problem %s: the matrix is not symmetric; %s", o.problem, spdUsers(o)))
+}
+
+// spdUsers names the choices of o that need an SPD matrix, for the
+// messages of checkMatrix: "-solver cg and -prec afsai need an SPD matrix".
+func spdUsers(o *options) string {
+	var who []string
+	if solver.NeedsSPD(o.method, "none") {
+		who = append(who, "-solver "+o.method)
+	}
+	if solver.NeedsSPD("", o.prec) {
+		who = append(who, "-prec "+o.prec)
+	}
+	if len(who) == 1 {
+		return who[0] + " needs an SPD matrix"
+	}
+	return strings.Join(who, " and ") + " need an SPD matrix"
 }
 
 // checkPaths checks every file the run reads and writes before any work

@@ -80,7 +80,7 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.SetOutput(io.Discard) // errors are reported in one line by the caller
 	fs.Usage = func() {}
 	fs.StringVar(&o.matrix, "matrix", "", "matrix file: Matrix Market coordinate or PETSc binary (detected by content)")
-	fs.StringVar(&o.problem, "problem", "poisson7:64", "built-in problem when no -matrix: poisson7:N, poisson27:N, diffusion:N[:seed], aniso:N")
+	fs.StringVar(&o.problem, "problem", "poisson7:64", "built-in problem when no -matrix: poisson7:N, poisson27:N, diffusion:N[:seed], aniso:N, convdiff:N[:peclet] (nonsymmetric)")
 	fs.StringVar(&o.rhs, "rhs", "", "right-hand side, Matrix Market array; several columns are several right-hand sides, solved together (default b = A*1)")
 	fs.IntVar(&o.nrhs, "nrhs", 1, "without -rhs: solve this many right-hand sides together, A*1 and A*u with random u in (0,1]")
 	fs.StringVar(&o.x0, "x0", "", "initial guess, Matrix Market array with a column per right-hand side (default 0)")
@@ -102,7 +102,7 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.IntVar(&o.benchSpMV, "bench-spmv", 0, "time this many SpMVs with A before solving; report spmv_s and spmv_gbs")
 	fs.BoolVar(&o.verbose, "v", false, "log from every rank, not only rank 0")
 	fs.IntVar(&o.progressEvery, "progress", 50, "log the residual every this many iterations (0: never)")
-	fs.BoolVar(&o.checkSymmetry, "check-symmetry", true, "check that a -matrix is symmetric before solving (one exchange of the halo entries); false skips it")
+	fs.BoolVar(&o.checkSymmetry, "check-symmetry", true, "when -solver or -prec needs an SPD matrix (cg, afsai, fsai), check that a -matrix is symmetric before solving (one exchange of the halo entries); false skips it")
 	fs.IntVar(&o.stagnation, "stagnation", krylov.DefaultStagnation, "stop when the residual has not fallen 0.1% below its lowest value over the latter half of the iterations, and over at least this many (0, the default: never)")
 	fs.BoolVar(&o.version, "version", false, "print the version (and the commit it was built from) and exit")
 	o.fsai.register(fs)

@@ -12,8 +12,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fsai-dist/fsai-dist/internal/testbin"
 	"time"
+
+	"github.com/fsai-dist/fsai-dist/internal/testbin"
+	"github.com/fsai-dist/fsai-dist/solver"
 )
 
 // The tests run the real binary under mpirun, as users do.
@@ -253,5 +255,42 @@ func TestProfiles(t *testing.T) {
 	res = mpirun(t, 2, "-problem", "poisson7:10", "-progress", "0", "-trace", filepath.Join(dir, "none", "trace"))
 	if res.code != 2 || !strings.Contains(res.stderr, "flag -trace:") {
 		t.Fatalf("exit %d for a trace path that cannot be written\n%s", res.code, res.stderr)
+	}
+}
+
+// TestNonsymmetricMethods: every method that takes a nonsymmetric matrix
+// (solver.NeedsSPD false with jacobi and none) solves the shared
+// nonsymmetric matrix cdde1 and convdiff at 1 and 3 ranks with jacobi and
+// none, no symmetry check stopping it, while afsai with it still refuses
+// the matrix (exit 3). It skips while every method needs an SPD matrix.
+func TestNonsymmetricMethods(t *testing.T) {
+	path := "../../../shared/matrices/nonsym/cdde1.mtx"
+	if _, err := os.Stat(path); err != nil {
+		t.Skip("no ../shared/matrices/nonsym beside the checkout")
+	}
+	var general []string
+	for _, m := range solver.Methods {
+		if !solver.NeedsSPD(m, "jacobi") && !solver.NeedsSPD(m, "none") {
+			general = append(general, m)
+		}
+	}
+	if len(general) == 0 {
+		t.Skip("no method for nonsymmetric matrices is registered")
+	}
+	rep := filepath.Join(t.TempDir(), "r.json")
+	for _, m := range general {
+		for _, np := range []int{1, 3} {
+			for _, run := range [][]string{{"-matrix", path, "-prec", "jacobi"}, {"-problem", "convdiff:8:100", "-prec", "none"}} {
+				res := mpirun(t, np, append([]string{"-solver", m, "-report", rep, "-progress", "0"}, run...)...)
+				r := readReport(t, rep)
+				if res.code != 0 || r["converged"] != true || r["relres"].(float64) >= 1e-8 {
+					t.Errorf("-solver %s %v on %d ranks: exit %d, report %v\n%s", m, run, np, res.code, r, res.stderr)
+				}
+			}
+			res := mpirun(t, np, "-solver", m, "-matrix", path, "-prec", "afsai", "-progress", "0")
+			if want := "-prec afsai needs an SPD matrix"; res.code != 3 || !strings.Contains(res.stderr, want) {
+				t.Errorf("-solver %s -prec afsai on cdde1, %d ranks: exit %d, want 3 and %q\n%s", m, np, res.code, want, res.stderr)
+			}
+		}
 	}
 }

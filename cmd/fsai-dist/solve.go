@@ -26,6 +26,9 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	if err != nil {
 		return 0, err
 	}
+	if err := checkProblem(o); err != nil {
+		return 0, err
+	}
 	rows, part, err := load(c, o, rep, log, mem)
 	if err != nil {
 		return 0, badInput(err)
