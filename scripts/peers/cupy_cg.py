@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""CuPy peer for the GPU benchmarks: cuSPARSE SpMV bandwidth and CuPy's CG with
-Jacobi on the same matrix fsai-dist solves, on one GPU.
+"""CuPy peer for the GPU benchmarks: cuSPARSE SpMV bandwidth and CuPy's CG or
+GMRES with Jacobi on the same matrix fsai-dist solves, on one GPU.
 
   python3 scripts/peers/cupy_cg.py -problem poisson7:200 -json out.json
   python3 scripts/peers/cupy_cg.py -matrix A.petsc     (fsai-dist -write-matrix A.petsc)
+  python3 scripts/peers/cupy_cg.py -matrix A.petsc -method gmres [-restart 30]
 
 b = A*1, x0 = 0, stop at ||r||/||b|| <= tol (CuPy's rtol, atol 0): fsai-dist's test.
+CuPy's gmres preconditions on the right (x = M y) with classical Gram-Schmidt,
+no reorthogonalization, and tests the true residual only at each restart, so
+its iteration count is a multiple of the restart length: restarts x restart.
 SpMV bandwidth counts the bytes fsai-dist's -bench-spmv counts: 12 per nonzero, the
 row pointers, x read and y written once. Prints one JSON object.
 """
@@ -59,21 +63,28 @@ def time_spmv(a, reps):
     return sec, (12 * nnz + 4 * (n + 1) + 16 * n) / sec / 1e9
 
 
-def cg(a, b, tol, maxit):
+def solve(a, b, tol, maxit, method="cg", restart=30):
+    """Solves a x = b from x0 = 0 by CG or GMRES(restart) with Jacobi and
+    returns x, CuPy's info and the iterations (GMRES: Arnoldi steps, counted
+    by restarts, which is when CuPy's callback runs)."""
     d = a.diagonal()
     inv = 1.0 / d
     m = spla.LinearOperator(a.shape, matvec=lambda r: inv * r, dtype=cp.float64)
-    its = [0]
+    calls = [0]
 
     def count(_):
-        its[0] += 1
+        calls[0] += 1
 
     kw = dict(x0=cp.zeros_like(b), maxiter=maxit, M=m, callback=count, atol=0.0)
+    run, step = spla.cg, 1
+    if method == "gmres":
+        kw.update(restart=restart, callback_type="pr_norm")
+        run, step = spla.gmres, restart
     try:
-        x, info = spla.cg(a, b, rtol=tol, **kw)
+        x, info = run(a, b, rtol=tol, **kw)
     except TypeError:  # CuPy before 13 names it tol
-        x, info = spla.cg(a, b, tol=tol, **kw)
-    return x, info, its[0]
+        x, info = run(a, b, tol=tol, **kw)
+    return x, info, calls[0] * step
 
 
 def main():
@@ -82,6 +93,8 @@ def main():
     p.add_argument("-matrix", help="PETSc binary matrix")
     p.add_argument("-tol", type=float, default=1e-8)
     p.add_argument("-maxit", type=int, default=20000)
+    p.add_argument("-method", choices=("cg", "gmres"), default="cg")
+    p.add_argument("-restart", type=int, default=30, help="GMRES restart length")
     p.add_argument("-spmv-reps", type=int, default=100)
     p.add_argument("-json")
     o = p.parse_args()
@@ -93,21 +106,23 @@ def main():
         sys.exit("cupy_cg: give -problem poisson7:N or -matrix FILE.petsc")
     spmv_s, spmv_gbs = time_spmv(a, o.spmv_reps)
     b = a @ cp.ones(a.shape[0])
-    cg(a, b, o.tol, 20)  # warm-up: kernels compiled and cached
+    solve(a, b, o.tol, 2 * o.restart, o.method, o.restart)  # warm-up: kernels compiled and cached
     cp.cuda.Device().synchronize()
     t = time.perf_counter()
-    x, info, its = cg(a, b, o.tol, o.maxit)
+    x, info, its = solve(a, b, o.tol, o.maxit, o.method, o.restart)
     cp.cuda.Device().synchronize()
     solve_s = time.perf_counter() - t
     relres = float(cp.linalg.norm(b - a @ x) / cp.linalg.norm(b))
     out = {
-        "peer": "cupy", "cupy": cp.__version__, "matrix": name,
+        "peer": "cupy", "cupy": cp.__version__, "method": o.method, "matrix": name,
         "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
         "n": a.shape[0], "nnz": int(a.nnz), "ranks": 1, "tol": o.tol,
         "converged": info == 0, "iterations": its, "relres": relres,
         "solve_s": solve_s, "time_per_iter_s": solve_s / max(its, 1),
         "spmv_s": spmv_s, "spmv_gbs": spmv_gbs,
     }
+    if o.method == "gmres":
+        out["restart"] = o.restart
     text = json.dumps(out, indent=2)
     print(text)
     if o.json:

@@ -1,12 +1,16 @@
 /*
  * petsc_cg.c: the PETSc peer of fsai-dist. It solves A x = b with b = A*1 and
- * x0 = 0 by CG preconditioned with Jacobi (KSPCG + PCJACOBI), stopping when
- * ||b - A x||_2 / ||b||_2 <= tol (unpreconditioned norm, no absolute
- * tolerance) as fsai-dist does, then times 100 SpMVs. The result is one JSON
- * object on stdout (and in -json PATH); README.md lists its fields.
+ * x0 = 0 by a Krylov method preconditioned with Jacobi (PCJACOBI): CG
+ * (KSPCG, the default), BiCGSTAB (KSPBCGS) or restarted GMRES (KSPGMRES,
+ * classical Gram-Schmidt with one reorthogonalization), the last two
+ * preconditioned on the right. It stops when ||b - A x||_2 / ||b||_2 <= tol
+ * (unpreconditioned norm, no absolute tolerance) as fsai-dist does, then
+ * times 100 SpMVs. The result is one JSON object on stdout (and in -json
+ * PATH); README.md lists its fields.
  *
  *   mpirun -np 2 petsc_cg -problem poisson7:64 [-tol 1e-8] [-maxit 10000]
  *   mpirun -np 2 petsc_cg -matrix A.mtx|A.petsc [-fixed-iters K] [-json out.json]
+ *   mpirun -np 2 petsc_cg -matrix A.mtx -method bcgs|gmres [-restart 30]
  *
  * Other PETSc options (-ksp_*, -pc_*, -mat_type, -log_view) still apply.
  */
@@ -15,7 +19,9 @@
 #include "peers_common.h"
 
 static const char help[] =
-  "CG + Jacobi peer of fsai-dist.\n"
+  "Krylov + Jacobi peer of fsai-dist.\n"
+  "  -method cg|bcgs|gmres Krylov method (default cg; bcgs and gmres right-preconditioned)\n"
+  "  -restart M            GMRES restart length (default 30)\n"
   "  -problem poisson7:N   generate the 7-point Laplacian on an N^3 grid\n"
   "  -matrix PATH          read a matrix: Matrix Market if PATH ends in .mtx, else PETSc binary\n"
   "  -tol T                relative tolerance on ||r||_2/||b||_2 (default 1e-8)\n"
@@ -33,6 +39,8 @@ typedef struct {
   PetscReal tol;
   PetscInt maxit;
   PetscInt fixed_iters; /* > 0: run exactly this many iterations */
+  char method[16];      /* cg, bcgs or gmres */
+  PetscInt restart;     /* GMRES restart length */
 } Options;
 
 static PetscErrorCode GetOptions(Options *o) {
@@ -43,6 +51,13 @@ static PetscErrorCode GetOptions(Options *o) {
   o->maxit = 10000;
   o->fixed_iters = 0;
   o->json[0] = '\0';
+  o->restart = 30;
+  PetscCall(PetscStrncpy(o->method, "cg", sizeof o->method));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-method", o->method, sizeof o->method, &set));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-restart", &o->restart, &set));
+  PetscCheck(strcmp(o->method, "cg") == 0 || strcmp(o->method, "bcgs") == 0 || strcmp(o->method, "gmres") == 0,
+             PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-method %s: want cg, bcgs or gmres", o->method);
+  PetscCheck(o->restart > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-restart must be positive");
   PetscCall(PetscOptionsGetString(NULL, NULL, "-problem", o->problem, sizeof o->problem, &has_problem));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-matrix", o->matrix, sizeof o->matrix, &has_matrix));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-json", o->json, sizeof o->json, &set));
@@ -175,14 +190,26 @@ static PetscErrorCode TimeSpMV(Mat A, Vec x, double *seconds) {
   PetscFunctionReturn(0);
 }
 
-/* ConfigureKSP sets up CG + Jacobi with fsai-dist's stop test, or a fixed
- * iteration count with no stop test when o->fixed_iters > 0. */
+/* ConfigureKSP sets up o->method + Jacobi with fsai-dist's stop test, or a
+ * fixed iteration count with no stop test when o->fixed_iters > 0. BiCGSTAB
+ * and GMRES are preconditioned on the right, so the norm they monitor is the
+ * unpreconditioned residual's; GMRES restarts every o->restart steps and
+ * reorthogonalizes once (CGS2). */
 static PetscErrorCode ConfigureKSP(KSP ksp, Mat A, const Options *o) {
   PC pc;
 
   PetscFunctionBeginUser;
   PetscCall(KSPSetOperators(ksp, A, A));
-  PetscCall(KSPSetType(ksp, KSPCG));
+  if (strcmp(o->method, "cg") == 0) {
+    PetscCall(KSPSetType(ksp, KSPCG));
+  } else {
+    PetscCall(KSPSetType(ksp, strcmp(o->method, "bcgs") == 0 ? KSPBCGS : KSPGMRES));
+    PetscCall(KSPSetPCSide(ksp, PC_RIGHT));
+  }
+  if (strcmp(o->method, "gmres") == 0) {
+    PetscCall(KSPGMRESSetRestart(ksp, o->restart));
+    PetscCall(KSPGMRESSetCGSRefinementType(ksp, KSP_GMRES_CGS_REFINE_ALWAYS));
+  }
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PCSetType(pc, PCJACOBI));
   PetscCall(KSPSetNormType(ksp, KSP_NORM_UNPRECONDITIONED));
@@ -254,11 +281,13 @@ int main(int argc, char **argv) {
   bytes = 12.0 * nnz + 4.0 * ((double)n + 1) + 16.0 * (double)n;
 
   if (o.fixed_iters == 0 && reason < 0)
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc_cg: warning: not converged: %s after %d iterations\n",
-                          KSPConvergedReasons[reason], (int)its));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petsc_cg: warning: %s not converged: %s after %d iterations\n",
+                          o.method, KSPConvergedReasons[reason], (int)its));
   if (rank == 0) {
     peer_json_init(&j);
     peer_json_str(&j, "peer", "petsc");
+    peer_json_str(&j, "method", o.method);
+    if (strcmp(o.method, "gmres") == 0) peer_json_int(&j, "restart", o.restart);
     peer_json_str(&j, "matrix", o.problem[0] ? o.problem : o.matrix);
     peer_json_int(&j, "n", n);
     peer_json_int(&j, "nnz", (int64_t)nnz);
