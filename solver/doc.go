@@ -55,7 +55,9 @@
 // Package solver is where names meet packages: its registries map the
 // names of Options.Method (Methods), Options.Prec (Precs) and
 // Options.Backend (Backends) to the packages that implement them, and the
-// command line and the C API take their names from there. Bind, Vectors,
+// command line and the C API take their names from there. NeedsSPD says,
+// from the method's and the preconditioner's entries, whether a solve
+// needs a symmetric positive definite matrix. Bind, Vectors,
 // SetUp and SolveVectors are New and SolveMany in stages, on the device
 // blocks, for callers that fill the right-hand sides on the device or
 // time the stages (the command line).

@@ -12,8 +12,9 @@ import (
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
-// Matrix is a distributed sparse symmetric positive definite matrix: each
-// rank holds the rows it passed to NewMatrix. Its pattern is fixed; its
+// Matrix is a distributed sparse square matrix, symmetric positive definite
+// where the method or the preconditioner needs it (NeedsSPD): each rank
+// holds the rows it passed to NewMatrix. Its pattern is fixed; its
 // values change with Solver.SetValues and Solver.UpdateValues.
 type Matrix struct {
 	a    *dsmat.Matrix
