@@ -10,10 +10,27 @@ import (
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
-// Device is a backend that runs the adaptive FSAI set-up itself (the CUDA
-// backend, package gpu); on other backends the set-up runs on the CPU
-// kernels of this package. New uses it for the single-precision adaptive
-// set-up, the blueprint's default.
+// Devices is the FSAI set-up on the device of the backend that New runs on:
+// the row computations that a device's implementation supplies (package
+// afsai/cudafsai for the CUDA backend), each nil where the set-up runs on
+// the CPU kernels of this package. The composition root (package solver)
+// fills them in for the backend it hands New, which never asks a backend
+// what it is: a backend stays a backend.
+type Devices struct {
+	// Setup runs the single-precision adaptive set-up, the blueprint's
+	// default, and reads back the blocks it left on the device.
+	Setup Device
+	// Static runs the single-precision static set-up; it is used together
+	// with Setup.
+	Static StaticDevice
+	// Rows begins the adaptive set-up during the collection of the
+	// neighbours' rows (early.go); it is used together with Setup.
+	Rows RowsDevice
+	// Fixed computes the rows on given patterns of the Updater.
+	Fixed FixedDevice
+}
+
+// Device runs the adaptive FSAI set-up on a device.
 type Device interface {
 	// Name is the backend's name ("cuda"), reported as setup_device.
 	Name() string
@@ -71,8 +88,8 @@ func (df DeviceFactor) LeftRow(i int) ([]int32, []float32) {
 	return df.Left.Row(k)
 }
 
-// StaticDevice is a Device that also runs the static FSAI set-up (the CUDA
-// backend): New uses it for a single-precision static set-up that keeps G
+// StaticDevice is a Device that also runs the static FSAI set-up:
+// New uses it for a single-precision static set-up that keeps G
 // where PCG applies it.
 type StaticDevice interface {
 	Device
@@ -84,8 +101,7 @@ type StaticDevice interface {
 	StaticFactor(a Split, p StaticParams) (DeviceFactor, Stats, KernelTimes, error)
 }
 
-// FixedDevice is a backend that computes FSAI rows on given patterns itself
-// (the CUDA backend): an Updater of a single-precision set-up prepares a
+// FixedDevice computes FSAI rows on given patterns on a device: an Updater of a single-precision set-up prepares a
 // plan once and computes with it on every Update, so that an update
 // computes where New computed, and moves only A's values to the device.
 type FixedDevice interface {
@@ -111,7 +127,7 @@ type FixedPlan interface {
 }
 
 // PlacingPlan is a FixedPlan that can leave the rows on the device, in the
-// blocks that PCG applies (the CUDA backend's plans): the Updater of a
+// blocks that PCG applies: the Updater of a
 // set-up that kept G's diagonal block and its transpose on the device then
 // moves only the entries in other ranks' columns through the host.
 type PlacingPlan interface {
@@ -232,18 +248,18 @@ func (f *stripe) releaseScratch() {
 	}
 }
 
-// setupFactor is computeFactor on backend be: a single-precision adaptive
-// set-up runs on be when be is a Device (falling back to the CPU for input
-// the device does not support), and leaves G's diagonal block and its
+// setupFactor is computeFactor, on the device that cfg supplies for a
+// single-precision set-up (falling back to the CPU for input the device
+// does not support), and leaves G's diagonal block and its
 // transpose on the device unless cfg asks for them in float64 (Wide). It
 // records in info where the set-up ran and, for a device, its stage times.
-func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (stripe, Stats, error) {
+func setupFactor(ls *localSystem, cfg Config, info *Info) (stripe, Stats, error) {
 	info.SetupDevice = "cpu"
 	onCPU := func() (stripe, Stats, error) {
 		g, st, err := computeFactor(ls, cfg)
 		return stripe{rows: g}, st, err
 	}
-	dev := cfg.device(be)
+	dev := cfg.device()
 	if dev == nil {
 		return onCPU()
 	}
@@ -257,7 +273,7 @@ func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (s
 	} else {
 		var df DeviceFactor
 		if cfg.Static {
-			df, st, times, err = dev.(StaticDevice).StaticFactor(*ls.split, cfg.StaticParams)
+			df, st, times, err = cfg.Device.Static.StaticFactor(*ls.split, cfg.StaticParams)
 		} else {
 			df, st, times, err = dev.AdaptiveFactor(*ls.split, cfg.Params)
 		}
@@ -274,21 +290,19 @@ func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (s
 	return f, st, nil
 }
 
-// device returns be as the Device that runs the set-up of cfg, nil when
-// it runs on the CPU: a set-up in single precision (the blueprint's), the
-// adaptive one on a Device, the static one on a StaticDevice that keeps G
+// device returns the Device that runs the set-up of cfg, nil when it runs
+// on the CPU: a set-up in single precision (the blueprint's), the adaptive
+// one on cfg.Device.Setup, the static one where cfg.Device.Static keeps G
 // where PCG applies it.
-func (cfg Config) device(be backend.Backend) Device {
-	dev, ok := be.(Device)
-	if !ok || cfg.Setup != backend.Single {
+func (cfg Config) device() Device {
+	d := cfg.Device
+	if d.Setup == nil || cfg.Setup != backend.Single {
 		return nil
 	}
-	if cfg.Static {
-		if _, ok := be.(StaticDevice); !ok || !cfg.keptOnDevice() {
-			return nil
-		}
+	if cfg.Static && (d.Static == nil || !cfg.keptOnDevice()) {
+		return nil
 	}
-	return dev
+	return d.Setup
 }
 
 // keptOnDevice reports whether a Device keeps G where PCG applies it

@@ -263,11 +263,12 @@ func deviceFactorCase(t *testing.T, c *comm.Comm, dc distCase, noPlace, rows boo
 	}
 	defer ref.Free()
 	hd := &hostDevice{Backend: cpu.New(1), made: map[backend.Matrix]*csr.Matrix[float64]{}, noPlace: noPlace}
-	var dev backend.Backend = hd
+	onDev := cfg
+	onDev.Device = Devices{Setup: hd, Fixed: hd}
 	if rows {
-		dev = rowsHostDevice{hd}
+		onDev.Device.Rows = rowsHostDevice{hd}
 	}
-	got, err := New(dc.A, dev, cfg)
+	got, err := New(dc.A, hd, onDev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +288,7 @@ func deviceFactorCase(t *testing.T, c *comm.Comm, dc distCase, noPlace, rows boo
 	}
 	sameApply(t, c, dc.name+" after New", ref, got)
 
-	updaters := []*Updater{NewUpdater(ref, dc.A, cfg), NewUpdater(got, dc.A, cfg)}
+	updaters := []*Updater{NewUpdater(ref, dc.A, cfg), NewUpdater(got, dc.A, onDev)}
 	lo, hi := dc.A.Part.Range(c.Rank())
 	for step, f := range []func(int64) float64{
 		func(i int64) float64 { return 1.5 + 0.4*math.Sin(float64(i)) },

@@ -46,13 +46,13 @@ type early struct {
 	err error
 }
 
-// earlyDevice returns be as a RowsDevice when the adaptive set-up of cfg
-// runs on it with G kept on the device (setupFactor), nil otherwise. The
+// earlyDevice returns cfg's RowsDevice when the adaptive set-up of cfg
+// runs on the device with G kept there (setupFactor), nil otherwise. The
 // static set-up collects within K hops, 2 by default, in one round: it
 // starts once the rows are there.
-func earlyDevice(be backend.Backend, cfg Config) RowsDevice {
-	dev, ok := be.(RowsDevice)
-	if !ok || cfg.Static || cfg.device(be) == nil || !cfg.keptOnDevice() {
+func earlyDevice(cfg Config) RowsDevice {
+	dev := cfg.Device.Rows
+	if dev == nil || cfg.Static || cfg.device() == nil || !cfg.keptOnDevice() {
 		return nil
 	}
 	return dev

@@ -64,8 +64,8 @@ func (p *fakePlan) Compute(vals []float32) (*csr.Matrix[float32], Stats, error) 
 
 func (p *fakePlan) Free() { p.d.frees++ }
 
-// TestUpdateOnFixedDevice: Updates compute on a backend that is a
-// FixedDevice when the set-up is in single precision, with one plan that
+// TestUpdateOnFixedDevice: Updates compute on the FixedDevice that the
+// Config supplies when the set-up is in single precision, with one plan that
 // the first Update prepares and every Update computes with on A's new
 // values, and G gets the device's rows; Free frees the plan. They compute
 // on the CPU for a double-precision set-up and when the device refuses the
@@ -82,14 +82,16 @@ func TestUpdateOnFixedDevice(t *testing.T) {
 			lo, hi := A.Part.Range(c.Rank())
 			// updated returns G's values after each of two Updates on be,
 			// with the set-up in precision setup and A = D A0 D for a new D
-			// before each, and the error of the first that fails.
-			updated := func(be backend.Backend, setup backend.Precision) ([][]float64, error) {
+			// before each, with fixed as the device's rows on given patterns
+			// (none: nil), and the error of the first that fails.
+			updated := func(be backend.Backend, fixed FixedDevice, setup backend.Precision) ([][]float64, error) {
 				t.Helper()
 				if err := A.SetValues(cut(full, lo, hi)); err != nil {
 					t.Fatal(err)
 				}
 				cfg := DefaultConfig()
 				cfg.Setup = setup
+				cfg.Device.Fixed = fixed
 				p, err := New(A, be, cfg)
 				if err != nil {
 					t.Fatal(err)
@@ -111,7 +113,7 @@ func TestUpdateOnFixedDevice(t *testing.T) {
 				return vals, nil
 			}
 			for _, setup := range []backend.Precision{backend.Single, backend.Double} {
-				want, err := updated(cpu.New(1), setup)
+				want, err := updated(cpu.New(1), nil, setup)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -119,7 +121,7 @@ func TestUpdateOnFixedDevice(t *testing.T) {
 					t.Fatal("the two rounds give the same G")
 				}
 				dev := &fakeDevice{Backend: cpu.New(1)}
-				got, err := updated(dev, setup)
+				got, err := updated(dev, dev, setup)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -143,7 +145,7 @@ func TestUpdateOnFixedDevice(t *testing.T) {
 				}
 
 				dev = &fakeDevice{Backend: cpu.New(1), err: fmt.Errorf("fake: %w", ErrDeviceUnsupported)}
-				got, err = updated(dev, setup)
+				got, err = updated(dev, dev, setup)
 				if err != nil {
 					t.Fatalf("device refusing as unsupported: %v", err)
 				}
@@ -153,7 +155,8 @@ func TestUpdateOnFixedDevice(t *testing.T) {
 				}
 
 				failure := errors.New("fake: device failure")
-				if _, err := updated(&fakeDevice{Backend: cpu.New(1), err: failure}, setup); !errors.Is(err, failure) {
+				dev = &fakeDevice{Backend: cpu.New(1), err: failure}
+				if _, err := updated(dev, dev, setup); !errors.Is(err, failure) {
 					t.Errorf("device failure: Update returned %v", err)
 				}
 			}

@@ -177,7 +177,7 @@ type UpdateTimes struct {
 func (u *Updater) prepare() error {
 	c := u.A.Comm
 	onDevice := u.p.G.Matrix().Diag == nil
-	if err := c.Agree(u.p.hostDiagonals()); err != nil {
+	if err := c.Agree(u.p.hostDiagonals(u.cfg.Device.Setup)); err != nil {
 		return err
 	}
 	n := valueCount(u.A)
@@ -429,7 +429,7 @@ func (u *Updater) computeRows() (placed bool, st Stats, err error) {
 func (u *Updater) setDiagonals(placed bool) error {
 	G, Gt := u.p.G, u.p.Gt
 	if !placed {
-		if err := u.p.hostDiagonals(); err != nil {
+		if err := u.p.hostDiagonals(u.cfg.Device.Setup); err != nil {
 			return err
 		}
 		for k, m := range []*dsmat.Matrix{G.Matrix(), Gt.Matrix()} {
@@ -468,12 +468,12 @@ func (u *Updater) single() *csr.Matrix[float32] {
 
 // devicePlan returns the backend's plan for a's pattern and G's patterns,
 // which the first call prepares. It returns an error wrapping
-// ErrDeviceUnsupported when the backend is not a FixedDevice or refused
+// ErrDeviceUnsupported when cfg supplies no FixedDevice or it refused
 // the plan.
 func (u *Updater) devicePlan(a *csr.Matrix[float32]) (FixedPlan, error) {
 	if u.plan == nil {
-		dev, ok := u.p.G.Backend().(FixedDevice)
-		if !ok || u.noDevice {
+		dev := u.cfg.Device.Fixed
+		if dev == nil || u.noDevice {
 			return nil, ErrDeviceUnsupported
 		}
 		plan, err := dev.PrepareFixed(a, u.own, u.patterns)
