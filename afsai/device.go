@@ -124,21 +124,19 @@ type FixedPlan interface {
 	Compute(vals []float32) (*csr.Matrix[float32], Stats, error)
 	// Free releases the plan's memory; the plan must not be used after.
 	Free()
-}
 
-// PlacingPlan is a FixedPlan that can leave the rows on the device, in the
-// blocks that PCG applies: the Updater of a
-// set-up that kept G's diagonal block and its transpose on the device then
-// moves only the entries in other ranks' columns through the host.
-type PlacingPlan interface {
-	FixedPlan
+	// Place, ComputeOnDevice and Store leave the rows on the device, in
+	// the blocks that PCG applies: the Updater of a set-up that kept G's
+	// diagonal block and its transpose on the device then moves only the
+	// entries in other ranks' columns through the host.
+	//
 	// Place prepares ComputeOnDevice and Store: value e of the kth block
 	// given to Store will be entry maps[k][e] of the rows laid out on their
 	// whole patterns (row after row, a row's columns ascending and the
 	// diagonal last, zero where a breakdown left a column out: onPattern's
 	// layout), and the entries pick come to the host. It returns an error
 	// wrapping ErrDeviceUnsupported when the device has no room for the
-	// maps.
+	// maps, or when it cannot place rows at all.
 	Place(maps [][]int32, pick []int32) error
 	// ComputeOnDevice computes the rows as Compute does, with the same
 	// Stats, but leaves them on the device for Store.
@@ -148,6 +146,11 @@ type PlacingPlan interface {
 	// the picked entries into picked.
 	Store(blocks []backend.Matrix, picked []float32) error
 }
+
+// PlacingPlan is FixedPlan, whose Place, ComputeOnDevice and Store leave
+// the rows on the device; the name is kept for programs written against
+// it.
+type PlacingPlan = FixedPlan
 
 // ErrDeviceUnsupported is wrapped by a Device's or FixedDevice's errors for
 // input it cannot handle (for instance rows too long for its on-chip

@@ -172,7 +172,7 @@ func (d *hostDevice) PrepareFixed(a *csr.Matrix[float32], rows []int, patterns [
 	return &hostPlan{d: d, a: a, rows: rows, patterns: patterns}, nil
 }
 
-// hostPlan is hostDevice's PlacingPlan: FixedPattern on the CPU, its rows
+// hostPlan is hostDevice's FixedPlan: FixedPattern on the CPU, its rows
 // laid out on their patterns by onPattern and stored into the blocks by
 // SetValues.
 type hostPlan struct {

@@ -64,6 +64,19 @@ func (p *fakePlan) Compute(vals []float32) (*csr.Matrix[float32], Stats, error) 
 
 func (p *fakePlan) Free() { p.d.frees++ }
 
+// Place refuses: a fakePlan computes its rows on the host only.
+func (p *fakePlan) Place(maps [][]int32, pick []int32) error {
+	return fmt.Errorf("fake: no placing: %w", ErrDeviceUnsupported)
+}
+
+func (p *fakePlan) ComputeOnDevice(vals []float32) (Stats, error) {
+	return Stats{}, errors.New("fake: ComputeOnDevice without Place")
+}
+
+func (p *fakePlan) Store(blocks []backend.Matrix, picked []float32) error {
+	return errors.New("fake: Store without Place")
+}
+
 // TestUpdateOnFixedDevice: Updates compute on the FixedDevice that the
 // Config supplies when the set-up is in single precision, with one plan that
 // the first Update prepares and every Update computes with on A's new

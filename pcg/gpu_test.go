@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/afsai"
+	"github.com/fsai-dist/fsai-dist/afsai/cudafsai"
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/ddmat"
@@ -94,7 +95,7 @@ func TestSolveBlockOnGPU(t *testing.T) {
 // CUDA backend, as package solver supplies it.
 func onDevice(be backend.Backend, cfg afsai.Config) afsai.Config {
 	if g, ok := be.(*gpu.Backend); ok {
-		cfg.Device = afsai.Devices{Setup: g, Static: g, Rows: g, Fixed: g}
+		cfg.Device = cudafsai.Devices(g)
 	}
 	return cfg
 }

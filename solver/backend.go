@@ -5,6 +5,7 @@ import (
 	"runtime"
 
 	"github.com/fsai-dist/fsai-dist/afsai"
+	"github.com/fsai-dist/fsai-dist/afsai/cudafsai"
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/cpu"
@@ -36,7 +37,7 @@ func cudaFSAI(be backend.Backend) afsai.Devices {
 	if !ok {
 		return afsai.Devices{}
 	}
-	return afsai.Devices{Setup: g, Static: g, Rows: g, Fixed: g}
+	return cudafsai.Devices(g)
 }
 
 // fsaiConfig returns cfg with the FSAI set-up on the device of be
