@@ -43,10 +43,10 @@ type Config struct {
 	// changes only in rows near the stripe's start, whose set-up sees less
 	// of A past it (it stays an FSAI factor of a principal part of A).
 	Reach int
-	// Device is the set-up on the device of the backend that New and the
-	// Updater run on; the zero Devices sets up on the CPU. Package solver
+	// Device is the row computation on the device of the backend that New
+	// and the Updater run on; nil sets up on the CPU. Package solver
 	// supplies it for the backends it opens.
-	Device Devices
+	Device Device
 }
 
 // DefaultConfig is the adaptive FSAI with DefaultParams, power 2, single
@@ -81,7 +81,7 @@ type Info struct {
 	TransposeS float64 `json:"transpose_s"`
 	UploadS    float64 `json:"upload_s"`
 	// EarlyRows is how many rows of G the device computed from A's
-	// diagonal blocks while the first collection ran (RowsDevice).
+	// diagonal blocks while the first collection ran (Device.StartRows).
 	EarlyRows int64 `json:"early_rows"`
 	// this rank's (rank 0's in the report) local system
 	LocalRows int `json:"local_rows"`
@@ -218,7 +218,7 @@ func newOn(A *dsmat.Matrix, be backend.Backend, bound backend.Matrix, cfg Config
 const firstReach = 5
 
 // collectFactor collects this rank's local system and computes its stripe of
-// G. Collective. On a RowsDevice the first collection and the set-up
+// G. Collective. On a Device the first collection and the set-up
 // overlap (earlySetup).
 //
 // An exact adaptive set-up (Reach 0) does not collect all it could look at
@@ -248,7 +248,7 @@ func collectFactor(A *dsmat.Matrix, be backend.Backend, bound backend.Matrix, cf
 		var (
 			got *localSystem
 			err error
-			e   early // the first collection's on a RowsDevice
+			e   early // the first collection's on a Device
 		)
 		t := time.Now()
 		if dev != nil && info.Collections == 1 {

@@ -29,7 +29,7 @@ import (
 //
 // Where the set-up ran on the device and left the diagonal blocks there
 // (Device.AdaptiveFactor), the rows are computed on the device too, by a
-// plan that it prepares once and keeps until Free (FixedDevice), and stay
+// plan that it prepares once and keeps until Free (Device.PrepareFixed), and stay
 // there when the plan can place them (FixedPlan.Place): only A's values go to
 // the device and only the entries in other ranks' columns come back. A rank
 // whose device cannot place them takes them to the host and uploads both
@@ -177,7 +177,7 @@ type UpdateTimes struct {
 func (u *Updater) prepare() error {
 	c := u.A.Comm
 	onDevice := u.p.G.Matrix().Diag == nil
-	if err := c.Agree(u.p.hostDiagonals(u.cfg.Device.Setup)); err != nil {
+	if err := c.Agree(u.p.hostDiagonals(u.cfg.Device)); err != nil {
 		return err
 	}
 	n := valueCount(u.A)
@@ -390,7 +390,7 @@ func localPatterns(G *dsmat.Matrix, ls *localSystem) ([][]int32, *dsmat.Rows, er
 
 // computeRows computes the FSAI rows of the rank's own rows on their
 // patterns from the local system's values, in the set-up precision: in
-// single precision with the plan of the Config's FixedDevice, if any (on the
+// single precision with the plan of the Config's Device, if any (on the
 // CPU for input the device does not support). It reports whether the rows
 // stay on the device for setDiagonals (FixedPlan.Place); else they are in
 // gVal.
@@ -429,7 +429,7 @@ func (u *Updater) computeRows() (placed bool, st Stats, err error) {
 func (u *Updater) setDiagonals(placed bool) error {
 	G, Gt := u.p.G, u.p.Gt
 	if !placed {
-		if err := u.p.hostDiagonals(u.cfg.Device.Setup); err != nil {
+		if err := u.p.hostDiagonals(u.cfg.Device); err != nil {
 			return err
 		}
 		for k, m := range []*dsmat.Matrix{G.Matrix(), Gt.Matrix()} {
@@ -468,11 +468,11 @@ func (u *Updater) single() *csr.Matrix[float32] {
 
 // devicePlan returns the device's plan for a's pattern and G's patterns,
 // which the first call prepares. It returns an error wrapping
-// ErrDeviceUnsupported when cfg supplies no FixedDevice or it refused
+// ErrDeviceUnsupported when cfg supplies no Device or it refused
 // the plan.
 func (u *Updater) devicePlan(a *csr.Matrix[float32]) (FixedPlan, error) {
 	if u.plan == nil {
-		dev := u.cfg.Device.Fixed
+		dev := u.cfg.Device
 		if dev == nil || u.noDevice {
 			return nil, ErrDeviceUnsupported
 		}

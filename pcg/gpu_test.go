@@ -95,7 +95,7 @@ func TestSolveBlockOnGPU(t *testing.T) {
 // CUDA backend, as package solver supplies it.
 func onDevice(be backend.Backend, cfg afsai.Config) afsai.Config {
 	if g, ok := be.(*gpu.Backend); ok {
-		cfg.Device = cudafsai.Devices(g)
+		cfg.Device = cudafsai.New(g)
 	}
 	return cfg
 }

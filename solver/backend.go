@@ -27,17 +27,17 @@ var backends = map[string]func(o BackendOptions, nodeRank, nodeSize int) (backen
 // device, which the FSAI preconditioners and their values-only updates run
 // (afsai.Config.Device, set by fsaiConfig); a backend without an entry sets
 // up on the CPU.
-var fsaiDevices = map[string]func(be backend.Backend) afsai.Devices{
+var fsaiDevices = map[string]func(be backend.Backend) afsai.Device{
 	"cuda": cudaFSAI,
 }
 
 // cudaFSAI is the FSAI set-up on the GPU of be, a CUDA backend.
-func cudaFSAI(be backend.Backend) afsai.Devices {
+func cudaFSAI(be backend.Backend) afsai.Device {
 	g, ok := be.(*gpu.Backend)
 	if !ok {
-		return afsai.Devices{}
+		return nil
 	}
-	return cudafsai.Devices(g)
+	return cudafsai.New(g)
 }
 
 // fsaiConfig returns cfg with the FSAI set-up on the device of be

@@ -1,6 +1,5 @@
-// Package cudafsai is the FSAI set-up on a GPU: the row computations of
-// package afsai (afsai.Device, StaticDevice, RowsDevice, FixedDevice) on
-// the CUDA backend of package gpu, in single precision, bit for bit the
+// Package cudafsai is the FSAI set-up on a GPU: the row computation of
+// package afsai (afsai.Device) on the CUDA backend of package gpu, in single precision, bit for bit the
 // rows that afsai's host set-up computes from the same float32 A. It
 // launches the FSAI kernels of package kernels (kernels/fsai*.cu, compiled
 // into the backend's module) through gpu.Raw, on the backend's stream and
@@ -27,13 +26,7 @@ type Device struct {
 // New returns the FSAI set-up on the GPU of be.
 func New(be *gpu.Backend) *Device { return &Device{Raw: be.Raw()} }
 
-// Devices returns the FSAI set-up on the GPU of be as afsai.Config.Device
-// takes it: every row computation (which makes the compiler check that
-// Device implements each).
-func Devices(be *gpu.Backend) afsai.Devices {
-	d := New(be)
-	return afsai.Devices{Setup: d, Static: d, Rows: d, Fixed: d}
-}
+var _ afsai.Device = (*Device)(nil)
 
 // Name is the backend's name, "cuda".
 func (b *Device) Name() string { return b.Backend().Name() }

@@ -13,7 +13,7 @@ import (
 )
 
 // FSAI rows on given patterns on the GPU, in single precision: Device
-// implements afsai.FixedDevice, which the values-only update of a
+// implements afsai.Device.PrepareFixed, which the values-only update of a
 // preconditioner (afsai.Updater) uses.
 //
 // It is the adaptive set-up of fsai.go with the whole pattern known up

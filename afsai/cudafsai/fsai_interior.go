@@ -3,7 +3,7 @@ package cudafsai
 import "github.com/fsai-dist/fsai-dist/gpu"
 
 // The interior rows of a set-up that starts before the collection ends
-// (afsai.RowsDevice, kernels/fsai_interior.cu): the own rows farther than
+// (afsai.Device.StartRows, kernels/fsai_interior.cu): the own rows farther than
 // some hops from the rows that A's left blocks store, found on the device
 // in the system the run joined there. On the host the search, the lists of
 // 4M rows and their upload took 6 to 8 ms of the 13 before the first step

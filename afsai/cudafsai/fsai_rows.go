@@ -11,7 +11,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
-// G's rows in two parts (afsai.RowsDevice; kernels/fsai_rows.cu): a rank
+// G's rows in two parts (afsai.Device.StartRows; kernels/fsai_rows.cu): a rank
 // computes most of its rows from A's diagonal block while it collects its
 // neighbours' rows, and the rest once it has them, in the same set-up
 // (fsaiRun.next): its batch state, kernels and host memory serve both
@@ -31,7 +31,7 @@ type rowsRun struct {
 
 // StartRows computes the rows of G for the interior own rows of a, a
 // system of A's diagonal block alone (Own 0), and keeps them, and the
-// set-up, for Finish; it returns the other own rows (afsai.RowsDevice).
+// set-up, for Finish; it returns the other own rows (afsai.Device.StartRows).
 // The device finds the interior rows in the system it joined
 // (fsai_interior.go).
 func (b *Device) StartRows(a afsai.Split, seeds []int32, hops int, p afsai.Params) (afsai.RowsRun, []int32, afsai.Stats, afsai.KernelTimes, error) {

@@ -8,7 +8,7 @@ import (
 )
 
 // Static FSAI on the GPU (paper 000, Algorithm 3.1 and section 4), in
-// single precision: Device implements afsai.StaticDevice. It is the
+// single precision: Device implements afsai.Device.StaticFactor. It is the
 // adaptive set-up's run (fsai.go) with the patterns found on the device
 // and added in one step, as on given patterns (fixed.go):
 //
@@ -36,7 +36,7 @@ const staticPatternCap = 256
 // StaticFactor computes the static FSAI rows of the local system a's rows
 // a.Own and after, as afsai.Static computes them for the joined system,
 // and leaves G's diagonal block and its transpose on the device in float32
-// (afsai.StaticDevice). Input that Static refuses is refused alike; a row
+// (afsai.Device.StaticFactor). Input that Static refuses is refused alike; a row
 // whose pattern holds staticPatternCap columns or more, or whose state
 // takes more than half the free device memory, gives an error wrapping
 // afsai.ErrDeviceUnsupported.
