@@ -10,10 +10,14 @@ import (
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
-// Device is a backend that runs the adaptive FSAI set-up itself (the CUDA
-// backend, package gpu); on other backends the set-up runs on the CPU
-// kernels of this package. New uses it for the single-precision adaptive
-// set-up, the blueprint's default.
+// Device is the row computation of the FSAI set-up on a device: what an
+// implementation for a device (package afsai/cudafsai for the CUDA
+// backend) supplies in Config.Device, where New and the Updater run it
+// instead of the CPU kernels of this package. New never asks a backend what
+// it is: the composition root (package solver) supplies the Device of the
+// backend it hands New. A method that cannot handle its input returns an
+// error wrapping ErrDeviceUnsupported, and that part of the set-up runs on
+// the CPU.
 type Device interface {
 	// Name is the backend's name ("cuda"), reported as setup_device.
 	Name() string
@@ -36,7 +40,49 @@ type Device interface {
 	// map (nil without one): the Updater moves new values through host
 	// copies of the blocks that AdaptiveFactor left on the device.
 	ReadMatrix(m backend.Matrix) (*csr.Matrix[float64], []int32, error)
+	// StaticFactor is AdaptiveFactor for static FSAI, which New runs for a
+	// single-precision static set-up that keeps G where PCG applies it: it
+	// computes what Static(a', rows, p) computes for the joined system a'
+	// and its rows a.Own and after, the same rows and the same Stats, and
+	// leaves them as AdaptiveFactor does. It refuses what Static refuses,
+	// and returns an error wrapping ErrDeviceUnsupported for patterns too
+	// long for it.
+	StaticFactor(a Split, p StaticParams) (DeviceFactor, Stats, KernelTimes, error)
+	// StartRows computes a local system's own rows in two parts: with it a
+	// rank starts its set-up from A's diagonal block, on the rows whose
+	// set-up cannot reach a received row, while it collects its
+	// neighbours' rows, and finishes it once it has them (early.go; the
+	// CPU set-up has no such overlap to gain: it would compute on the
+	// cores the collection uses). StartRows computes the rows of G that
+	// AdaptiveFactor computes for the interior own rows of a, a system of
+	// A's diagonal block alone (Own 0): those farther than hops from every
+	// own row listed in seeds in the graph of a's diagonal block
+	// (InteriorRows, CheckStart), and keeps them, with its set-up, for the
+	// run's Finish. It returns the other own rows, near, ascending. A
+	// device that declines (ErrDeviceUnsupported) sets up once the rows
+	// are collected.
+	StartRows(a Split, seeds []int32, hops int, p Params) (run RowsRun, near []int32, st Stats, kt KernelTimes, err error)
+	// PrepareFixed prepares the computation of FixedPattern(a', rows,
+	// patterns) for the matrices a' with a's pattern: it keeps what does
+	// not depend on the values. An Updater of a single-precision set-up
+	// prepares a plan once and computes with it on every Update, so that
+	// an update computes where New computed, and moves only A's values to
+	// the device. It refuses the input that FixedPattern refuses
+	// (CheckFixed, on a's values), and returns an error wrapping
+	// ErrDeviceUnsupported when the device cannot handle it, which is then
+	// computed on the CPU.
+	PrepareFixed(a *csr.Matrix[float32], rows []int, patterns [][]int32) (FixedPlan, error)
 }
+
+// StaticDevice, RowsDevice and FixedDevice are Device, which holds their
+// methods; PlacingPlan is FixedPlan, which holds its. The names are kept
+// for programs written against them.
+type (
+	StaticDevice = Device
+	RowsDevice   = Device
+	FixedDevice  = Device
+	PlacingPlan  = FixedPlan
+)
 
 // DeviceFactor is a rank's stripe of G as AdaptiveFactor leaves it.
 type DeviceFactor struct {
@@ -71,34 +117,7 @@ func (df DeviceFactor) LeftRow(i int) ([]int32, []float32) {
 	return df.Left.Row(k)
 }
 
-// StaticDevice is a Device that also runs the static FSAI set-up (the CUDA
-// backend): New uses it for a single-precision static set-up that keeps G
-// where PCG applies it.
-type StaticDevice interface {
-	Device
-	// StaticFactor is AdaptiveFactor for static FSAI: it computes what
-	// Static(a', rows, p) computes for the joined system a' and its rows
-	// a.Own and after, the same rows and the same Stats, and leaves them
-	// as AdaptiveFactor does. It refuses what Static refuses, and returns
-	// an error wrapping ErrDeviceUnsupported for patterns too long for it.
-	StaticFactor(a Split, p StaticParams) (DeviceFactor, Stats, KernelTimes, error)
-}
-
-// FixedDevice is a backend that computes FSAI rows on given patterns itself
-// (the CUDA backend): an Updater of a single-precision set-up prepares a
-// plan once and computes with it on every Update, so that an update
-// computes where New computed, and moves only A's values to the device.
-type FixedDevice interface {
-	// PrepareFixed prepares the computation of FixedPattern(a', rows,
-	// patterns) for the matrices a' with a's pattern: it keeps what does
-	// not depend on the values. It refuses the input that FixedPattern
-	// refuses (CheckFixed, on a's values), and returns an error wrapping
-	// ErrDeviceUnsupported when the device cannot handle it, which is then
-	// computed on the CPU.
-	PrepareFixed(a *csr.Matrix[float32], rows []int, patterns [][]int32) (FixedPlan, error)
-}
-
-// FixedPlan is a FixedPattern computation that a FixedDevice prepared for
+// FixedPlan is a FixedPattern computation that a Device prepared for
 // one matrix pattern, rows and patterns.
 type FixedPlan interface {
 	// Compute computes what FixedPattern computes for the plan's matrix
@@ -108,21 +127,19 @@ type FixedPlan interface {
 	Compute(vals []float32) (*csr.Matrix[float32], Stats, error)
 	// Free releases the plan's memory; the plan must not be used after.
 	Free()
-}
 
-// PlacingPlan is a FixedPlan that can leave the rows on the device, in the
-// blocks that PCG applies (the CUDA backend's plans): the Updater of a
-// set-up that kept G's diagonal block and its transpose on the device then
-// moves only the entries in other ranks' columns through the host.
-type PlacingPlan interface {
-	FixedPlan
+	// Place, ComputeOnDevice and Store leave the rows on the device, in
+	// the blocks that PCG applies: the Updater of a set-up that kept G's
+	// diagonal block and its transpose on the device then moves only the
+	// entries in other ranks' columns through the host.
+	//
 	// Place prepares ComputeOnDevice and Store: value e of the kth block
 	// given to Store will be entry maps[k][e] of the rows laid out on their
 	// whole patterns (row after row, a row's columns ascending and the
 	// diagonal last, zero where a breakdown left a column out: onPattern's
 	// layout), and the entries pick come to the host. It returns an error
 	// wrapping ErrDeviceUnsupported when the device has no room for the
-	// maps.
+	// maps, or when it cannot place rows at all.
 	Place(maps [][]int32, pick []int32) error
 	// ComputeOnDevice computes the rows as Compute does, with the same
 	// Stats, but leaves them on the device for Store.
@@ -133,7 +150,7 @@ type PlacingPlan interface {
 	Store(blocks []backend.Matrix, picked []float32) error
 }
 
-// ErrDeviceUnsupported is wrapped by a Device's or FixedDevice's errors for
+// ErrDeviceUnsupported is wrapped by a Device's errors for
 // input it cannot handle (for instance rows too long for its on-chip
 // scratch).
 var ErrDeviceUnsupported = errors.New("afsai: the device cannot run this set-up")
@@ -232,18 +249,18 @@ func (f *stripe) releaseScratch() {
 	}
 }
 
-// setupFactor is computeFactor on backend be: a single-precision adaptive
-// set-up runs on be when be is a Device (falling back to the CPU for input
-// the device does not support), and leaves G's diagonal block and its
+// setupFactor is computeFactor, on the device that cfg supplies for a
+// single-precision set-up (falling back to the CPU for input the device
+// does not support), and leaves G's diagonal block and its
 // transpose on the device unless cfg asks for them in float64 (Wide). It
 // records in info where the set-up ran and, for a device, its stage times.
-func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (stripe, Stats, error) {
+func setupFactor(ls *localSystem, cfg Config, info *Info) (stripe, Stats, error) {
 	info.SetupDevice = "cpu"
 	onCPU := func() (stripe, Stats, error) {
 		g, st, err := computeFactor(ls, cfg)
 		return stripe{rows: g}, st, err
 	}
-	dev := cfg.device(be)
+	dev := cfg.device()
 	if dev == nil {
 		return onCPU()
 	}
@@ -257,7 +274,7 @@ func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (s
 	} else {
 		var df DeviceFactor
 		if cfg.Static {
-			df, st, times, err = dev.(StaticDevice).StaticFactor(*ls.split, cfg.StaticParams)
+			df, st, times, err = dev.StaticFactor(*ls.split, cfg.StaticParams)
 		} else {
 			df, st, times, err = dev.AdaptiveFactor(*ls.split, cfg.Params)
 		}
@@ -274,21 +291,14 @@ func setupFactor(ls *localSystem, cfg Config, be backend.Backend, info *Info) (s
 	return f, st, nil
 }
 
-// device returns be as the Device that runs the set-up of cfg, nil when
-// it runs on the CPU: a set-up in single precision (the blueprint's), the
-// adaptive one on a Device, the static one on a StaticDevice that keeps G
-// where PCG applies it.
-func (cfg Config) device(be backend.Backend) Device {
-	dev, ok := be.(Device)
-	if !ok || cfg.Setup != backend.Single {
+// device returns the Device that runs the set-up of cfg, nil when it runs
+// on the CPU: a set-up in single precision (the blueprint's) on
+// cfg.Device, the static one only where it keeps G where PCG applies it.
+func (cfg Config) device() Device {
+	if cfg.Device == nil || cfg.Setup != backend.Single || cfg.Static && !cfg.keptOnDevice() {
 		return nil
 	}
-	if cfg.Static {
-		if _, ok := be.(StaticDevice); !ok || !cfg.keptOnDevice() {
-			return nil
-		}
-	}
-	return dev
+	return cfg.Device
 }
 
 // keptOnDevice reports whether a Device keeps G where PCG applies it
@@ -308,24 +318,7 @@ func (info *Info) recordDevice(name string, times KernelTimes) {
 	info.SetupKernels.add(times)
 }
 
-// RowsDevice is a Device that computes a local system's own rows in two
-// parts. With it a rank starts its set-up from A's diagonal block, on the
-// rows whose set-up cannot reach a received row, while it collects its
-// neighbours' rows, and finishes it once it has them (early.go). The CPU
-// set-up has no such overlap to gain: it would compute on the cores the
-// collection uses.
-type RowsDevice interface {
-	Device
-	// StartRows computes the rows of G that AdaptiveFactor computes for
-	// the interior own rows of a, a system of A's diagonal block alone
-	// (Own 0): those farther than hops from every own row listed in seeds
-	// in the graph of a's diagonal block (InteriorRows, CheckStart), and
-	// keeps them, with its set-up, for the run's Finish. It returns the
-	// other own rows, near, ascending.
-	StartRows(a Split, seeds []int32, hops int, p Params) (run RowsRun, near []int32, st Stats, kt KernelTimes, err error)
-}
-
-// RowsRun is a set-up that RowsDevice.StartRows began.
+// RowsRun is a set-up that Device.StartRows began.
 type RowsRun interface {
 	// Finish returns what AdaptiveFactor(s, p) returns, for StartRows' p
 	// and a local system s with the diagonal block of StartRows' (the
@@ -340,7 +333,7 @@ type RowsRun interface {
 	Free()
 }
 
-// CheckStart validates the arguments of RowsDevice.StartRows: a system
+// CheckStart validates the arguments of Device.StartRows: a system
 // of a diagonal block alone, seeds a row list (CheckRows), hops not
 // negative.
 func CheckStart(a Split, seeds []int32, hops int) error {
@@ -354,7 +347,7 @@ func CheckStart(a Split, seeds []int32, hops int) error {
 	return CheckRows(a, seeds)
 }
 
-// CheckRows validates a row list of a RowsDevice for the local system s:
+// CheckRows validates a row list of a Device for the local system s:
 // own rows numbered from 0, ascending, each once. It checks on all cores:
 // the lists are most of a stripe.
 func CheckRows(s Split, rows []int32) error {

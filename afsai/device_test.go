@@ -15,7 +15,8 @@ import (
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
-// hostDevice is a Device and FixedDevice that computes on the CPU: the CPU
+// hostDevice is a Device that computes on the CPU, and declines the static
+// set-up and StartRows: the CPU
 // backend with the set-up of this package behind the Device methods, and
 // the host copies of the blocks it made, for ReadMatrix. It runs New's and
 // the Updater's path for a set-up that keeps G on the device without a GPU.
@@ -30,6 +31,14 @@ type hostDevice struct {
 	noPlace bool
 	// scratches counts the factors' Scratch made, released those called
 	scratches, released int
+}
+
+func (d *hostDevice) StaticFactor(Split, StaticParams) (DeviceFactor, Stats, KernelTimes, error) {
+	return DeviceFactor{}, Stats{}, KernelTimes{}, fmt.Errorf("host device: no static set-up: %w", ErrDeviceUnsupported)
+}
+
+func (d *hostDevice) StartRows(Split, []int32, int, Params) (RowsRun, []int32, Stats, KernelTimes, error) {
+	return nil, nil, Stats{}, KernelTimes{}, fmt.Errorf("host device: no early rows: %w", ErrDeviceUnsupported)
 }
 
 // scratch is a factor's Scratch, counted.
@@ -172,7 +181,7 @@ func (d *hostDevice) PrepareFixed(a *csr.Matrix[float32], rows []int, patterns [
 	return &hostPlan{d: d, a: a, rows: rows, patterns: patterns}, nil
 }
 
-// hostPlan is hostDevice's PlacingPlan: FixedPattern on the CPU, its rows
+// hostPlan is hostDevice's FixedPlan: FixedPattern on the CPU, its rows
 // laid out on their patterns by onPattern and stored into the blocks by
 // SetValues.
 type hostPlan struct {
@@ -263,11 +272,12 @@ func deviceFactorCase(t *testing.T, c *comm.Comm, dc distCase, noPlace, rows boo
 	}
 	defer ref.Free()
 	hd := &hostDevice{Backend: cpu.New(1), made: map[backend.Matrix]*csr.Matrix[float64]{}, noPlace: noPlace}
-	var dev backend.Backend = hd
+	onDev := cfg
+	onDev.Device = hd
 	if rows {
-		dev = rowsHostDevice{hd}
+		onDev.Device = rowsHostDevice{hd}
 	}
-	got, err := New(dc.A, dev, cfg)
+	got, err := New(dc.A, hd, onDev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,8 +288,19 @@ func deviceFactorCase(t *testing.T, c *comm.Comm, dc distCase, noPlace, rows boo
 	if got.G.Matrix().Diag != nil || got.Gt.Matrix().Diag != nil {
 		t.Fatalf("%s: G's diagonal block was not left on the device", dc.name)
 	}
-	if early := got.Info.EarlyRows > 0; early != rows {
-		t.Errorf("%s: %d rows set up early on a device with StartRows %t", dc.name, got.Info.EarlyRows, rows)
+	// A rank without left blocks sets up its rows from its diagonal block
+	// alone (earlyFactor) on any device; the others early only where
+	// StartRows does not decline.
+	var alone int64
+	if len(leftRows(dc.A)) == 0 {
+		alone = int64(dc.A.LocalRows())
+	}
+	if alone, err = comm.AllreduceScalar(c, comm.Sum, alone); err != nil {
+		t.Fatal(err)
+	}
+	if early := got.Info.EarlyRows; (rows && (early < alone || early == 0)) || (!rows && early != alone) {
+		t.Errorf("%s: %d rows set up early on a device with StartRows %t, %d on ranks without left blocks",
+			dc.name, early, rows, alone)
 	}
 	if got.Info.NNZ != ref.Info.NNZ || got.Info.ApplyStorage != ref.Info.ApplyStorage {
 		t.Errorf("%s: nnz %d, storage %s; the host path's %d, %s", dc.name,
@@ -287,7 +308,7 @@ func deviceFactorCase(t *testing.T, c *comm.Comm, dc distCase, noPlace, rows boo
 	}
 	sameApply(t, c, dc.name+" after New", ref, got)
 
-	updaters := []*Updater{NewUpdater(ref, dc.A, cfg), NewUpdater(got, dc.A, cfg)}
+	updaters := []*Updater{NewUpdater(ref, dc.A, cfg), NewUpdater(got, dc.A, onDev)}
 	lo, hi := dc.A.Part.Range(c.Rank())
 	for step, f := range []func(int64) float64{
 		func(i int64) float64 { return 1.5 + 0.4*math.Sin(float64(i)) },

@@ -16,7 +16,7 @@ import (
 // received row only through an own row that A's left blocks store (the
 // border's own rows). So the device computes, from A's diagonal block
 // alone, the own rows farther than interiorHops from those rows while the
-// host collects the neighbours' rows (RowsDevice.StartRows), and the
+// host collects the neighbours' rows (Device.StartRows), and the
 // others once the local system is there (RowsRun.Finish), which checks
 // that no early row reached a border row (else it computes all rows again
 // from the local system) and joins the two parts. A rank without left
@@ -46,23 +46,22 @@ type early struct {
 	err error
 }
 
-// earlyDevice returns be as a RowsDevice when the adaptive set-up of cfg
-// runs on it with G kept on the device (setupFactor), nil otherwise. The
+// earlyDevice returns cfg's Device when the adaptive set-up of cfg runs on
+// it with G kept there (setupFactor), nil otherwise. The
 // static set-up collects within K hops, 2 by default, in one round: it
 // starts once the rows are there.
-func earlyDevice(be backend.Backend, cfg Config) RowsDevice {
-	dev, ok := be.(RowsDevice)
-	if !ok || cfg.Static || cfg.device(be) == nil || !cfg.keptOnDevice() {
+func earlyDevice(cfg Config) Device {
+	if cfg.Static || !cfg.keptOnDevice() {
 		return nil
 	}
-	return dev
+	return cfg.device()
 }
 
 // earlySetup collects the local system within reach (gatherLocal, in a
 // goroutine: the only one to call MPI until it returns) while dev computes
 // the interior rows, then computes the others. bound is A's diagonal block
 // on dev, or nil. Collective.
-func earlySetup(A *dsmat.Matrix, dev RowsDevice, bound backend.Matrix, cfg Config, reach int) early {
+func earlySetup(A *dsmat.Matrix, dev Device, bound backend.Matrix, cfg Config, reach int) early {
 	var e early
 	collected := make(chan struct{})
 	go func() {
@@ -94,7 +93,7 @@ func earlySetup(A *dsmat.Matrix, dev RowsDevice, bound backend.Matrix, cfg Confi
 // the others; it returns how many rows it computed early. It calls wait
 // whatever happens: the collection must end before any further MPI call.
 // When wait fails, it returns wait's error and no stripe.
-func earlyFactor(A *dsmat.Matrix, dev RowsDevice, bound backend.Matrix, p Params, hops int,
+func earlyFactor(A *dsmat.Matrix, dev Device, bound backend.Matrix, p Params, hops int,
 	wait func() (Split, error)) (stripe, Stats, KernelTimes, int, error) {
 	n := A.LocalRows()
 	diag := Split{Border: &csr.Matrix[float32]{Cols: n, RowPtr: make([]int32, 1)}, Diag: A.Diag, Bound: bound}
@@ -177,7 +176,7 @@ func leftRows(A *dsmat.Matrix) []int32 {
 // InteriorRows returns the rows of the square matrix d (numbered from 0,
 // ascending) farther than hops from every row in seeds in its graph, and
 // the others, near: a breadth-first search from the seeds along the rows'
-// columns, the CPU reference of RowsDevice.StartRows (which may search
+// columns, the CPU reference of Device.StartRows (which may search
 // along the columns' rows: the same on a symmetric pattern).
 func InteriorRows(d *csr.Matrix[float64], seeds []int32, hops int) (interior, near []int32) {
 	dist := make([]int32, d.Rows) // hops+1 - distance for the rows within hops; 0 beyond

@@ -50,7 +50,7 @@ func (f *factor[T]) addAll(pattern []int32, out *rowOut[T]) {
 }
 
 // CheckFixed validates the arguments of FixedPattern as FixedPattern does
-// and returns A's diagonal: for FixedDevice implementations, so that they
+// and returns A's diagonal: for Device implementations, so that they
 // accept and refuse the same input. The patterns are checked on all cores;
 // the error is the first bad pattern's, in row order.
 func CheckFixed[T csr.Real](a *csr.Matrix[T], rows []int, patterns [][]int32) ([]T, error) {

@@ -15,13 +15,37 @@ import (
 	"github.com/fsai-dist/fsai-dist/problem"
 )
 
-// fakeDevice is a CPU backend that is also a FixedDevice: its plans compute
-// twice FixedPattern's rows (exact in float32, and told apart from the CPU
-// path's), or PrepareFixed fails with err. It counts the calls.
+// fakeDevice is a CPU backend that is also a Device that declines all but
+// PrepareFixed: its plans compute twice FixedPattern's rows (exact in
+// float32, and told apart from the CPU path's), or PrepareFixed fails with
+// err. It counts the calls.
 type fakeDevice struct {
 	*cpu.Backend
 	err                       error
 	prepares, computes, frees int
+}
+
+// errDeclined is fakeDevice's answer to all but PrepareFixed.
+var errDeclined = fmt.Errorf("fake: rows on given patterns only: %w", ErrDeviceUnsupported)
+
+func (d *fakeDevice) AdaptiveSetup(*csr.Matrix[float32], []int, Params) (*csr.Matrix[float32], Stats, KernelTimes, error) {
+	return nil, Stats{}, KernelTimes{}, errDeclined
+}
+
+func (d *fakeDevice) AdaptiveFactor(Split, Params) (DeviceFactor, Stats, KernelTimes, error) {
+	return DeviceFactor{}, Stats{}, KernelTimes{}, errDeclined
+}
+
+func (d *fakeDevice) StaticFactor(Split, StaticParams) (DeviceFactor, Stats, KernelTimes, error) {
+	return DeviceFactor{}, Stats{}, KernelTimes{}, errDeclined
+}
+
+func (d *fakeDevice) StartRows(Split, []int32, int, Params) (RowsRun, []int32, Stats, KernelTimes, error) {
+	return nil, nil, Stats{}, KernelTimes{}, errDeclined
+}
+
+func (d *fakeDevice) ReadMatrix(backend.Matrix) (*csr.Matrix[float64], []int32, error) {
+	return nil, nil, errDeclined
 }
 
 func (d *fakeDevice) PrepareFixed(a *csr.Matrix[float32], rows []int, patterns [][]int32) (FixedPlan, error) {
@@ -64,8 +88,21 @@ func (p *fakePlan) Compute(vals []float32) (*csr.Matrix[float32], Stats, error) 
 
 func (p *fakePlan) Free() { p.d.frees++ }
 
-// TestUpdateOnFixedDevice: Updates compute on a backend that is a
-// FixedDevice when the set-up is in single precision, with one plan that
+// Place refuses: a fakePlan computes its rows on the host only.
+func (p *fakePlan) Place(maps [][]int32, pick []int32) error {
+	return fmt.Errorf("fake: no placing: %w", ErrDeviceUnsupported)
+}
+
+func (p *fakePlan) ComputeOnDevice(vals []float32) (Stats, error) {
+	return Stats{}, errors.New("fake: ComputeOnDevice without Place")
+}
+
+func (p *fakePlan) Store(blocks []backend.Matrix, picked []float32) error {
+	return errors.New("fake: Store without Place")
+}
+
+// TestUpdateOnFixedDevice: Updates compute on the Device that the Config
+// supplies when the set-up is in single precision, with one plan that
 // the first Update prepares and every Update computes with on A's new
 // values, and G gets the device's rows; Free frees the plan. They compute
 // on the CPU for a double-precision set-up and when the device refuses the
@@ -82,14 +119,16 @@ func TestUpdateOnFixedDevice(t *testing.T) {
 			lo, hi := A.Part.Range(c.Rank())
 			// updated returns G's values after each of two Updates on be,
 			// with the set-up in precision setup and A = D A0 D for a new D
-			// before each, and the error of the first that fails.
-			updated := func(be backend.Backend, setup backend.Precision) ([][]float64, error) {
+			// before each, with dev as the Device (none: nil), and the error
+			// of the first that fails.
+			updated := func(be backend.Backend, dev Device, setup backend.Precision) ([][]float64, error) {
 				t.Helper()
 				if err := A.SetValues(cut(full, lo, hi)); err != nil {
 					t.Fatal(err)
 				}
 				cfg := DefaultConfig()
 				cfg.Setup = setup
+				cfg.Device = dev
 				p, err := New(A, be, cfg)
 				if err != nil {
 					t.Fatal(err)
@@ -111,7 +150,7 @@ func TestUpdateOnFixedDevice(t *testing.T) {
 				return vals, nil
 			}
 			for _, setup := range []backend.Precision{backend.Single, backend.Double} {
-				want, err := updated(cpu.New(1), setup)
+				want, err := updated(cpu.New(1), nil, setup)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -119,7 +158,7 @@ func TestUpdateOnFixedDevice(t *testing.T) {
 					t.Fatal("the two rounds give the same G")
 				}
 				dev := &fakeDevice{Backend: cpu.New(1)}
-				got, err := updated(dev, setup)
+				got, err := updated(dev, dev, setup)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -143,7 +182,7 @@ func TestUpdateOnFixedDevice(t *testing.T) {
 				}
 
 				dev = &fakeDevice{Backend: cpu.New(1), err: fmt.Errorf("fake: %w", ErrDeviceUnsupported)}
-				got, err = updated(dev, setup)
+				got, err = updated(dev, dev, setup)
 				if err != nil {
 					t.Fatalf("device refusing as unsupported: %v", err)
 				}
@@ -153,7 +192,8 @@ func TestUpdateOnFixedDevice(t *testing.T) {
 				}
 
 				failure := errors.New("fake: device failure")
-				if _, err := updated(&fakeDevice{Backend: cpu.New(1), err: failure}, setup); !errors.Is(err, failure) {
+				dev = &fakeDevice{Backend: cpu.New(1), err: failure}
+				if _, err := updated(dev, dev, setup); !errors.Is(err, failure) {
 					t.Errorf("device failure: Update returned %v", err)
 				}
 			}

@@ -43,6 +43,10 @@ type Config struct {
 	// changes only in rows near the stripe's start, whose set-up sees less
 	// of A past it (it stays an FSAI factor of a principal part of A).
 	Reach int
+	// Device is the row computation on the device of the backend that New
+	// and the Updater run on; nil sets up on the CPU. Package solver
+	// supplies it for the backends it opens.
+	Device Device
 }
 
 // DefaultConfig is the adaptive FSAI with DefaultParams, power 2, single
@@ -77,7 +81,7 @@ type Info struct {
 	TransposeS float64 `json:"transpose_s"`
 	UploadS    float64 `json:"upload_s"`
 	// EarlyRows is how many rows of G the device computed from A's
-	// diagonal blocks while the first collection ran (RowsDevice).
+	// diagonal blocks while the first collection ran (Device.StartRows).
 	EarlyRows int64 `json:"early_rows"`
 	// this rank's (rank 0's in the report) local system
 	LocalRows int `json:"local_rows"`
@@ -214,7 +218,7 @@ func newOn(A *dsmat.Matrix, be backend.Backend, bound backend.Matrix, cfg Config
 const firstReach = 5
 
 // collectFactor collects this rank's local system and computes its stripe of
-// G. Collective. On a RowsDevice the first collection and the set-up
+// G. Collective. On a Device the first collection and the set-up
 // overlap (earlySetup).
 //
 // An exact adaptive set-up (Reach 0) does not collect all it could look at
@@ -238,13 +242,13 @@ func collectFactor(A *dsmat.Matrix, be backend.Backend, bound backend.Matrix, cf
 		stats Stats
 		done  bool
 	)
-	dev := earlyDevice(be, cfg)
+	dev := earlyDevice(cfg)
 	for {
 		info.Reach, info.Collections = reach, info.Collections+1
 		var (
 			got *localSystem
 			err error
-			e   early // the first collection's on a RowsDevice
+			e   early // the first collection's on a Device
 		)
 		t := time.Now()
 		if dev != nil && info.Collections == 1 {
@@ -273,7 +277,7 @@ func collectFactor(A *dsmat.Matrix, be backend.Backend, bound backend.Matrix, cf
 				info.EarlyRows = int64(e.rows)
 				info.ComputeS += e.computeS
 			} else {
-				f, stats, err = setupFactor(ls, cfg, be, info)
+				f, stats, err = setupFactor(ls, cfg, info)
 				info.ComputeS += time.Since(t).Seconds()
 			}
 			err = ls.named(err)
@@ -464,16 +468,15 @@ func bindFactor(g *dsmat.Matrix, diag backend.Matrix, be backend.Backend, cfg Co
 }
 
 // hostDiagonals reads the diagonal blocks of G and G' back from the device
-// where the set-up left them only there (Device.AdaptiveFactor): the
+// dev where the set-up left them only there (Device.AdaptiveFactor): the
 // Updater moves new values through host copies of the blocks.
-func (p *Preconditioner) hostDiagonals() error {
+func (p *Preconditioner) hostDiagonals(dev Device) error {
 	for _, op := range []*dsmat.Operator{p.G, p.Gt} {
 		m := op.Matrix()
 		if m.Diag != nil {
 			continue
 		}
-		dev, ok := op.Backend().(Device)
-		if !ok {
+		if dev == nil {
 			return fmt.Errorf("afsai: G's diagonal block is on %s, which cannot read it back", op.Backend().Name())
 		}
 		d, _, err := dev.ReadMatrix(op.DiagonalBlock())

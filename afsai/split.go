@@ -83,7 +83,7 @@ func (s Split) LongestBorderRow() int {
 
 // CheckSplit validates the shape of s and p as Adaptive validates its input
 // (the diagonal entries excepted, which a Device checks where it joins the
-// parts, with DiagonalError), so that Devices refuse the same input.
+// parts, with DiagonalError), so that Device implementations refuse the same input.
 func CheckSplit(s Split, p Params) error {
 	if err := p.check(); err != nil {
 		return err

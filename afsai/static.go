@@ -32,7 +32,7 @@ func (p StaticParams) check() error {
 }
 
 // CheckStatic validates the arguments of Static as Static does and returns
-// A's diagonal: for StaticDevice implementations, so that they accept and
+// A's diagonal: for Device implementations, so that they accept and
 // refuse the same input.
 func CheckStatic[T csr.Real](a *csr.Matrix[T], rows []int, p StaticParams) ([]T, error) {
 	if err := p.check(); err != nil {

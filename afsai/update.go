@@ -29,8 +29,8 @@ import (
 //
 // Where the set-up ran on the device and left the diagonal blocks there
 // (Device.AdaptiveFactor), the rows are computed on the device too, by a
-// plan that it prepares once and keeps until Free (FixedDevice), and stay
-// there when the plan can place them (PlacingPlan): only A's values go to
+// plan that it prepares once and keeps until Free (Device.PrepareFixed), and stay
+// there when the plan can place them (FixedPlan.Place): only A's values go to
 // the device and only the entries in other ranks' columns come back. A rank
 // whose device cannot place them takes them to the host and uploads both
 // blocks; the ranks decide this each on its own.
@@ -67,10 +67,10 @@ type Updater struct {
 	gSlots, gtSlots  *dsmat.ValueSlots // gVal and gtVal into the off-diagonal blocks
 	onDevice         bool              // the set-up left the diagonal blocks on the device only
 	a32              *csr.Matrix[float32]
-	plan             FixedPlan   // the backend's, for ls.A's pattern and G's patterns
-	placing          PlacingPlan // plan, when it places the rows in the device blocks
-	picked           []float32   // the rows' entries in other ranks' columns, from the device
-	noDevice, noPlan bool        // the backend refused the plan, or to place its rows
+	plan             FixedPlan // the device's, for ls.A's pattern and G's patterns
+	placing          FixedPlan // plan, when it places the rows in the device blocks
+	picked           []float32 // the rows' entries in other ranks' columns, from the device
+	noDevice, noPlan bool      // the device refused the plan, or to place its rows
 
 	Times UpdateTimes // of the last Update
 }
@@ -165,7 +165,7 @@ type UpdateTimes struct {
 	ComputeS   float64 // the FSAI rows on G's patterns (CPU or device)
 	TransposeS float64 // G's values into its blocks and G''s (on the device: the ones in other ranks' columns)
 	UploadS    float64 // the blocks' values that the host set, to the backend
-	// OnDevice: the rows stayed on the device (PlacingPlan); else they
+	// OnDevice: the rows stayed on the device (FixedPlan.Place); else they
 	// went through the host.
 	OnDevice bool
 	// FallbackRows counts the rows whose factorization broke down (Stats).
@@ -177,7 +177,7 @@ type UpdateTimes struct {
 func (u *Updater) prepare() error {
 	c := u.A.Comm
 	onDevice := u.p.G.Matrix().Diag == nil
-	if err := c.Agree(u.p.hostDiagonals()); err != nil {
+	if err := c.Agree(u.p.hostDiagonals(u.cfg.Device)); err != nil {
 		return err
 	}
 	n := valueCount(u.A)
@@ -390,9 +390,9 @@ func localPatterns(G *dsmat.Matrix, ls *localSystem) ([][]int32, *dsmat.Rows, er
 
 // computeRows computes the FSAI rows of the rank's own rows on their
 // patterns from the local system's values, in the set-up precision: in
-// single precision with the backend's plan when it is a FixedDevice (on the
+// single precision with the plan of the Config's Device, if any (on the
 // CPU for input the device does not support). It reports whether the rows
-// stay on the device for setDiagonals (a PlacingPlan); else they are in
+// stay on the device for setDiagonals (FixedPlan.Place); else they are in
 // gVal.
 func (u *Updater) computeRows() (placed bool, st Stats, err error) {
 	if u.cfg.Setup != backend.Single {
@@ -429,7 +429,7 @@ func (u *Updater) computeRows() (placed bool, st Stats, err error) {
 func (u *Updater) setDiagonals(placed bool) error {
 	G, Gt := u.p.G, u.p.Gt
 	if !placed {
-		if err := u.p.hostDiagonals(); err != nil {
+		if err := u.p.hostDiagonals(u.cfg.Device); err != nil {
 			return err
 		}
 		for k, m := range []*dsmat.Matrix{G.Matrix(), Gt.Matrix()} {
@@ -466,14 +466,14 @@ func (u *Updater) single() *csr.Matrix[float32] {
 	return u.a32
 }
 
-// devicePlan returns the backend's plan for a's pattern and G's patterns,
+// devicePlan returns the device's plan for a's pattern and G's patterns,
 // which the first call prepares. It returns an error wrapping
-// ErrDeviceUnsupported when the backend is not a FixedDevice or refused
+// ErrDeviceUnsupported when cfg supplies no Device or it refused
 // the plan.
 func (u *Updater) devicePlan(a *csr.Matrix[float32]) (FixedPlan, error) {
 	if u.plan == nil {
-		dev, ok := u.p.G.Backend().(FixedDevice)
-		if !ok || u.noDevice {
+		dev := u.cfg.Device
+		if dev == nil || u.noDevice {
 			return nil, ErrDeviceUnsupported
 		}
 		plan, err := dev.PrepareFixed(a, u.own, u.patterns)
@@ -486,7 +486,7 @@ func (u *Updater) devicePlan(a *csr.Matrix[float32]) (FixedPlan, error) {
 	return u.plan, nil
 }
 
-// deviceRows computes the rows with the backend's plan, on the host.
+// deviceRows computes the rows with the device's plan, on the host.
 func (u *Updater) deviceRows(a *csr.Matrix[float32]) (*csr.Matrix[float32], Stats, error) {
 	plan, err := u.devicePlan(a)
 	if err != nil {
@@ -495,10 +495,10 @@ func (u *Updater) deviceRows(a *csr.Matrix[float32]) (*csr.Matrix[float32], Stat
 	return plan.Compute(a.Val)
 }
 
-// placingPlan returns the backend's plan when it places the rows in the
+// placingPlan returns the device's plan when it places the rows in the
 // diagonal blocks of G and G' on the device, which the first call asks it to;
 // nil when the set-up left no blocks there, or the device cannot.
-func (u *Updater) placingPlan(a *csr.Matrix[float32]) (PlacingPlan, error) {
+func (u *Updater) placingPlan(a *csr.Matrix[float32]) (FixedPlan, error) {
 	if u.placing != nil || !u.onDevice || u.noPlan {
 		return u.placing, nil
 	}
@@ -509,17 +509,16 @@ func (u *Updater) placingPlan(a *csr.Matrix[float32]) (PlacingPlan, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	pl, ok := plan.(PlacingPlan)
-	if !ok || u.p.G.DiagonalBlock().Precision() != backend.Single || u.p.Gt.DiagonalBlock().Precision() != backend.Single {
+	if u.p.G.DiagonalBlock().Precision() != backend.Single || u.p.Gt.DiagonalBlock().Precision() != backend.Single {
 		return nil, nil
 	}
-	if err := pl.Place(u.diagFrom[:], u.left); errors.Is(err, ErrDeviceUnsupported) {
+	if err := plan.Place(u.diagFrom[:], u.left); errors.Is(err, ErrDeviceUnsupported) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
 	}
-	u.placing, u.picked, u.noPlan = pl, make([]float32, len(u.left)), false
-	return pl, nil
+	u.placing, u.picked, u.noPlan = plan, make([]float32, len(u.left)), false
+	return plan, nil
 }
 
 // Free releases the device's plan, if there is one. The Updater stays

@@ -6,9 +6,11 @@
 // GPU machine. The kernels (package kernels) are compiled by NVRTC for the
 // GPU found, once per process, and cached on disk under
 // os.UserCacheDir()/fsai-dist. Each kernel is launched through one typed
-// Go function that mirrors its C signature (launch.go, fsai_kernels.go),
-// and the tests assert that the structs passed by value are laid out as
-// their Go mirrors (layoutAsserts).
+// Go function that mirrors its C signature (launch.go), and the tests
+// assert that the structs passed by value are laid out as their Go mirrors
+// (layoutAsserts). Raw gives a package with kernels of its own (the CUDA
+// FSAI set-up, afsai/cudafsai) the backend's memory, stream and module;
+// this package knows no algorithm.
 //
 // All work goes to one stream, in call order, except the copies of a
 // distributed SpMV's halos (PackHalo, UploadHalo), which run on a second
@@ -58,7 +60,7 @@ type Backend struct {
 	target        cuda.Target
 
 	ctx, stream, module uintptr
-	fn                  []kernel // backendKernels, looked up in module
+	fn                  []Kernel // backendKernels, looked up in module
 
 	// Halo copies (halo.go): the copy stream, an event that orders one
 	// stream after the other, and one that marks the end of the last
@@ -330,14 +332,14 @@ func (b *Backend) reduced() [2]float64 {
 
 // reduceGrid is the grid of a one-vector reduction kernel k over n
 // entries: one wave (wave).
-func (b *Backend) reduceGrid(k kernelID, n int) cfg {
+func (b *Backend) reduceGrid(k KernelID, n int) Cfg {
 	return b.blocks(b.wave(k, ceilDiv(n, blockSize)))
 }
 
 // wave is the grid of a grid-stride kernel k that has work for want
 // blocks: at most the blocks that are resident at once, one wave (the
 // scratch of two-sum reductions has room for far more).
-func (b *Backend) wave(k kernelID, want int) int {
+func (b *Backend) wave(k KernelID, want int) int {
 	return min(want, b.fn[k].resident*b.sms)
 }
 

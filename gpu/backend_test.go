@@ -13,6 +13,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/internal/cuda"
+	"github.com/fsai-dist/fsai-dist/internal/testmatrices"
 )
 
 // openGPU opens device 0 for a test, or skips the test without a GPU; the
@@ -133,15 +134,15 @@ func TestDamagedCache(t *testing.T) {
 func testMatrices(t *testing.T) map[string]*csr.Matrix[float64] {
 	rng := rand.New(rand.NewPCG(1, 2))
 	ms := map[string]*csr.Matrix[float64]{
-		"laplace7_12":    stencil3D(12, 7),
-		"laplace27_9":    stencil3D(9, 27),
-		"randomSPD_30":   randomSPD(rng, 3000, 30),
+		"laplace7_12":    testmatrices.Stencil3D(12, 7),
+		"laplace27_9":    testmatrices.Stencil3D(9, 27),
+		"randomSPD_30":   testmatrices.RandomSPD(rng, 3000, 30),
 		"block_700x300":  randomBlock(rng, 700, 300, 80),
 		"block_5x0":      {Rows: 5, Cols: 0, RowPtr: make([]int32, 6)},
-		"randomSPD_1row": randomSPD(rng, 1, 3),
+		"randomSPD_1row": testmatrices.RandomSPD(rng, 1, 3),
 	}
 	for _, f := range []string{"gr_30_30", "bcsstk02", "494_bus"} {
-		m, err := readMTX(filepath.Join("testdata", f+".mtx"))
+		m, err := testmatrices.ReadMTX(filepath.Join("testdata", f+".mtx"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -394,7 +395,7 @@ func TestSpMVDot(t *testing.T) {
 	}
 
 	// A diagonal block, then a block whose rows map into every third row.
-	m, off := randomSPD(rng, 3000, 7), randomBlock(rng, 1000, 500, 9)
+	m, off := testmatrices.RandomSPD(rng, 3000, 7), randomBlock(rng, 1000, 500, 9)
 	rowMap := make([]int32, off.Rows)
 	for k := range rowMap {
 		rowMap[k] = int32(3*k + 2)

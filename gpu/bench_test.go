@@ -11,6 +11,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/internal/cuda"
+	"github.com/fsai-dist/fsai-dist/internal/testmatrices"
 )
 
 // Benchmarks report device bandwidth in GB/s (bytes that must move, each
@@ -73,7 +74,7 @@ func benchVec(b *testing.B, be *Backend, n int) backend.Vector {
 // and the vector operations of PCG on the n^3 7-point Laplacian.
 func BenchmarkBandwidth(b *testing.B) {
 	be := openGPU(b)
-	m := stencil3D(*benchN, 7)
+	m := testmatrices.Stencil3D(*benchN, 7)
 	n := m.Rows
 	b.Logf("%s; 7-point Laplacian %d^3: %d rows, %d nonzeros", be.Device(), *benchN, n, m.NNZ())
 	x, y, z, w, v := benchVec(b, be, n), benchVec(b, be, n), benchVec(b, be, n), benchVec(b, be, n), benchVec(b, be, n)
@@ -161,7 +162,7 @@ func BenchmarkSpMVWidth(b *testing.B) {
 		name string
 		make func() *csr.Matrix[float64]
 	}{
-		{"laplace27_154", func() *csr.Matrix[float64] { return stencil3D(154, 27) }},
+		{"laplace27_154", func() *csr.Matrix[float64] { return testmatrices.Stencil3D(154, 27) }},
 		{"band4", func() *csr.Matrix[float64] { return bandMatrix(rng, nnz/4, 4, false) }},
 		{"band12", func() *csr.Matrix[float64] { return bandMatrix(rng, nnz/12, 12, false) }},
 		{"irregular16", func() *csr.Matrix[float64] { return bandMatrix(rng, nnz/16, 16, true) }},
@@ -190,15 +191,25 @@ func BenchmarkSpMVWidth(b *testing.B) {
 	}
 }
 
+var fsaiN = flag.Int("fsai.n", 100, "grid points per side of the diffusion problem of BenchmarkFactorWidth")
+
 // BenchmarkFactorWidth measures the products PCG makes with aFSAI's factors,
-// G and G' of the diffusion problem of -fsai.n^3 rows (built by the GPU
-// set-up with DefaultParams), at every SpMV width and, for 8 columns, at
+// G and G' of the diffusion problem of -fsai.n^3 rows (built by
+// afsai.Adaptive with DefaultParams, whose rows the GPU set-up computes bit
+// for bit), at every SpMV width and, for 8 columns, at
 // every width the SpMM's groups are sized from and both columns per lane:
 // rows of irregular length, unlike the matrices behind spmvWidth's rule.
 func BenchmarkFactorWidth(b *testing.B) {
 	be := openGPU(b)
-	a, rows := benchDiffusion(b)
-	g32, _, _, err := be.AdaptiveSetup(a, rows, afsai.DefaultParams())
+	a, err := testmatrices.Diffusion(*fsaiN)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rows := make([]int, a.Rows)
+	for i := range rows {
+		rows[i] = i
+	}
+	g32, _, err := afsai.Adaptive(csr.Convert[float32](a), rows, afsai.DefaultParams())
 	if err != nil {
 		b.Fatal(err)
 	}

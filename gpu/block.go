@@ -152,7 +152,7 @@ func (b *Backend) DotCols(x, y backend.Vector, out []float64) {
 		out[0] = b.Dot(x, y)
 	default:
 		rows := vs[0].n / k
-		b.reduceCols(kDotCols, rows, k, [][]float64{out}, func(c cfg, c0, kc int) {
+		b.reduceCols(kDotCols, rows, k, [][]float64{out}, func(c Cfg, c0, kc int) {
 			b.launchDotCols(c, int64(rows), int32(k), int32(kc), vs[0].at(c0), vs[1].at(c0), b.partials, b.counter, uintptr(b.host))
 		})
 	}
@@ -174,7 +174,7 @@ func (b *Backend) DotPairCols(x, y, z backend.Vector, xy, xz []float64) {
 		fillNaN(xz)
 	default:
 		rows := vs[0].n / k
-		b.reduceCols(kDotPairCols, rows, k, [][]float64{xy, xz}, func(c cfg, c0, kc int) {
+		b.reduceCols(kDotPairCols, rows, k, [][]float64{xy, xz}, func(c Cfg, c0, kc int) {
 			b.launchDotPairCols(c, int64(rows), int32(k), int32(kc), vs[0].at(c0), vs[1].at(c0), vs[2].at(c0),
 				b.partials, b.counter, uintptr(b.host))
 		})
@@ -241,7 +241,7 @@ func (b *Backend) UpdateRZCols(r backend.Vector, a []float64, q, d backend.Vecto
 		rr[0], rz[0] = b.updateRZ(vs[0], a[0], vs[1], dv)
 	default:
 		rows := dv.n
-		b.reduceCols(kUpdateRZCols, rows, k, [][]float64{rr, rz}, func(c cfg, c0, kc int) {
+		b.reduceCols(kUpdateRZCols, rows, k, [][]float64{rr, rz}, func(c Cfg, c0, kc int) {
 			b.launchUpdateRZCols(c, a[c0:c0+kc], int64(rows), int32(k), int32(kc), vs[0].at(c0), vs[1].at(c0), dv.ptr,
 				b.partials, b.counter, uintptr(b.host))
 		})
@@ -326,7 +326,7 @@ func (b *Backend) colBlocks(rows, kc, limit int) int {
 // columns from c0, and sum s of column c goes into outs[s][c]. It waits
 // for each chunk; on an error it fills outs with NaN. The kernel writes
 // its sums into page-locked host memory, as Dot's does (reduced).
-func (b *Backend) reduceCols(k kernelID, rows, width int, outs [][]float64, launch func(c cfg, c0, kc int)) {
+func (b *Backend) reduceCols(k KernelID, rows, width int, outs [][]float64, launch func(c Cfg, c0, kc int)) {
 	if rows == 0 {
 		for _, o := range outs {
 			clear(o)

@@ -10,6 +10,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/cpu"
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/testmatrices"
 )
 
 // blockWidths are the column counts of the block tests: one column (the
@@ -288,7 +289,7 @@ func TestBlockErrors(t *testing.T) {
 func BenchmarkSpMM(b *testing.B) {
 	be := openGPU(b)
 	for _, pts := range []int{7, 27} {
-		m := stencil3D(*benchN/2, pts)
+		m := testmatrices.Stencil3D(*benchN/2, pts)
 		for _, p := range []backend.Precision{backend.Double, backend.Single} {
 			a, err := be.NewMatrix(m, nil, p)
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/testmatrices"
 )
 
 // pinned returns n zeros in page-locked memory, unpinned when the test ends.
@@ -155,7 +156,7 @@ func TestHaloRounds(t *testing.T) {
 	b := openGPU(t)
 	rng := rand.New(rand.NewPCG(33, 34))
 	const n, h1, h2, rounds = 20000, 1 << 19, 1 << 18, 4
-	d := randomSPD(rng, n, 4)
+	d := testmatrices.RandomSPD(rng, n, 4)
 	idx := make([]int32, h1+h2)
 	for k := range idx {
 		idx[k] = int32(rng.IntN(n))

@@ -13,109 +13,109 @@ import (
 // double, uintptr for a device pointer, []float64 for an FsaiCols struct.
 
 // backendKernels are looked up when the backend opens.
-var backendKernels kernelSet
+var backendKernels KernelSet
 
 // block.cu
 var (
-	kAxpbyCols    = backendKernels.declare("axpby_cols")
-	kMulCols      = backendKernels.declare("mul_cols")
-	kDotCols      = backendKernels.declare("dot_cols")
-	kDotPairCols  = backendKernels.declare("dot_pair_cols")
-	kUpdateRZCols = backendKernels.declare("update_rz_cols")
-	kUpdateXPCols = backendKernels.declare("update_xp_cols")
+	kAxpbyCols    = backendKernels.Declare("axpby_cols")
+	kMulCols      = backendKernels.Declare("mul_cols")
+	kDotCols      = backendKernels.Declare("dot_cols")
+	kDotPairCols  = backendKernels.Declare("dot_pair_cols")
+	kUpdateRZCols = backendKernels.Declare("update_rz_cols")
+	kUpdateXPCols = backendKernels.Declare("update_xp_cols")
 )
 
-func (b *Backend) launchAxpbyCols(c cfg, a, beta []float64, n int64, ld, kc int32, x, y uintptr) {
-	b.launchCols(kAxpbyCols, c, [][]float64{a, beta}, i64(n), i32(ld), i32(kc), ptr(x), ptr(y))
+func (b *Backend) launchAxpbyCols(c Cfg, a, beta []float64, n int64, ld, kc int32, x, y uintptr) {
+	b.launchCols(kAxpbyCols, c, [][]float64{a, beta}, I64(n), I32(ld), I32(kc), Ptr(x), Ptr(y))
 }
 
-func (b *Backend) launchMulCols(c cfg, n int64, ld, kc int32, d, r, z uintptr) {
-	b.launch(b.fn, kMulCols, c, i64(n), i32(ld), i32(kc), ptr(d), ptr(r), ptr(z))
+func (b *Backend) launchMulCols(c Cfg, n int64, ld, kc int32, d, r, z uintptr) {
+	b.launch(b.fn, kMulCols, c, I64(n), I32(ld), I32(kc), Ptr(d), Ptr(r), Ptr(z))
 }
 
-func (b *Backend) launchDotCols(c cfg, n int64, ld, kc int32, x, y, partials, counter, result uintptr) {
-	b.launch(b.fn, kDotCols, c, i64(n), i32(ld), i32(kc), ptr(x), ptr(y), ptr(partials), ptr(counter), ptr(result))
+func (b *Backend) launchDotCols(c Cfg, n int64, ld, kc int32, x, y, partials, counter, result uintptr) {
+	b.launch(b.fn, kDotCols, c, I64(n), I32(ld), I32(kc), Ptr(x), Ptr(y), Ptr(partials), Ptr(counter), Ptr(result))
 }
 
-func (b *Backend) launchDotPairCols(c cfg, n int64, ld, kc int32, x, y, z, partials, counter, result uintptr) {
-	b.launch(b.fn, kDotPairCols, c, i64(n), i32(ld), i32(kc), ptr(x), ptr(y), ptr(z), ptr(partials), ptr(counter), ptr(result))
+func (b *Backend) launchDotPairCols(c Cfg, n int64, ld, kc int32, x, y, z, partials, counter, result uintptr) {
+	b.launch(b.fn, kDotPairCols, c, I64(n), I32(ld), I32(kc), Ptr(x), Ptr(y), Ptr(z), Ptr(partials), Ptr(counter), Ptr(result))
 }
 
-func (b *Backend) launchUpdateRZCols(c cfg, a []float64, n int64, ld, kc int32, r, q, d, partials, counter, result uintptr) {
-	b.launchCols(kUpdateRZCols, c, [][]float64{a}, i64(n), i32(ld), i32(kc), ptr(r), ptr(q), ptr(d),
-		ptr(partials), ptr(counter), ptr(result))
+func (b *Backend) launchUpdateRZCols(c Cfg, a []float64, n int64, ld, kc int32, r, q, d, partials, counter, result uintptr) {
+	b.launchCols(kUpdateRZCols, c, [][]float64{a}, I64(n), I32(ld), I32(kc), Ptr(r), Ptr(q), Ptr(d),
+		Ptr(partials), Ptr(counter), Ptr(result))
 }
 
-func (b *Backend) launchUpdateXPCols(c cfg, a, beta []float64, n int64, ld, kc int32, x, p, d, r uintptr) {
-	b.launchCols(kUpdateXPCols, c, [][]float64{a, beta}, i64(n), i32(ld), i32(kc), ptr(x), ptr(p), ptr(d), ptr(r))
+func (b *Backend) launchUpdateXPCols(c Cfg, a, beta []float64, n int64, ld, kc int32, x, p, d, r uintptr) {
+	b.launchCols(kUpdateXPCols, c, [][]float64{a, beta}, I64(n), I32(ld), I32(kc), Ptr(x), Ptr(p), Ptr(d), Ptr(r))
 }
 
 // gather.cu
 var (
-	kGather    = backendKernels.declare("gather")
-	kGatherF32 = backendKernels.declare("gather_f32")
+	kGather    = backendKernels.Declare("gather")
+	kGatherF32 = backendKernels.Declare("gather_f32")
 )
 
-func (b *Backend) launchGather(c cfg, n int64, idx, src, dst uintptr) {
-	b.launch(b.fn, kGather, c, i64(n), ptr(idx), ptr(src), ptr(dst))
+func (b *Backend) launchGather(c Cfg, n int64, idx, src, dst uintptr) {
+	b.launch(b.fn, kGather, c, I64(n), Ptr(idx), Ptr(src), Ptr(dst))
 }
 
-func (b *Backend) launchGatherF32(c cfg, n int64, idx, src, dst uintptr) {
-	b.launch(b.fn, kGatherF32, c, i64(n), ptr(idx), ptr(src), ptr(dst))
+func (b *Backend) launchGatherF32(c Cfg, n int64, idx, src, dst uintptr) {
+	b.launch(b.fn, kGatherF32, c, I64(n), Ptr(idx), Ptr(src), Ptr(dst))
 }
 
 // reduce.cu
 var (
-	kDot      = backendKernels.declare("dot")
-	kUpdateRZ = backendKernels.declare("update_rz")
+	kDot      = backendKernels.Declare("dot")
+	kUpdateRZ = backendKernels.Declare("update_rz")
 )
 
-func (b *Backend) launchDot(c cfg, n int64, x, y, partials, counter, result uintptr) {
-	b.launch(b.fn, kDot, c, i64(n), ptr(x), ptr(y), ptr(partials), ptr(counter), ptr(result))
+func (b *Backend) launchDot(c Cfg, n int64, x, y, partials, counter, result uintptr) {
+	b.launch(b.fn, kDot, c, I64(n), Ptr(x), Ptr(y), Ptr(partials), Ptr(counter), Ptr(result))
 }
 
-func (b *Backend) launchUpdateRZ(c cfg, n int64, a float64, r, q, d, partials, counter, result uintptr) {
-	b.launch(b.fn, kUpdateRZ, c, i64(n), f64(a), ptr(r), ptr(q), ptr(d), ptr(partials), ptr(counter), ptr(result))
+func (b *Backend) launchUpdateRZ(c Cfg, n int64, a float64, r, q, d, partials, counter, result uintptr) {
+	b.launch(b.fn, kUpdateRZ, c, I64(n), F64(a), Ptr(r), Ptr(q), Ptr(d), Ptr(partials), Ptr(counter), Ptr(result))
 }
 
 // spmm.cu: spmm_{d,s}_c{C} and their _dot twins, [Precision][index in
 // spmmPerLane].
 var kSpmm, kSpmmDot = declareFamily("spmm", "_c", spmmPerLane[:])
 
-func (b *Backend) launchSpMM(c cfg, p backend.Precision, ci int, nrows int32, rowptr, col, val, x, y uintptr, ld, kc, logWC, logP, accumulate int32,
+func (b *Backend) launchSpMM(c Cfg, p backend.Precision, ci int, nrows int32, rowptr, col, val, x, y uintptr, ld, kc, logWC, logP, accumulate int32,
 	rowmap uintptr) {
-	b.launch(b.fn, kSpmm[p][ci], c, i32(nrows), ptr(rowptr), ptr(col), ptr(val), ptr(x), ptr(y), i32(ld), i32(kc),
-		i32(logWC), i32(logP), i32(accumulate), ptr(rowmap))
+	b.launch(b.fn, kSpmm[p][ci], c, I32(nrows), Ptr(rowptr), Ptr(col), Ptr(val), Ptr(x), Ptr(y), I32(ld), I32(kc),
+		I32(logWC), I32(logP), I32(accumulate), Ptr(rowmap))
 }
 
-func (b *Backend) launchSpMMDot(c cfg, p backend.Precision, ci int, nrows int32, rowptr, col, val, x, y uintptr, ld, kc, logWC, logP, accumulate int32,
+func (b *Backend) launchSpMMDot(c Cfg, p backend.Precision, ci int, nrows int32, rowptr, col, val, x, y uintptr, ld, kc, logWC, logP, accumulate int32,
 	rowmap, w, partials, counter, acc uintptr) {
-	b.launch(b.fn, kSpmmDot[p][ci], c, i32(nrows), ptr(rowptr), ptr(col), ptr(val), ptr(x), ptr(y), i32(ld), i32(kc),
-		i32(logWC), i32(logP), i32(accumulate), ptr(rowmap), ptr(w), ptr(partials), ptr(counter), ptr(acc))
+	b.launch(b.fn, kSpmmDot[p][ci], c, I32(nrows), Ptr(rowptr), Ptr(col), Ptr(val), Ptr(x), Ptr(y), I32(ld), I32(kc),
+		I32(logWC), I32(logP), I32(accumulate), Ptr(rowmap), Ptr(w), Ptr(partials), Ptr(counter), Ptr(acc))
 }
 
 // spmv.cu: spmv_{d,s}_w{W} and their _dot twins, [Precision][index in
 // spmvWidths].
 var kSpmv, kSpmvDot = declareFamily("spmv", "_w", spmvWidths[:])
 
-func (b *Backend) launchSpMV(c cfg, p backend.Precision, wi int, nrows int32, rowptr, col, val, x, y uintptr, accumulate int32, rowmap uintptr) {
-	b.launch(b.fn, kSpmv[p][wi], c, i32(nrows), ptr(rowptr), ptr(col), ptr(val), ptr(x), ptr(y), i32(accumulate), ptr(rowmap))
+func (b *Backend) launchSpMV(c Cfg, p backend.Precision, wi int, nrows int32, rowptr, col, val, x, y uintptr, accumulate int32, rowmap uintptr) {
+	b.launch(b.fn, kSpmv[p][wi], c, I32(nrows), Ptr(rowptr), Ptr(col), Ptr(val), Ptr(x), Ptr(y), I32(accumulate), Ptr(rowmap))
 }
 
-func (b *Backend) launchSpMVDot(c cfg, p backend.Precision, wi int, nrows int32, rowptr, col, val, x, y uintptr, accumulate int32,
+func (b *Backend) launchSpMVDot(c Cfg, p backend.Precision, wi int, nrows int32, rowptr, col, val, x, y uintptr, accumulate int32,
 	rowmap, w, partials, counter, acc uintptr) {
-	b.launch(b.fn, kSpmvDot[p][wi], c, i32(nrows), ptr(rowptr), ptr(col), ptr(val), ptr(x), ptr(y), i32(accumulate), ptr(rowmap),
-		ptr(w), ptr(partials), ptr(counter), ptr(acc))
+	b.launch(b.fn, kSpmvDot[p][wi], c, I32(nrows), Ptr(rowptr), Ptr(col), Ptr(val), Ptr(x), Ptr(y), I32(accumulate), Ptr(rowmap),
+		Ptr(w), Ptr(partials), Ptr(counter), Ptr(acc))
 }
 
 // declareFamily declares the kernels base_d<sep><v> and base_s<sep><v>
 // for each v of vs, and their _dot twins: [Precision][index in vs].
-func declareFamily(base, sep string, vs []int) (plain, dot [2][]kernelID) {
+func declareFamily(base, sep string, vs []int) (plain, dot [2][]KernelID) {
 	for p, suffix := range precisionSuffix {
 		for _, v := range vs {
 			name := fmt.Sprintf("%s%s%s%d", base, suffix, sep, v)
-			plain[p] = append(plain[p], backendKernels.declare(name))
-			dot[p] = append(dot[p], backendKernels.declare(name+"_dot"))
+			plain[p] = append(plain[p], backendKernels.Declare(name))
+			dot[p] = append(dot[p], backendKernels.Declare(name+"_dot"))
 		}
 	}
 	return plain, dot
@@ -123,58 +123,58 @@ func declareFamily(base, sep string, vs []int) (plain, dot [2][]kernelID) {
 
 // transpose.cu
 var (
-	kTransposeCount   = backendKernels.declare("transpose_count")
-	kScanTiles        = backendKernels.declare("transpose_scan_tiles")
-	kScanSums         = backendKernels.declare("transpose_scan_sums")
-	kScanAdd          = backendKernels.declare("transpose_scan_add")
-	kTransposeScatter = backendKernels.declarePrecisions("transpose_scatter")
-	kTransposeSort    = backendKernels.declarePrecisions("transpose_sort")
+	kTransposeCount   = backendKernels.Declare("transpose_count")
+	kScanTiles        = backendKernels.Declare("transpose_scan_tiles")
+	kScanSums         = backendKernels.Declare("transpose_scan_sums")
+	kScanAdd          = backendKernels.Declare("transpose_scan_add")
+	kTransposeScatter = backendKernels.DeclarePrecisions("transpose_scatter")
+	kTransposeSort    = backendKernels.DeclarePrecisions("transpose_sort")
 )
 
-func (b *Backend) launchTransposeCount(c cfg, nnz int64, col, count uintptr) {
-	b.launch(b.fn, kTransposeCount, c, i64(nnz), ptr(col), ptr(count))
+func (b *Backend) launchTransposeCount(c Cfg, nnz int64, col, count uintptr) {
+	b.launch(b.fn, kTransposeCount, c, I64(nnz), Ptr(col), Ptr(count))
 }
 
-func (b *Backend) launchScanTiles(c cfg, n int64, data, sums uintptr) {
-	b.launch(b.fn, kScanTiles, c, i64(n), ptr(data), ptr(sums))
+func (b *Backend) launchScanTiles(c Cfg, n int64, data, sums uintptr) {
+	b.launch(b.fn, kScanTiles, c, I64(n), Ptr(data), Ptr(sums))
 }
 
-func (b *Backend) launchScanSums(c cfg, tiles int64, sums uintptr) {
-	b.launch(b.fn, kScanSums, c, i64(tiles), ptr(sums))
+func (b *Backend) launchScanSums(c Cfg, tiles int64, sums uintptr) {
+	b.launch(b.fn, kScanSums, c, I64(tiles), Ptr(sums))
 }
 
-func (b *Backend) launchScanAdd(c cfg, n int64, data, sums uintptr) {
-	b.launch(b.fn, kScanAdd, c, i64(n), ptr(data), ptr(sums))
+func (b *Backend) launchScanAdd(c Cfg, n int64, data, sums uintptr) {
+	b.launch(b.fn, kScanAdd, c, I64(n), Ptr(data), Ptr(sums))
 }
 
-func (b *Backend) launchTransposeScatter(c cfg, p backend.Precision, rows int32, rowptr, col, val, end, colT, valT uintptr) {
-	b.launch(b.fn, kTransposeScatter[p], c, i32(rows), ptr(rowptr), ptr(col), ptr(val), ptr(end), ptr(colT), ptr(valT))
+func (b *Backend) launchTransposeScatter(c Cfg, p backend.Precision, rows int32, rowptr, col, val, end, colT, valT uintptr) {
+	b.launch(b.fn, kTransposeScatter[p], c, I32(rows), Ptr(rowptr), Ptr(col), Ptr(val), Ptr(end), Ptr(colT), Ptr(valT))
 }
 
-func (b *Backend) launchTransposeSort(c cfg, p backend.Precision, rows int32, rowptr, col, val uintptr) {
-	b.launch(b.fn, kTransposeSort[p], c, i32(rows), ptr(rowptr), ptr(col), ptr(val))
+func (b *Backend) launchTransposeSort(c Cfg, p backend.Precision, rows int32, rowptr, col, val uintptr) {
+	b.launch(b.fn, kTransposeSort[p], c, I32(rows), Ptr(rowptr), Ptr(col), Ptr(val))
 }
 
 // vector.cu
 var (
-	kFill     = backendKernels.declare("fill")
-	kAxpby    = backendKernels.declare("axpby")
-	kMul      = backendKernels.declare("mul")
-	kUpdateXP = backendKernels.declare("update_xp")
+	kFill     = backendKernels.Declare("fill")
+	kAxpby    = backendKernels.Declare("axpby")
+	kMul      = backendKernels.Declare("mul")
+	kUpdateXP = backendKernels.Declare("update_xp")
 )
 
-func (b *Backend) launchFill(c cfg, n int64, v float64, x uintptr) {
-	b.launch(b.fn, kFill, c, i64(n), f64(v), ptr(x))
+func (b *Backend) launchFill(c Cfg, n int64, v float64, x uintptr) {
+	b.launch(b.fn, kFill, c, I64(n), F64(v), Ptr(x))
 }
 
-func (b *Backend) launchAxpby(c cfg, n int64, a float64, x uintptr, beta float64, y uintptr) {
-	b.launch(b.fn, kAxpby, c, i64(n), f64(a), ptr(x), f64(beta), ptr(y))
+func (b *Backend) launchAxpby(c Cfg, n int64, a float64, x uintptr, beta float64, y uintptr) {
+	b.launch(b.fn, kAxpby, c, I64(n), F64(a), Ptr(x), F64(beta), Ptr(y))
 }
 
-func (b *Backend) launchMul(c cfg, n int64, d, r, z uintptr) {
-	b.launch(b.fn, kMul, c, i64(n), ptr(d), ptr(r), ptr(z))
+func (b *Backend) launchMul(c Cfg, n int64, d, r, z uintptr) {
+	b.launch(b.fn, kMul, c, I64(n), Ptr(d), Ptr(r), Ptr(z))
 }
 
-func (b *Backend) launchUpdateXP(c cfg, n int64, a, beta float64, x, p, d, r uintptr) {
-	b.launch(b.fn, kUpdateXP, c, i64(n), f64(a), f64(beta), ptr(x), ptr(p), ptr(d), ptr(r))
+func (b *Backend) launchUpdateXP(c Cfg, n int64, a, beta float64, x, p, d, r uintptr) {
+	b.launch(b.fn, kUpdateXP, c, I64(n), F64(a), F64(beta), Ptr(x), Ptr(p), Ptr(d), Ptr(r))
 }

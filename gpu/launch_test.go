@@ -2,8 +2,6 @@ package gpu
 
 import (
 	"reflect"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,21 +24,6 @@ var launchers = map[string]any{
 	"transpose_sort_d": (*Backend).launchTransposeSort, "transpose_sort_s": (*Backend).launchTransposeSort,
 	"fill": (*Backend).launchFill, "axpby": (*Backend).launchAxpby, "mul": (*Backend).launchMul,
 	"update_xp": (*Backend).launchUpdateXP,
-
-	"fsai_init": (*fsaiLauncher).launchInit, "fsai_border": (*fsaiLauncher).launchBorder,
-	"fsai_border_warp": (*fsaiLauncher).launchBorderWarp, "fsai_solve": (*fsaiLauncher).launchSolve,
-	"fsai_solve_warp": (*fsaiLauncher).launchSolveWarp, "fsai_kept_counts": (*fsaiLauncher).launchKeptCounts,
-	"fsai_assemble": (*fsaiLauncher).launchAssemble, "fsai_assemble_padded": (*fsaiLauncher).launchAssemblePadded,
-	"fsai_compact": (*fsaiLauncher).launchCompact, "fsai_restore": (*fsaiLauncher).launchRestore,
-	"fsai_static_filter": (*fsaiLauncher).launchStaticFilter,
-	"fsai_seed":          fsaiKernels.launchSeed, "fsai_hops": fsaiKernels.launchHops,
-	"fsai_interior_flags": fsaiKernels.launchInteriorFlags, "fsai_interior_split": fsaiKernels.launchInteriorSplit,
-	"fsai_join_d": fsaiKernels.launchJoin, "fsai_join_s": fsaiKernels.launchJoin,
-	"fsai_static_pattern8": (*fsaiLauncher).launchStaticPattern, "fsai_static_pattern32": (*fsaiLauncher).launchStaticPattern,
-	"fsai_touches": fsaiKernels.launchTouches, "fsai_rows_count": fsaiKernels.launchRowsCount,
-	"fsai_rows_copy": fsaiKernels.launchRowsCopy,
-	"fsai_kapgrad8":  (*fsaiLauncher).launchKapgrad, "fsai_kapgrad32": (*fsaiLauncher).launchKapgrad,
-	"fsai_sysgather": (*fsaiLauncher).launchSysgather, "fsai_sysgather_sorted": (*fsaiLauncher).launchSysgatherSorted,
 }
 
 func init() {
@@ -77,8 +60,8 @@ func TestLayouts(t *testing.T) {
 // launch function, and that the function's kernel parameters match the
 // entry's: the same count, and per parameter the PTX type its Go type
 // stands for (int32 .u32; int64, uintptr .u64; float64 .f64; []float64 an
-// FsaiCols of colChunk doubles; fsaiSetup, explicit or passed by an
-// fsaiLauncher, an FsaiSetup of the Go struct's size).
+// FsaiCols of colChunk doubles). The FSAI set-up's kernels are checked so
+// by package afsai/cudafsai.
 func TestLaunchSignatures(t *testing.T) {
 	nv := needNVRTC(t)
 	t.Logf("%s, NVRTC %s, real architectures %v", nv.Lib(), nv.Version(), nv.Archs())
@@ -89,74 +72,18 @@ func TestLaunchSignatures(t *testing.T) {
 	if ptx[len(ptx)-1] != 0 {
 		t.Error("PTX image lacks its terminating NUL (cuModuleLoadData needs it)")
 	}
-	entries := ptxEntries(string(ptx))
-	declared := append(slices.Clone(backendKernels.names), fsaiKernelSet.names...)
-	for _, name := range declared {
-		params, ok := entries[name]
-		if !ok {
-			t.Errorf("kernel %s missing from the PTX", name)
-			continue
-		}
-		f, ok := launchers[name]
-		if !ok {
-			t.Errorf("kernel %s: no launch function in the test's table", name)
-			continue
-		}
-		if want := goParams(reflect.TypeOf(f)); !slices.Equal(params, want) {
-			t.Errorf("kernel %s: PTX parameters %v, launch function passes %v", name, params, want)
-		}
+	for _, e := range cuda.LaunchMismatches(string(ptx), backendKernels.names, launchers, goParams) {
+		t.Error(e)
 	}
-	for name := range launchers {
-		if !slices.Contains(declared, name) {
-			t.Errorf("launch function for %s, which no kernel set declares", name)
-		}
-	}
-}
-
-// ptxEntries returns the parameter types of every entry of a PTX module:
-// ".u32", ".u64", ".f64", or ".b8[N]" for a struct of N bytes.
-func ptxEntries(ptx string) map[string][]string {
-	entry := regexp.MustCompile(`\.entry\s+(\w+)\s*\(([^)]*)\)`)
-	param := regexp.MustCompile(`\.param\s+(?:\.align\s+\d+\s+)?(\.\w+)\s+\w+(\[\d+\])?`)
-	out := make(map[string][]string)
-	for _, m := range entry.FindAllStringSubmatch(ptx, -1) {
-		types := []string{}
-		for _, p := range param.FindAllStringSubmatch(m[2], -1) {
-			types = append(types, p[1]+p[2])
-		}
-		out[m[1]] = types
-	}
-	return out
 }
 
 // goParams returns the PTX parameter types that a launch function of type
-// f passes, its receiver and launch selectors (cfg, backend.Precision,
-// int, *Backend) left out.
+// f passes, its receiver and launch selectors (Cfg, backend.Precision,
+// int, *Backend) left out, an FsaiCols of colChunk doubles for []float64.
 func goParams(f reflect.Type) []string {
-	setup := ".b8[" + strconv.Itoa(int(unsafe.Sizeof(fsaiSetup{}))) + "]"
-	types := []string{}
-	explicitSetup := false
-	for i := range f.NumIn() {
-		switch in := f.In(i); in {
-		case reflect.TypeFor[int32]():
-			types = append(types, ".u32")
-		case reflect.TypeFor[int64](), reflect.TypeFor[uintptr]():
-			types = append(types, ".u64")
-		case reflect.TypeFor[float64]():
-			types = append(types, ".f64")
-		case reflect.TypeFor[[]float64]():
-			types = append(types, ".b8["+strconv.Itoa(int(unsafe.Sizeof(fsaiCols{})))+"]")
-		case reflect.TypeFor[fsaiSetup]():
-			types = append(types, setup)
-			explicitSetup = true
-		case reflect.TypeFor[cfg](), reflect.TypeFor[backend.Precision](), reflect.TypeFor[int](),
-			reflect.TypeFor[*Backend](), reflect.TypeFor[fsaiKernels](), reflect.TypeFor[*fsaiLauncher]():
-		default:
-			types = append(types, "unknown Go type "+in.String())
-		}
-	}
-	if f.In(0) == reflect.TypeFor[*fsaiLauncher]() && !explicitSetup {
-		types = append([]string{setup}, types...)
-	}
-	return types
+	return cuda.PTXParams(f, map[reflect.Type]string{
+		reflect.TypeFor[[]float64](): ".b8[" + strconv.Itoa(int(unsafe.Sizeof(fsaiCols{}))) + "]",
+		reflect.TypeFor[Cfg]():       "", reflect.TypeFor[backend.Precision](): "", reflect.TypeFor[int](): "",
+		reflect.TypeFor[*Backend](): "",
+	})
 }

@@ -264,3 +264,26 @@ func (b *Backend) Pin(host []float64) (unpin func(), err error) {
 		b.fail(d.MemHostUnregister(p))
 	}, nil
 }
+
+// download queues a copy of bytes from device memory at src to host memory
+// at dst; the caller synchronizes before reading dst and keeps it alive.
+func (b *Backend) download(dst unsafe.Pointer, src uintptr, bytes int) {
+	if b.err == nil && bytes > 0 {
+		b.fail(b.drv.MemcpyDtoHAsync(dst, src, bytes, b.stream, ""))
+	}
+}
+
+// copyDevice queues a copy of bytes from device memory at src to dst.
+func (b *Backend) copyDevice(dst, src uintptr, bytes int) {
+	if b.err == nil && bytes > 0 {
+		b.fail(b.drv.MemcpyDtoDAsync(dst, src, bytes, b.stream))
+	}
+}
+
+// freeMemory returns the device memory free now, the spare memory freed
+// first (retire); the context must be current.
+func (b *Backend) freeMemory() (uint64, error) {
+	b.releaseSpare()
+	free, _, err := b.drv.MemGetInfo()
+	return free, err
+}

@@ -9,15 +9,15 @@ import (
 )
 
 // Kernels are declared once each, beside the typed Go function that
-// launches them (launch.go for the backend's, fsai_kernels.go for the FSAI
-// set-up's): declare records the name in a kernel set and returns the
-// kernel's index there, and a set is looked up in the loaded module as a
-// whole. The typed functions mirror the C signatures (TestLaunchSignatures
+// launches them (launch.go for the backend's; package afsai/cudafsai
+// declares the FSAI set-up's and looks them up through Raw): Declare
+// records the name in a kernel set and returns the kernel's index there,
+// and a set is looked up in the loaded module as a whole. The typed functions mirror the C signatures (TestLaunchSignatures
 // compares them with the compiled module), so a launch with a wrong
 // argument count or type does not compile.
 
-// kernel is a function of the loaded module.
-type kernel struct {
+// Kernel is a function of the loaded module.
+type Kernel struct {
 	f cuda.Function
 	// resident is how many blocks of blockSize threads fit on a
 	// multiprocessor at once (its registers and shared memory decide):
@@ -26,16 +26,17 @@ type kernel struct {
 	resident int
 }
 
-// kernelSet is a list of kernel names; a kernelID is an index into it and
+// KernelSet is a list of kernel names; a KernelID is an index into it and
 // into the kernels looked up from it.
-type kernelSet struct{ names []string }
+type KernelSet struct{ names []string }
 
-type kernelID int
+// KernelID is a kernel's index in its KernelSet.
+type KernelID int
 
-// declare adds a kernel of kernels/*.cu to the set.
-func (s *kernelSet) declare(name string) kernelID {
+// Declare adds a kernel of kernels/*.cu to the set.
+func (s *KernelSet) Declare(name string) KernelID {
 	s.names = append(s.names, name)
-	return kernelID(len(s.names) - 1)
+	return KernelID(len(s.names) - 1)
 }
 
 // precisionSuffix is the suffix of a kernel's name for each
@@ -43,10 +44,13 @@ func (s *kernelSet) declare(name string) kernelID {
 // values.
 var precisionSuffix = [2]string{"_d", "_s"}
 
-// declarePrecisions declares the kernels base_d and base_s.
-func (s *kernelSet) declarePrecisions(base string) (ids [2]kernelID) {
+// Names lists the kernels of the set, in their KernelIDs' order.
+func (s *KernelSet) Names() []string { return s.names }
+
+// DeclarePrecisions declares the kernels base_d and base_s.
+func (s *KernelSet) DeclarePrecisions(base string) (ids [2]KernelID) {
 	for p, suffix := range precisionSuffix {
-		ids[p] = s.declare(base + suffix)
+		ids[p] = s.Declare(base + suffix)
 	}
 	return ids
 }
@@ -54,8 +58,8 @@ func (s *kernelSet) declarePrecisions(base string) (ids [2]kernelID) {
 // lookup finds every kernel of s in the module. With occupancy it also
 // asks how many blocks of blockSize threads are resident per
 // multiprocessor; without, resident is 1.
-func (s *kernelSet) lookup(d *cuda.Driver, module uintptr, occupancy bool) ([]kernel, error) {
-	ks := make([]kernel, len(s.names))
+func (s *KernelSet) lookup(d *cuda.Driver, module uintptr, occupancy bool) ([]Kernel, error) {
+	ks := make([]Kernel, len(s.names))
 	for i, name := range s.names {
 		f, err := d.Function(module, name)
 		if err != nil {
@@ -67,7 +71,7 @@ func (s *kernelSet) lookup(d *cuda.Driver, module uintptr, occupancy bool) ([]ke
 				return nil, err
 			}
 		}
-		ks[i] = kernel{f: f, resident: max(1, n)}
+		ks[i] = Kernel{f: f, resident: max(1, n)}
 	}
 	return ks, nil
 }
@@ -87,7 +91,7 @@ func kernelSource() string { return kernels.Source() }
 // these structs (fixed-width members, no packing) is the ABI's, the same
 // for every compiler version.
 func layoutAsserts() string {
-	return cuda.LayoutAsserts("FsaiSetup", fsaiSetup{}) + cuda.LayoutAsserts("FsaiCols", fsaiCols{})
+	return cuda.LayoutAsserts("FsaiCols", fsaiCols{})
 }
 
 // loadModule compiles (or finds in the cache) the kernels for the device and
@@ -118,17 +122,17 @@ func (b *Backend) loadImage(image []byte, t cuda.Target) (err error) {
 	return err
 }
 
-// cfg is how a kernel runs: a grid of grid blocks of block threads with
-// shared bytes of dynamic shared memory, on stream.
-type cfg struct {
+// Cfg is how a kernel runs: a grid of grid blocks of block threads with
+// shared bytes of dynamic shared memory, on stream (Raw.Blocks, Raw.Grid).
+type Cfg struct {
 	grid, block, shared int
 	stream              uintptr
 }
 
-// blocks is the cfg of most kernels: grid blocks of blockSize threads on
+// blocks is the Cfg of most kernels: grid blocks of blockSize threads on
 // the backend's stream.
-func (b *Backend) blocks(grid int) cfg {
-	return cfg{grid: grid, block: blockSize, stream: b.stream}
+func (b *Backend) blocks(grid int) Cfg {
+	return Cfg{grid: grid, block: blockSize, stream: b.stream}
 }
 
 // launchArgs is the kernelParams array of cuLaunchKernel: ptrs[i] points at
@@ -141,7 +145,7 @@ type launchArgs struct {
 // launch queues kernel k of ks on c with args, each passed in an 8-byte
 // slot (the kernel reads the 4 low bytes of an int): the primitive of the
 // typed launch functions.
-func (b *Backend) launch(ks []kernel, k kernelID, c cfg, args ...uint64) {
+func (b *Backend) launch(ks []Kernel, k KernelID, c Cfg, args ...uint64) {
 	if b.err != nil || c.grid == 0 {
 		return
 	}
@@ -160,7 +164,7 @@ type colArgs struct {
 }
 
 // fsaiCols mirrors struct FsaiCols of kernels/block.cu: per-column scalars
-// passed by value (its layout is asserted as fsaiSetup's).
+// passed by value (its layout is asserted: layoutAsserts).
 type fsaiCols struct {
 	v [colChunk]float64
 }
@@ -168,7 +172,7 @@ type fsaiCols struct {
 // launchCols is launch for kernels that take FsaiCols parameters first, one
 // per slice of scalars (at most colChunk each; the rest of a struct is
 // zero).
-func (b *Backend) launchCols(k kernelID, c cfg, scalars [][]float64, args ...uint64) {
+func (b *Backend) launchCols(k KernelID, c Cfg, scalars [][]float64, args ...uint64) {
 	if b.err != nil || c.grid == 0 {
 		return
 	}
@@ -187,14 +191,14 @@ func (b *Backend) launchCols(k kernelID, c cfg, scalars [][]float64, args ...uin
 	b.fail(b.drv.Launch(b.fn[k].f, c.grid, c.block, c.shared, c.stream, &p.ptrs[0]))
 }
 
-// ptr is a device address as a kernel argument.
-func ptr(p uintptr) uint64 { return uint64(p) }
+// Ptr is a device address as a kernel argument.
+func Ptr(p uintptr) uint64 { return uint64(p) }
 
-// i32 is a C int argument, in the low bytes of its slot.
-func i32(v int32) uint64 { return uint64(v) }
+// I32 is a C int argument, in the low bytes of its slot.
+func I32(v int32) uint64 { return uint64(v) }
 
-// i64 is a C long long argument.
-func i64(v int64) uint64 { return uint64(v) }
+// I64 is a C long long argument.
+func I64(v int64) uint64 { return uint64(v) }
 
-// f64 is a C double argument.
-func f64(x float64) uint64 { return math.Float64bits(x) }
+// F64 is a C double argument.
+func F64(x float64) uint64 { return math.Float64bits(x) }

@@ -32,6 +32,8 @@ const (
 	// minStaged is the smallest piece, and the smallest upload that is
 	// staged: below it the driver's own path costs little.
 	minStaged = 1 << 20
+	// pageSize is the host's page: pieces are whole pages.
+	pageSize = 4096
 )
 
 // staging is a Backend's staging buffer: 2*stageHalf bytes of page-locked

@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"flag"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/testmatrices"
 )
 
 var benchTransposeN = flag.Int("gpu.tn", 200,
@@ -63,7 +63,7 @@ func transposeCases() map[string]*csr.Matrix[float64] {
 		"wide_1000x5000000":   randomBlock(rng, 1000, 5_000_000, 20),
 		"tall_100000x3000":    randomBlock(rng, 100_000, 3000, 8),
 		"long_row_and_column": longRowAndColumn(rng, 3000),
-		"laplace7_lower_20":   lowerTriangle(stencil3D(20, 7)),
+		"laplace7_lower_20":   lowerTriangle(testmatrices.Stencil3D(20, 7)),
 		"block_0x5":           {Rows: 0, Cols: 5, RowPtr: make([]int32, 1)},
 		"block_7x0":           {Rows: 7, Cols: 0, RowPtr: make([]int32, 8)},
 	}
@@ -73,18 +73,8 @@ func transposeCases() map[string]*csr.Matrix[float64] {
 // the bits of every value.
 func checkSameMatrix(t *testing.T, what string, got, want *csr.Matrix[float64]) {
 	t.Helper()
-	switch {
-	case got.Rows != want.Rows || got.Cols != want.Cols:
-		t.Fatalf("%s: %dx%d, want %dx%d", what, got.Rows, got.Cols, want.Rows, want.Cols)
-	case !slices.Equal(got.RowPtr, want.RowPtr):
-		t.Fatalf("%s: row pointers differ", what)
-	case !slices.Equal(got.ColIdx, want.ColIdx):
-		t.Fatalf("%s: column indices differ", what)
-	}
-	for k := range want.Val {
-		if math.Float64bits(got.Val[k]) != math.Float64bits(want.Val[k]) {
-			t.Fatalf("%s: value %d is %v, want %v", what, k, got.Val[k], want.Val[k])
-		}
+	if d := testmatrices.Diff(got, want); d != "" {
+		t.Fatalf("%s: %s", what, d)
 	}
 }
 
@@ -178,7 +168,7 @@ func TestTransposeRefuses(t *testing.T) {
 // time of csr.Transpose on the host (host-ms).
 func BenchmarkTranspose(bm *testing.B) {
 	be := openGPU(bm)
-	a := lowerTriangle(stencil3D(*benchTransposeN, 7))
+	a := lowerTriangle(testmatrices.Stencil3D(*benchTransposeN, 7))
 	start := time.Now()
 	csr.Transpose(a)
 	host := time.Since(start)

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/afsai"
+	"github.com/fsai-dist/fsai-dist/afsai/cudafsai"
+	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/gpu"
@@ -89,6 +91,15 @@ func TestSolveBlockOnGPU(t *testing.T) {
 	})
 }
 
+// onDevice returns cfg with the FSAI set-up on the GPU of be when be is a
+// CUDA backend, as package solver supplies it.
+func onDevice(be backend.Backend, cfg afsai.Config) afsai.Config {
+	if g, ok := be.(*gpu.Backend); ok {
+		cfg.Device = cudafsai.New(g)
+	}
+	return cfg
+}
+
 // solveBlock solves the k-column block rhs on sys with prec and returns
 // each column's result and solution.
 func solveBlock(t *testing.T, c *comm.Comm, sys *system, prec string, rhs []float64) []solved {
@@ -100,7 +111,7 @@ func solveBlock(t *testing.T, c *comm.Comm, sys *system, prec string, rhs []floa
 	if prec == "jacobi" {
 		M, err = pcg.NewJacobi(sys.A, be)
 	} else {
-		M, err = afsai.NewFor(sys.op, afsai.DefaultConfig()) // on a GPU: reads the bound diagonal block
+		M, err = afsai.NewFor(sys.op, onDevice(be, afsai.DefaultConfig())) // on a GPU: reads the bound diagonal block
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +187,7 @@ func TestStaticFSAIOnGPU(t *testing.T) {
 			var runs []solved
 			var infos []afsai.Info
 			for _, sys := range []*system{setup(t, c, spec, 1), setupOn(t, c, be, spec, 1)} {
-				M, err := afsai.NewFor(sys.op, cfg)
+				M, err := afsai.NewFor(sys.op, onDevice(sys.op.Backend(), cfg))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -21,7 +21,7 @@ import (
 func TestUpdateOnGPU(t *testing.T) {
 	onRankGPUs(t, func(t *testing.T, c *comm.Comm, be *gpu.Backend) {
 		sys := setupOn(t, c, be, "diffusion:16", 1)
-		placed, host := afsai.DefaultConfig(), afsai.DefaultConfig()
+		placed, host := onDevice(be, afsai.DefaultConfig()), onDevice(be, afsai.DefaultConfig())
 		host.Wide = true
 		var ps []*afsai.Preconditioner
 		var us []*afsai.Updater

@@ -3,7 +3,7 @@
 # GPU machine with the binaries built elsewhere (bin/). Everything they write
 # is packed into OUT/gpu-suite.tgz (OUT: the environment's OUT, else the
 # current folder): scripts/gpu-suite.sh [part ...], parts (default all but large)
-#   tests    the GPU tests (gpu.test, pcg.test -test.run OnGPU)
+#   tests    the GPU tests (gpu.test, cudafsai.test, pcg.test -test.run OnGPU)
 #   jacobi   SpMV and PCG-Jacobi against the copy bandwidth and CuPy, with two
 #            GPUs the scaling and the hidden halo (scripts/bench-gpu.sh)
 #   library  several right-hand sides and UpdateValues (scripts/bench-library.sh)
@@ -18,7 +18,7 @@
 #
 # Build first, where Go is installed:
 #   go build -o bin/fsai-dist ./cmd/fsai-dist && go build -o bin/fsai-scale ./cmd/fsai-scale &&
-#   for p in gpu pcg solver; do go test -c -o bin/$p.test ./$p; done
+#   for p in gpu afsai/cudafsai pcg solver; do go test -c -o bin/$(basename $p).test ./$p; done
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -30,6 +30,7 @@ out=$(mktemp -d)
 trap 'tar czf "${OUT:-.}/gpu-suite.tgz" -C "$out" .' EXIT
 if want tests; then
   (cd gpu && ../bin/gpu.test -test.v 2>&1 | grep -E '^(--- FAIL|FAIL|ok|PASS|panic)|_test.go:' | tail -20) | tee "$out/gpu-test.log"
+  (cd afsai/cudafsai && ../../bin/cudafsai.test -test.v 2>&1 | grep -E '^(--- FAIL|FAIL|ok|PASS|panic)|_test.go:' | tail -20) | tee "$out/cudafsai-test.log"
   (cd pcg && ../bin/pcg.test -test.run 'OnGPU' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)' | tail -6) | tee "$out/pcg-test.log"
 fi
 if want jacobi; then

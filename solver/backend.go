@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/fsai-dist/fsai-dist/afsai"
+	"github.com/fsai-dist/fsai-dist/afsai/cudafsai"
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/cpu"
@@ -19,6 +21,32 @@ var backends = map[string]func(o BackendOptions, nodeRank, nodeSize int) (backen
 	"auto": nil,
 	"cpu":  func(o BackendOptions, _, _ int) (backend.Backend, error) { return cpu.New(cpuThreads(o.Threads)), nil },
 	"cuda": openCUDA,
+}
+
+// fsaiDevices maps a backend name to the FSAI set-up on that backend's
+// device, which the FSAI preconditioners and their values-only updates run
+// (afsai.Config.Device, set by fsaiConfig); a backend without an entry sets
+// up on the CPU.
+var fsaiDevices = map[string]func(be backend.Backend) afsai.Device{
+	"cuda": cudaFSAI,
+}
+
+// cudaFSAI is the FSAI set-up on the GPU of be, a CUDA backend.
+func cudaFSAI(be backend.Backend) afsai.Device {
+	g, ok := be.(*gpu.Backend)
+	if !ok {
+		return nil
+	}
+	return cudafsai.New(g)
+}
+
+// fsaiConfig returns cfg with the FSAI set-up on the device of be
+// (fsaiDevices).
+func fsaiConfig(be backend.Backend, cfg afsai.Config) afsai.Config {
+	if devices := fsaiDevices[be.Name()]; devices != nil {
+		cfg.Device = devices(be)
+	}
+	return cfg
 }
 
 // BackendOptions choose the backend of a rank.

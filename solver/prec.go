@@ -25,7 +25,7 @@ func (s *Solver) updatePrec() error {
 	switch p := s.prec.(type) {
 	case *afsai.Preconditioner:
 		if s.updater == nil {
-			s.updater = afsai.NewUpdater(p, s.m.a, s.opt.FSAI)
+			s.updater = afsai.NewUpdater(p, s.m.a, fsaiConfig(p.G.Backend(), s.opt.FSAI))
 		}
 		return s.updater.Update()
 	case precond.None:

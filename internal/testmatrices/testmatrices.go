@@ -1,8 +1,14 @@
 // Package testmatrices finds the shared SPD test matrices (Matrix Market
-// files) that tests of several packages solve or factor.
+// files) that tests of several packages solve or factor, and makes the
+// generated ones they share.
 package testmatrices
 
-import "os"
+import (
+	"os"
+
+	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/problem"
+)
 
 // Dir returns the folder of the shared test matrices: $FSAI_MATRICES, or
 // shared/matrices beside or above the repository; "" when there is none.
@@ -20,3 +26,22 @@ func Dir() string {
 
 // Missing is the message of a test skipped because Dir found no matrices.
 const Missing = "shared test matrices not found; set FSAI_MATRICES"
+
+// Diffusion returns the n^3 diffusion problem of package problem (7-point,
+// random layered permeability, the default seed) as one CSR block.
+func Diffusion(n int) (*csr.Matrix[float64], error) {
+	spec := problem.Spec{Kind: "diffusion", N: n, Seed: problem.DefaultSeed}
+	r, err := spec.Generate(0, spec.Rows())
+	if err != nil {
+		return nil, err
+	}
+	m := &csr.Matrix[float64]{Rows: r.Count(), Cols: r.Count(), RowPtr: make([]int32, r.Count()+1),
+		ColIdx: make([]int32, len(r.Col)), Val: r.Val}
+	for i, p := range r.RowPtr {
+		m.RowPtr[i] = int32(p)
+	}
+	for k, c := range r.Col {
+		m.ColIdx[k] = int32(c)
+	}
+	return m, nil
+}

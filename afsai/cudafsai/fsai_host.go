@@ -1,4 +1,4 @@
-package gpu
+package cudafsai
 
 import (
 	"runtime"
@@ -19,7 +19,7 @@ type hostWords struct {
 	words []uint32
 	next  int // words handed out
 	wg    sync.WaitGroup
-	b     *Backend
+	b     *Device
 	held  bool // registered with the driver
 }
 
@@ -31,7 +31,7 @@ const (
 )
 
 // newHostWords allocates n words and starts making them ready.
-func (b *Backend) newHostWords(n int) *hostWords {
+func (b *Device) newHostWords(n int) *hostWords {
 	h := &hostWords{words: make([]uint32, n), b: b}
 	if 4*n < minHostOutput {
 		return h
@@ -43,10 +43,10 @@ func (b *Backend) newHostWords(n int) *hostWords {
 		touch(mem)
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		if b.drv.CtxSetCurrent(b.ctx) != nil {
+		if b.Driver().CtxSetCurrent(b.Context()) != nil {
 			return
 		}
-		h.held = b.drv.MemHostRegister(unsafe.Pointer(&mem[0]), len(mem)) == nil
+		h.held = b.Driver().MemHostRegister(unsafe.Pointer(&mem[0]), len(mem)) == nil
 	}()
 	return h
 }
@@ -71,7 +71,7 @@ func (h *hostWords) wait() { h.wg.Wait() }
 func (h *hostWords) release() {
 	h.wait()
 	if h.held {
-		h.b.fail(h.b.drv.MemHostUnregister(unsafe.Pointer(&h.words[0])))
+		h.b.Fail(h.b.Driver().MemHostUnregister(unsafe.Pointer(&h.words[0])))
 		h.held = false
 	}
 }

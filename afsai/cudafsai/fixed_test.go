@@ -1,4 +1,4 @@
-package gpu
+package cudafsai
 
 import (
 	"fmt"
@@ -11,10 +11,8 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/testmatrices"
 )
-
-// Backend must satisfy the interface that afsai.Updater looks for.
-var _ afsai.FixedDevice = (*Backend)(nil)
 
 // fixedPatterns are the patterns the plans are tested on, for the rows of a
 // (all rows): G's from the CPU's adaptive set-up with DefaultParams (what
@@ -176,7 +174,7 @@ func TestFixedPlanMatchesCPU(t *testing.T) {
 // compute.
 func TestFixedPlanErrors(t *testing.T) {
 	b := openGPU(t)
-	a := csr.Convert[float32](stencil3D(3, 7))
+	a := csr.Convert[float32](testmatrices.Stencil3D(3, 7))
 	for _, bad := range []struct {
 		what     string
 		rows     []int
@@ -227,7 +225,7 @@ func TestFixedPlanErrors(t *testing.T) {
 	if err != nil {
 		t.Fatalf("after refusals: %v", err)
 	}
-	checkFixed(t, g, st, stencil3D(3, 7), a, []int{26, 5, 13}, [][]int32{{26}, nil, {4, 10, 12, 13}})
+	checkFixed(t, g, st, testmatrices.Stencil3D(3, 7), a, []int{26, 5, 13}, [][]int32{{26}, nil, {4, 10, 12, 13}})
 	want := float32(1 / math.Sqrt(6))
 	if g.ColIdx[0] != 26 || g.Val[0] != want || g.ColIdx[1] != 5 || g.Val[1] != want {
 		t.Errorf("diagonal patterns: columns %v values %v, want rows 26 and 5 of %g alone", g.ColIdx, g.Val, want)

@@ -1,6 +1,7 @@
-package gpu
+package cudafsai
 
 import (
+	"github.com/fsai-dist/fsai-dist/gpu"
 	"time"
 	"unsafe"
 
@@ -22,7 +23,7 @@ import (
 // block on the device, the entries left of it on the host.
 type keptRows struct {
 	left *csr.Matrix[float32]
-	diag *Matrix
+	diag *gpu.Matrix
 }
 
 // free releases the diagonal block; a nil k holds nothing.
@@ -39,7 +40,7 @@ func (k *keptRows) free() {
 // rows need several batches (device memory), each batch's part of the
 // block stays on the device until they are joined. It refuses what
 // AdaptiveSetup refuses.
-func (b *Backend) AdaptiveFactor(a afsai.Split, p afsai.Params) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
+func (b *Device) AdaptiveFactor(a afsai.Split, p afsai.Params) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
 	return b.adaptiveFactor(a, p, fsaiJob{})
 }
 
@@ -48,7 +49,7 @@ func (b *Backend) AdaptiveFactor(a afsai.Split, p afsai.Params) (afsai.DeviceFac
 // several. The run is held past G's transpose, and its state retired by
 // the factor's Scratch (fsaiRun.retire): the transpose took 3 ms longer
 // right after a free of that state on diffusion:200 (one H200).
-func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, test fsaiJob) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
+func (b *Device) adaptiveFactor(a afsai.Split, p afsai.Params, test fsaiJob) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
 	test.hold = true
 	return b.transposeKept(b.keptFactor(a, nil, p, test))
 }
@@ -56,13 +57,13 @@ func (b *Backend) adaptiveFactor(a afsai.Split, p afsai.Params, test fsaiJob) (a
 // transposeKept makes the afsai.DeviceFactor of a set-up that kept G on
 // the device and held its run (res, unless err): it builds the transpose of
 // G's diagonal block, and the factor's Scratch retires the run.
-func (b *Backend) transposeKept(res fsaiResult, err error) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
+func (b *Device) transposeKept(res fsaiResult, err error) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
 	if err != nil {
 		return afsai.DeviceFactor{}, res.st, res.kt, err
 	}
 	kept := res.kept
 	t := time.Now()
-	diagT, err := b.Transpose(kept.diag) // it waits for its kernels
+	diagT, err := b.Backend().Transpose(kept.diag) // it waits for its kernels
 	res.kt.Transpose = time.Since(t).Seconds()
 	if err != nil {
 		if diagT != nil {
@@ -85,7 +86,7 @@ func (b *Backend) transposeKept(res fsaiResult, err error) (afsai.DeviceFactor, 
 // on (nil: all of them), keeping G on the device (fsaiResult.kept), with
 // the batches and levels that test sets, and holding the run, or computing
 // only the interior rows, when it says so.
-func (b *Backend) keptFactor(a afsai.Split, rows []int32, p afsai.Params, test fsaiJob) (fsaiResult, error) {
+func (b *Device) keptFactor(a afsai.Split, rows []int32, p afsai.Params, test fsaiJob) (fsaiResult, error) {
 	if err := afsai.CheckSplit(a, p); err != nil {
 		return fsaiResult{}, err
 	}
@@ -130,15 +131,15 @@ type keptChunk struct {
 func (r *fsaiRun) startKept(n, cols, nb int) {
 	r.leftPtr = r.bufs.alloc(4*(nb+1), "left row pointers")
 	r.stats = r.bufs.alloc(8, "batch statistics")
-	r.scanSums = r.bufs.alloc(4*ceilDiv(nb+1, scanTile), "prefix sum scratch")
+	r.scanSums = r.bufs.alloc(4*ceilDiv(nb+1, gpu.ScanTile), "prefix sum scratch")
 	r.left = &csr.Matrix[float32]{Rows: n, Cols: cols, RowPtr: make([]int32, n+1)}
 }
 
 // freeChunks frees the batches' entries not joined into a Matrix.
 func (r *fsaiRun) freeChunks() {
 	for _, c := range r.chunks {
-		r.b.free(c.col, "FSAI set-up")
-		r.b.free(c.val, "FSAI set-up")
+		r.b.Free(c.col, "FSAI set-up")
+		r.b.Free(c.val, "FSAI set-up")
 	}
 	r.chunks = nil
 }
@@ -152,22 +153,22 @@ func (r *fsaiRun) assembleKept(first, nb int, st *afsai.Stats) error {
 	own, left := r.job.own, r.left
 	if first == 0 { // freed by free unless the block takes them
 		var err error
-		if r.diagPtr, err = b.alloc(4*(r.rows+1), "G row pointers"); err != nil {
+		if r.diagPtr, err = b.Alloc(4*(r.rows+1), "G row pointers"); err != nil {
 			return err
 		}
 	}
 	diagPtr := r.diagPtr + uintptr(4*first)
 	diagBase, leftBase := r.diagNNZ, int(left.RowPtr[first])
-	b.memset32(r.stats, 0, 2)
+	b.Memset32(r.stats, 0, 2)
 	l.launchKeptCounts(l.perRow(nb), int32(own), diagPtr, int32(diagBase), r.leftPtr, int32(leftBase), r.stats)
-	b.scan(diagPtr, nb+1, r.scanSums)
-	b.scan(r.leftPtr, nb+1, r.scanSums)
-	tail := unsafe.Slice((*int32)(b.host), 4) // the batch's ends of the block and of the left entries, its statistics
-	b.download(unsafe.Pointer(&tail[0]), diagPtr+uintptr(4*nb), 4)
-	b.download(unsafe.Pointer(&tail[1]), r.leftPtr+uintptr(4*nb), 4)
-	b.download(unsafe.Pointer(&tail[2]), r.stats, 8)
-	if b.syncLocked() != nil {
-		return b.err
+	b.Scan(diagPtr, nb+1, r.scanSums)
+	b.Scan(r.leftPtr, nb+1, r.scanSums)
+	tail := unsafe.Slice((*int32)(b.Host()), 4) // the batch's ends of the block and of the left entries, its statistics
+	b.Download(unsafe.Pointer(&tail[0]), diagPtr+uintptr(4*nb), 4)
+	b.Download(unsafe.Pointer(&tail[1]), r.leftPtr+uintptr(4*nb), 4)
+	b.Download(unsafe.Pointer(&tail[2]), r.stats, 8)
+	if b.SyncStream() != nil {
+		return b.Err()
 	}
 	c := keptChunk{nnz: int(tail[0]) - diagBase}
 	nLeft := int(tail[1]) - leftBase
@@ -177,9 +178,9 @@ func (r *fsaiRun) assembleKept(first, nb int, st *afsai.Stats) error {
 		return err
 	}
 	var err error
-	if c.col, err = b.alloc(4*c.nnz, "G columns"); err == nil {
-		if c.val, err = b.alloc(4*c.nnz, "G values"); err != nil {
-			b.free(c.col, "FSAI set-up")
+	if c.col, err = b.Alloc(4*c.nnz, "G columns"); err == nil {
+		if c.val, err = b.Alloc(4*c.nnz, "G values"); err != nil {
+			b.Free(c.col, "FSAI set-up")
 		}
 	}
 	if err != nil {
@@ -189,11 +190,11 @@ func (r *fsaiRun) assembleKept(first, nb int, st *afsai.Stats) error {
 	r.diagNNZ += c.nnz
 	var leftCol, leftVal uintptr // freed once they are on the host
 	defer func() {
-		b.free(leftCol, "FSAI set-up")
-		b.free(leftVal, "FSAI set-up")
+		b.Free(leftCol, "FSAI set-up")
+		b.Free(leftVal, "FSAI set-up")
 	}()
-	if leftCol, err = b.alloc(4*nLeft, "G's left columns"); err == nil {
-		leftVal, err = b.alloc(4*nLeft, "G's left values")
+	if leftCol, err = b.Alloc(4*nLeft, "G's left columns"); err == nil {
+		leftVal, err = b.Alloc(4*nLeft, "G's left values")
 	}
 	if err != nil {
 		return err
@@ -204,7 +205,7 @@ func (r *fsaiRun) assembleKept(first, nb int, st *afsai.Stats) error {
 	leftRows := left.RowPtr[first+1 : first+nb+1]
 	switch {
 	case nLeft > 0:
-		downloadSlice(b, leftRows, r.leftPtr+4)
+		gpu.DownloadSlice(b.Raw, leftRows, r.leftPtr+4)
 	case leftBase > 0: // without entries the batch's rows all end where the rows before did
 		parallel.For(nb, func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
@@ -213,10 +214,10 @@ func (r *fsaiRun) assembleKept(first, nb int, st *afsai.Stats) error {
 		})
 	} // and at 0 they hold zero: a batch's row pointers are written once
 	cols, vals := make([]int32, nLeft), make([]float32, nLeft)
-	downloadSlice(b, cols, leftCol)
-	downloadSlice(b, vals, leftVal)
-	if b.syncLocked() != nil {
-		return b.err
+	gpu.DownloadSlice(b.Raw, cols, leftCol)
+	gpu.DownloadSlice(b.Raw, vals, leftVal)
+	if b.SyncStream() != nil {
+		return b.Err()
 	}
 	left.ColIdx, left.Val = append(left.ColIdx, cols...), append(left.Val, vals...)
 	tm.mark(&kt.Download)
@@ -238,28 +239,29 @@ func (r *fsaiRun) joinKept() error {
 	}
 	n, nnz := r.rows, r.diagNNZ
 	cols := r.g.Cols - r.job.own // the own rows, which r computed all of or some of
-	d := &Matrix{b: b, rows: n, cols: cols, nnz: nnz, prec: backend.Single, width: spmvWidth(n, nnz, backend.Single)}
-	d.rowPtr, r.diagPtr = r.diagPtr, 0
+	var arrays gpu.MatrixArrays
+	arrays.RowPtr, r.diagPtr = r.diagPtr, 0
 	var err error
 	if len(r.chunks) == 1 {
-		d.col, d.val = r.chunks[0].col, r.chunks[0].val
+		arrays.Col, arrays.Val = r.chunks[0].col, r.chunks[0].val
 		r.chunks = nil
 	} else {
-		if d.col, err = b.alloc(4*nnz, "G columns"); err == nil {
-			d.val, err = b.alloc(4*nnz, "G values")
+		if arrays.Col, err = b.Alloc(4*nnz, "G columns"); err == nil {
+			arrays.Val, err = b.Alloc(4*nnz, "G values")
 		}
 		if err != nil {
-			d.Free()
+			b.AdoptMatrix(n, cols, nnz, backend.Single, arrays).Free()
 			return err
 		}
 		at := uintptr(0)
 		for _, c := range r.chunks {
-			b.copyDevice(d.col+at, c.col, 4*c.nnz)
-			b.copyDevice(d.val+at, c.val, 4*c.nnz)
+			b.CopyDevice(arrays.Col+at, c.col, 4*c.nnz)
+			b.CopyDevice(arrays.Val+at, c.val, 4*c.nnz)
 			at += uintptr(4 * c.nnz)
 		}
 	}
-	if err := b.syncLocked(); err != nil {
+	d := b.AdoptMatrix(n, cols, nnz, backend.Single, arrays)
+	if err := b.SyncStream(); err != nil {
 		d.Free()
 		return err
 	}

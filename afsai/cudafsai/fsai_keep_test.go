@@ -1,4 +1,4 @@
-package gpu
+package cudafsai
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/internal/testmatrices"
 )
 
 // TestAdaptiveFactorMatchesSetup: G kept on the device, from the local
@@ -58,7 +59,7 @@ func TestAdaptiveFactorMatchesSetup(t *testing.T) {
 // statistics are wst, from the CPU or the device's set-up of the joined
 // system, named by name) split at own, bit for bit, and that f's
 // transpose of its diagonal block is the host's.
-func checkKeptFactor(t *testing.T, b *Backend, name string, f afsai.DeviceFactor, st afsai.Stats, own int,
+func checkKeptFactor(t *testing.T, b *Device, name string, f afsai.DeviceFactor, st afsai.Stats, own int,
 	want *csr.Matrix[float32], wst afsai.Stats) {
 	t.Helper()
 	if st != wst {
@@ -136,13 +137,13 @@ func splitAt(a *csr.Matrix[float64], own int) afsai.Split {
 // boundSplit returns s with its diagonal block bound on b as a solver's
 // operator binds it (Split.Bound) in the precision named, or s as it is for
 // "uploaded". The block is freed when the test ends.
-func boundSplit(t *testing.T, b *Backend, s afsai.Split, bound string) afsai.Split {
+func boundSplit(t *testing.T, b *Device, s afsai.Split, bound string) afsai.Split {
 	prec := map[string]backend.Precision{"double": backend.Double, "single": backend.Single}
 	p, ok := prec[bound]
 	if !ok {
 		return s
 	}
-	m, err := b.NewMatrix(s.Diag, nil, p)
+	m, err := b.Backend().NewMatrix(s.Diag, nil, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +181,7 @@ func TestFactorsRefuseWhatSetupsRefuse(t *testing.T) {
 		}
 		return err
 	}
-	a := stencil3D(6, 7)
+	a := testmatrices.Stencil3D(6, 7)
 	n := a.Rows
 	for _, setup := range setups {
 		for _, bad := range []int{n / 5, n / 2, n - 1} {

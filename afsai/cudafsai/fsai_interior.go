@@ -1,7 +1,9 @@
-package gpu
+package cudafsai
+
+import "github.com/fsai-dist/fsai-dist/gpu"
 
 // The interior rows of a set-up that starts before the collection ends
-// (afsai.RowsDevice, kernels/fsai_interior.cu): the own rows farther than
+// (afsai.Device.StartRows, kernels/fsai_interior.cu): the own rows farther than
 // some hops from the rows that A's left blocks store, found on the device
 // in the system the run joined there. On the host the search, the lists of
 // 4M rows and their upload took 6 to 8 ms of the 13 before the first step
@@ -16,31 +18,31 @@ func (r *fsaiRun) interior(s *fsaiSetup, own, m int) ([]int32, error) {
 	b, fn, seeds := r.b, r.fn, r.job.seeds
 	// dist and near have m entries, pos m+1 (the seeds wait there until
 	// the search is over), then the prefix sum's scratch
-	scratch, err := b.alloc(4*(3*m+1+ceilDiv(m+1, scanTile)), "interior rows")
+	scratch, err := b.Alloc(4*(3*m+1+ceilDiv(m+1, gpu.ScanTile)), "interior rows")
 	if err != nil {
 		return nil, err
 	}
-	defer b.free(scratch, "interior rows")
+	defer b.Free(scratch, "interior rows")
 	dist, pos := scratch, scratch+uintptr(4*m)
 	near, sums := pos+uintptr(4*(m+1)), pos+uintptr(4*(2*m+1))
-	b.memset32(dist, 0, m)
+	b.Memset32(dist, 0, m)
 	if len(seeds) > 0 {
-		uploadSlice(b, pos, seeds)
-		fn.launchSeed(b, b.blocks(b.elementBlocks(len(seeds))), int32(len(seeds)), pos, dist)
+		gpu.UploadSlice(b.Raw, pos, seeds)
+		fn.launchSeed(b, b.Blocks(b.ElementBlocks(len(seeds))), int32(len(seeds)), pos, dist)
 	}
 	for level := 1; level <= r.job.hops; level++ {
-		fn.launchHops(b, b.blocks(b.elementBlocks(m)), int32(m), int32(own), s.rowptr, s.col, dist, int32(level))
+		fn.launchHops(b, b.Blocks(b.ElementBlocks(m)), int32(m), int32(own), s.rowptr, s.col, dist, int32(level))
 	}
-	b.memset32(pos, 0, 1)
-	fn.launchInteriorFlags(b, b.blocks(b.elementBlocks(m)), int32(m), dist, pos)
-	b.scan(pos, m+1, sums)
-	fn.launchInteriorSplit(b, b.blocks(b.elementBlocks(m)), int32(m), int32(own), dist, pos, r.rowsDev, near)
-	b.download(b.host, pos+uintptr(4*m), 4)
-	if err := b.syncLocked(); err != nil {
+	b.Memset32(pos, 0, 1)
+	fn.launchInteriorFlags(b, b.Blocks(b.ElementBlocks(m)), int32(m), dist, pos)
+	b.Scan(pos, m+1, sums)
+	fn.launchInteriorSplit(b, b.Blocks(b.ElementBlocks(m)), int32(m), int32(own), dist, pos, r.rowsDev, near)
+	b.Download(b.Host(), pos+uintptr(4*m), 4)
+	if err := b.SyncStream(); err != nil {
 		return nil, err
 	}
-	r.rows = int(*(*int32)(b.host))
+	r.rows = int(*(*int32)(b.Host()))
 	out := make([]int32, m-r.rows)
-	downloadSlice(b, out, near)
-	return out, b.syncLocked()
+	gpu.DownloadSlice(b.Raw, out, near)
+	return out, b.SyncStream()
 }

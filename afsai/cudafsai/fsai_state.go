@@ -1,4 +1,4 @@
-package gpu
+package cudafsai
 
 import (
 	"fmt"
@@ -104,7 +104,7 @@ func (pl fsaiPlan) rowBytes() int {
 // fsaiBuffers allocates device memory and frees all of it at once; the
 // first allocation error is kept and later allocations are skipped.
 type fsaiBuffers struct {
-	b    *Backend
+	b    *Device
 	ptrs []uintptr
 	err  error
 }
@@ -113,7 +113,7 @@ func (f *fsaiBuffers) alloc(bytes int, what string) uintptr {
 	if f.err != nil {
 		return 0
 	}
-	p, err := f.b.alloc(bytes, what)
+	p, err := f.b.Alloc(bytes, what)
 	if err != nil {
 		f.err = err
 		return 0
@@ -127,7 +127,7 @@ func (f *fsaiBuffers) alloc(bytes int, what string) uintptr {
 // release frees one allocation of f now.
 func (f *fsaiBuffers) release(p uintptr, what string) {
 	f.take(p)
-	f.b.free(p, what)
+	f.b.Free(p, what)
 }
 
 // take hands one allocation of f over to the caller, who frees it.
@@ -138,7 +138,7 @@ func (f *fsaiBuffers) take(p uintptr) uintptr {
 
 func (f *fsaiBuffers) free() {
 	for _, p := range f.ptrs {
-		f.b.free(p, "FSAI set-up")
+		f.b.Free(p, "FSAI set-up")
 	}
 	f.ptrs = nil
 }

@@ -1,6 +1,7 @@
-package gpu
+package cudafsai
 
 import (
+	"github.com/fsai-dist/fsai-dist/gpu"
 	"runtime"
 	"sort"
 
@@ -31,51 +32,54 @@ func (r *fsaiRun) join(a *afsai.Split, s *fsaiSetup, listOwn bool) error {
 	if diag == nil {
 		nptr, nent = nptr+a.Diag.Rows+1, nent+a.Diag.NNZ()
 	}
-	tmp, err := b.alloc(4*(nptr+2*nent+1), "local system parts")
+	tmp, err := b.Alloc(4*(nptr+2*nent+1), "local system parts")
 	if err != nil {
 		return err
 	}
-	defer b.free(tmp, "FSAI set-up")
+	defer b.Free(tmp, "FSAI set-up")
 	ptrs, cols := tmp, tmp+uintptr(4*nptr)
 	vals := cols + uintptr(4*nent)
 	bad := vals + uintptr(4*nent)
 	filled := sort.Search(a.Border.Rows, func(i int) bool { return int(a.Border.RowPtr[i]) == bnnz }) // rows up to the last entry
-	uploadSlice(b, ptrs, a.Border.RowPtr[:filled+1])
-	b.memset32(ptrs+uintptr(4*(filled+1)), uint32(bnnz), m-filled)
-	uploadSlice(b, cols, a.Border.ColIdx)
-	uploadSlice(b, vals, a.Border.Val)
-	if diag == nil { // the block goes up after the border, in float32
-		diag = &Matrix{rowPtr: ptrs + uintptr(4*(m+1)), col: cols + uintptr(4*bnnz), val: vals + uintptr(4*bnnz),
-			prec: backend.Single}
-		uploadSlice(b, diag.rowPtr, a.Diag.RowPtr)
-		uploadSlice(b, diag.col, a.Diag.ColIdx)
-		b.uploadValues(diag.val, a.Diag.Val, backend.Single)
+	gpu.UploadSlice(b.Raw, ptrs, a.Border.RowPtr[:filled+1])
+	b.Memset32(ptrs+uintptr(4*(filled+1)), uint32(bnnz), m-filled)
+	gpu.UploadSlice(b.Raw, cols, a.Border.ColIdx)
+	gpu.UploadSlice(b.Raw, vals, a.Border.Val)
+	var da gpu.MatrixArrays // the diagonal block's
+	prec := backend.Single
+	if diag != nil {
+		da, prec = diag.Arrays(), diag.Precision()
+	} else { // the block goes up after the border, in float32
+		da = gpu.MatrixArrays{RowPtr: ptrs + uintptr(4*(m+1)), Col: cols + uintptr(4*bnnz), Val: vals + uintptr(4*bnnz)}
+		gpu.UploadSlice(b.Raw, da.RowPtr, a.Diag.RowPtr)
+		gpu.UploadSlice(b.Raw, da.Col, a.Diag.ColIdx)
+		b.UploadValues(da.Val, a.Diag.Val, backend.Single)
 	}
-	if b.err == nil {
-		b.fail(b.drv.MemsetD32Async(bad, uint32(m), 1, b.stream, ""))
+	if b.Err() == nil {
+		b.Fail(b.Driver().MemsetD32Async(bad, uint32(m), 1, b.Stream(), ""))
 	}
 	ownList := uintptr(0) // NULL: the kernel lists nothing
 	if listOwn {
 		ownList = r.rowsDev
 	}
-	r.fn.launchJoin(b, b.blocks(b.elementBlocks(m)), diag.prec, int32(m), int32(a.Own), ptrs, cols, vals,
-		diag.rowPtr, diag.col, diag.val, s.rowptr, s.col, s.val, s.diag, bad, ownList)
+	r.fn.launchJoin(b, b.Blocks(b.ElementBlocks(m)), prec, int32(m), int32(a.Own), ptrs, cols, vals,
+		da.RowPtr, da.Col, da.Val, s.rowptr, s.col, s.val, s.diag, bad, ownList)
 	first := int32(m) // the first bad row
-	b.download(b.host, bad, 4)
-	if b.syncLocked() == nil {
-		first = *(*int32)(b.host)
+	b.Download(b.Host(), bad, 4)
+	if b.SyncStream() == nil {
+		first = *(*int32)(b.Host())
 	}
 	runtime.KeepAlive(a)
-	if b.err != nil || int(first) == m {
-		return b.err
+	if b.Err() != nil || int(first) == m {
+		return b.Err()
 	}
 	var d float32
-	b.download(b.host, s.diag+uintptr(4*first), 4)
-	if b.syncLocked() == nil {
-		d = *(*float32)(b.host)
+	b.Download(b.Host(), s.diag+uintptr(4*first), 4)
+	if b.SyncStream() == nil {
+		d = *(*float32)(b.Host())
 	}
-	if b.err != nil {
-		return b.err
+	if b.Err() != nil {
+		return b.Err()
 	}
 	return afsai.DiagonalError(int(first), float64(d))
 }
@@ -83,10 +87,10 @@ func (r *fsaiRun) join(a *afsai.Split, s *fsaiSetup, listOwn bool) error {
 // boundDiagonal returns a.Bound when it is a copy of a.Diag on this backend
 // that the join can read (a block of the same shape without a row map), and
 // nil otherwise.
-func (r *fsaiRun) boundDiagonal(a *afsai.Split) *Matrix {
-	m, ok := a.Bound.(*Matrix)
-	if !ok || m == nil || m.b != r.b || m.rowMap != 0 || m.rows != a.Diag.Rows || m.cols != a.Diag.Cols ||
-		m.nnz != a.Diag.NNZ() {
+func (r *fsaiRun) boundDiagonal(a *afsai.Split) *gpu.Matrix {
+	m, ok := a.Bound.(*gpu.Matrix)
+	if !ok || m == nil || !r.b.Of(m) || m.Arrays().RowMap != 0 || m.Rows() != a.Diag.Rows || m.Cols() != a.Diag.Cols ||
+		m.NNZ() != a.Diag.NNZ() {
 		return nil
 	}
 	return m

@@ -1,6 +1,7 @@
-package gpu
+package cudafsai
 
 import (
+	"github.com/fsai-dist/fsai-dist/gpu"
 	"runtime"
 	"unsafe"
 )
@@ -9,7 +10,7 @@ import (
 // by value (fsai_kernels.go): its setup first, then up to nine 8-byte
 // arguments. Its parameter array is pinned for the life of the set-up.
 type fsaiLauncher struct {
-	b      *Backend
+	b      *Device
 	fn     fsaiKernels
 	params *fsaiParams
 	pinner runtime.Pinner
@@ -27,7 +28,7 @@ type fsaiParams struct {
 	pair         [3]uintptr
 }
 
-func newFSAILauncher(b *Backend, fn fsaiKernels, setup fsaiSetup) *fsaiLauncher {
+func newFSAILauncher(b *Device, fn fsaiKernels, setup fsaiSetup) *fsaiLauncher {
 	l := &fsaiLauncher{b: b, fn: fn, params: &fsaiParams{setup: setup}}
 	l.pinner.Pin(l.params)
 	p := l.params
@@ -42,23 +43,19 @@ func newFSAILauncher(b *Backend, fn fsaiKernels, setup fsaiSetup) *fsaiLauncher 
 func (l *fsaiLauncher) close() { l.pinner.Unpin() }
 
 // launch queues k on c with the setup and args.
-func (l *fsaiLauncher) launch(k kernelID, c cfg, args ...uint64) {
+func (l *fsaiLauncher) launch(k gpu.KernelID, c gpu.Cfg, args ...uint64) {
 	copy(l.params.vals[:], args)
 	l.queue(k, c, &l.params.ptrs[0])
 }
 
 // queue queues k on c with the kernel parameters that params points at.
-func (l *fsaiLauncher) queue(k kernelID, c cfg, params *uintptr) {
-	b := l.b
-	if b.err != nil || c.grid == 0 {
-		return
-	}
-	b.fail(b.drv.Launch(l.fn[k].f, c.grid, c.block, c.shared, c.stream, params))
+func (l *fsaiLauncher) queue(k gpu.KernelID, c gpu.Cfg, params *uintptr) {
+	l.b.LaunchParams(l.fn, k, c, params)
 }
 
 // levels queues k, which takes the setups of two levels and the map up
 // from the rows of the lower to those of the upper.
-func (l *fsaiLauncher) levels(k kernelID, c cfg, upper, lower fsaiSetup, up uintptr) {
+func (l *fsaiLauncher) levels(k gpu.KernelID, c gpu.Cfg, upper, lower fsaiSetup, up uintptr) {
 	p := l.params
 	p.upper, p.lower, p.up = upper, lower, uint64(up)
 	l.queue(k, c, &p.pair[0])
@@ -66,18 +63,18 @@ func (l *fsaiLauncher) levels(k kernelID, c cfg, upper, lower fsaiSetup, up uint
 
 // perRow is the cfg of a kernel with one thread per row of n (grid-stride
 // beyond 32 blocks per multiprocessor).
-func (l *fsaiLauncher) perRow(n int) cfg { return l.b.blocks(l.b.elementBlocks(n)) }
+func (l *fsaiLauncher) perRow(n int) gpu.Cfg { return l.b.Blocks(l.b.ElementBlocks(n)) }
 
 // perWarp is the cfg of a kernel with one warp per row of n (grid-stride
 // beyond 32 blocks per multiprocessor).
-func (l *fsaiLauncher) perWarp(n int) cfg { return l.b.blocks(l.b.elementBlocks(32 * n)) }
+func (l *fsaiLauncher) perWarp(n int) gpu.Cfg { return l.b.Blocks(l.b.ElementBlocks(32 * n)) }
 
 // stageTimer attributes device time to stages with CUDA events recorded in
 // the stream between them: start begins a round, mark(s) charges the time
 // since the previous event to *s, collect ends the round. Events are reused
 // from round to round.
 type stageTimer struct {
-	b      *Backend
+	b      *Device
 	events []uintptr
 	stages []*float64 // stages[k] ends at events[k+1]
 	used   int
@@ -101,17 +98,17 @@ func (t *stageTimer) mark(stage *float64) {
 // it, except for the first.
 func (t *stageTimer) record(stage *float64) {
 	b := t.b
-	if b.err != nil {
+	if b.Err() != nil {
 		return
 	}
 	if t.used == len(t.events) {
-		e, err := b.drv.EventCreate(0, "")
-		if b.fail(err); b.err != nil {
+		e, err := b.Driver().EventCreate(0, "")
+		if b.Fail(err); b.Err() != nil {
 			return
 		}
 		t.events = append(t.events, e)
 	}
-	b.fail(b.drv.EventRecord(t.events[t.used], b.stream, ""))
+	b.Fail(b.Driver().EventRecord(t.events[t.used], b.Stream(), ""))
 	if t.used > 0 {
 		t.stages = append(t.stages, stage)
 	}
@@ -122,48 +119,25 @@ func (t *stageTimer) record(stage *float64) {
 // starts a new round.
 func (t *stageTimer) collect() error {
 	b := t.b
-	if t.used > 0 && b.err == nil {
-		b.fail(b.drv.EventSynchronize(t.events[t.used-1], ""))
+	if t.used > 0 && b.Err() == nil {
+		b.Fail(b.Driver().EventSynchronize(t.events[t.used-1], ""))
 	}
 	for k, s := range t.stages {
-		if b.err != nil {
+		if b.Err() != nil {
 			break
 		}
-		ms, err := b.drv.EventElapsed(t.events[k], t.events[k+1])
-		b.fail(err)
+		ms, err := b.Driver().EventElapsed(t.events[k], t.events[k+1])
+		b.Fail(err)
 		*s += float64(ms) / 1e3
 	}
 	t.stages, t.used = t.stages[:0], 0
-	return b.err
+	return b.Err()
 }
 
 // free destroys the events.
 func (t *stageTimer) free() {
 	for _, e := range t.events {
-		t.b.fail(t.b.drv.EventDestroy(e, ""))
+		t.b.Fail(t.b.Driver().EventDestroy(e, ""))
 	}
 	t.events = nil
-}
-
-// download queues a copy of bytes from device memory at src to host memory
-// at dst; the caller synchronizes before reading dst and keeps it alive.
-func (b *Backend) download(dst unsafe.Pointer, src uintptr, bytes int) {
-	if b.err == nil && bytes > 0 {
-		b.fail(b.drv.MemcpyDtoHAsync(dst, src, bytes, b.stream, ""))
-	}
-}
-
-// copyDevice queues a copy of bytes from device memory at src to dst.
-func (b *Backend) copyDevice(dst, src uintptr, bytes int) {
-	if b.err == nil && bytes > 0 {
-		b.fail(b.drv.MemcpyDtoDAsync(dst, src, bytes, b.stream))
-	}
-}
-
-// freeMemory returns the device memory free now, the spare memory freed
-// first (retire); the context must be current.
-func (b *Backend) freeMemory() (uint64, error) {
-	b.releaseSpare()
-	free, _, err := b.drv.MemGetInfo()
-	return free, err
 }

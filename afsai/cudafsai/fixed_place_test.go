@@ -1,4 +1,4 @@
-package gpu
+package cudafsai
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 )
 
 // The plans must place their rows, as afsai.Updater looks for.
-var _ afsai.PlacingPlan = (*fixedPlan)(nil)
+var _ afsai.FixedPlan = (*fixedPlan)(nil)
 
 // TestFixedPlanPlaces: the rows that ComputeOnDevice leaves on the device,
 // stored by Store into two float32 blocks through index maps (one a
@@ -47,7 +47,7 @@ func TestFixedPlanPlaces(t *testing.T) {
 
 // checkPlaced runs TestFixedPlanPlaces's checks on one matrix, patterns and
 // batch size, and returns the rows that broke down.
-func checkPlaced(t *testing.T, b *Backend, rng *rand.Rand, a *csr.Matrix[float32], rows []int, patterns [][]int32, batch int) int {
+func checkPlaced(t *testing.T, b *Device, rng *rand.Rand, a *csr.Matrix[float32], rows []int, patterns [][]int32, batch int) int {
 	p, err := b.prepareFixed(a, rows, patterns, batch)
 	if err != nil {
 		t.Fatal(err)
@@ -134,13 +134,13 @@ func onWholePatterns(g *csr.Matrix[float32], rows []int, patterns [][]int32) []f
 
 // placeBlock returns a float32 block of nnz entries (one row) to store
 // into.
-func placeBlock(t *testing.T, b *Backend, nnz int) backend.Matrix {
+func placeBlock(t *testing.T, b *Device, nnz int) backend.Matrix {
 	t.Helper()
 	a := &csr.Matrix[float64]{Rows: 1, Cols: nnz, RowPtr: []int32{0, int32(nnz)}, ColIdx: make([]int32, nnz), Val: make([]float64, nnz)}
 	for k := range a.ColIdx {
 		a.ColIdx[k] = int32(k)
 	}
-	m, err := b.NewMatrix(a, nil, backend.Single)
+	m, err := b.Backend().NewMatrix(a, nil, backend.Single)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package gpu
+package cudafsai
 
 import (
 	"errors"
@@ -15,11 +15,8 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/csr"
-	"github.com/fsai-dist/fsai-dist/problem"
+	"github.com/fsai-dist/fsai-dist/internal/testmatrices"
 )
-
-// Backend must satisfy the interface that afsai.New looks for.
-var _ afsai.RowsDevice = (*Backend)(nil)
 
 // TestArena: allocations are carved 256-byte aligned, one after the other,
 // and one past the end fails, as every one after it, with 0.
@@ -90,15 +87,15 @@ func fsaiCases(t *testing.T) []fsaiCase {
 		name string
 		a    *csr.Matrix[float64]
 	}{
-		{"laplace7-12", stencil3D(12, 7)},
-		{"laplace27-8", stencil3D(8, 27)},
+		{"laplace7-12", testmatrices.Stencil3D(12, 7)},
+		{"laplace27-8", testmatrices.Stencil3D(8, 27)},
 		{"diffusion-14", diffusion(t, 14)},
 		{"diffusion-40", diffusion(t, 40)}, // G over 1 MiB: page-locked download
-		{"random-2000", randomSPD(rand.New(rand.NewPCG(5, 1)), 2000, 4)},
+		{"random-2000", testmatrices.RandomSPD(rand.New(rand.NewPCG(5, 1)), 2000, 4)},
 		{"breakdown", breakdownMatrix()},
 	}
 	for _, name := range []string{"gr_30_30", "bcsstk02", "494_bus"} {
-		a, err := readMTX(filepath.Join("testdata", name+".mtx"))
+		a, err := testmatrices.ReadMTX(filepath.Join("..", "..", "gpu", "testdata", name+".mtx")) // the backend tests' copies
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,22 +123,12 @@ func breakdownMatrix() *csr.Matrix[float64] {
 	})
 }
 
-// diffusion returns the n^3 diffusion problem of package problem (7-point,
-// random layered permeability) as one CSR block.
+// diffusion returns the n^3 diffusion problem (testmatrices.Diffusion).
 func diffusion(t testing.TB, n int) *csr.Matrix[float64] {
 	t.Helper()
-	spec := problem.Spec{Kind: "diffusion", N: n, Seed: problem.DefaultSeed}
-	r, err := spec.Generate(0, spec.Rows())
+	m, err := testmatrices.Diffusion(n)
 	if err != nil {
 		t.Fatal(err)
-	}
-	m := &csr.Matrix[float64]{Rows: r.Count(), Cols: r.Count(), RowPtr: make([]int32, r.Count()+1),
-		ColIdx: make([]int32, len(r.Col)), Val: r.Val}
-	for i, p := range r.RowPtr {
-		m.RowPtr[i] = int32(p)
-	}
-	for k, c := range r.Col {
-		m.ColIdx[k] = int32(c)
 	}
 	return m
 }
@@ -243,7 +230,7 @@ func TestAdaptiveSetupMatchesCPU(t *testing.T) {
 // and the backend stays usable.
 func TestAdaptiveSetupErrors(t *testing.T) {
 	b := openGPU(t)
-	a := csr.Convert[float32](stencil3D(3, 7))
+	a := csr.Convert[float32](testmatrices.Stencil3D(3, 7))
 	if _, _, _, err := b.AdaptiveSetup(a, []int{0, 27}, afsai.DefaultParams()); err == nil {
 		t.Error("row 27 of 27 accepted")
 	}

@@ -1,4 +1,4 @@
-package gpu
+package cudafsai
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 )
 
 // Static FSAI on the GPU (paper 000, Algorithm 3.1 and section 4), in
-// single precision: Backend implements afsai.StaticDevice. It is the
+// single precision: Device implements afsai.Device.StaticFactor. It is the
 // adaptive set-up's run (fsai.go) with the patterns found on the device
 // and added in one step, as on given patterns (fixed.go):
 //
@@ -36,17 +36,17 @@ const staticPatternCap = 256
 // StaticFactor computes the static FSAI rows of the local system a's rows
 // a.Own and after, as afsai.Static computes them for the joined system,
 // and leaves G's diagonal block and its transpose on the device in float32
-// (afsai.StaticDevice). Input that Static refuses is refused alike; a row
+// (afsai.Device.StaticFactor). Input that Static refuses is refused alike; a row
 // whose pattern holds staticPatternCap columns or more, or whose state
 // takes more than half the free device memory, gives an error wrapping
 // afsai.ErrDeviceUnsupported.
-func (b *Backend) StaticFactor(a afsai.Split, p afsai.StaticParams) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
+func (b *Device) StaticFactor(a afsai.Split, p afsai.StaticParams) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
 	return b.staticFactor(a, p, fsaiJob{})
 }
 
 // staticFactor is StaticFactor with the batches that test sets (its
 // maxBatch).
-func (b *Backend) staticFactor(a afsai.Split, p afsai.StaticParams, test fsaiJob) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
+func (b *Device) staticFactor(a afsai.Split, p afsai.StaticParams, test fsaiJob) (afsai.DeviceFactor, afsai.Stats, afsai.KernelTimes, error) {
 	if err := afsai.CheckStaticSplit(a, p); err != nil {
 		return afsai.DeviceFactor{}, afsai.Stats{}, afsai.KernelTimes{}, err
 	}
@@ -94,19 +94,19 @@ const (
 	statWords         = 4
 )
 
-func (x *staticGrow) alloc(b *Backend) error {
-	defer b.enter()()
+func (x *staticGrow) alloc(b *Device) error {
+	defer b.Enter()()
 	var err error
-	if x.stats, err = b.alloc(4*statWords, "static FSAI statistics"); err != nil {
+	if x.stats, err = b.Alloc(4*statWords, "static FSAI statistics"); err != nil {
 		return err
 	}
-	b.memset32(x.stats, 0, statWords)
-	return b.err
+	b.Memset32(x.stats, 0, statWords)
+	return b.Err()
 }
 
-func (x *staticGrow) free(b *Backend) {
+func (x *staticGrow) free(b *Device) {
 	if x.stats != 0 {
-		b.free(x.stats, "static FSAI statistics")
+		b.Free(x.stats, "static FSAI statistics")
 	}
 }
 
@@ -122,17 +122,17 @@ func (x *staticGrow) plan(r *fsaiRun, s fsaiSetup) error {
 	m := 0
 	for x.groups = range staticPatternCaps {
 		r.tm.start()
-		b.memset32(x.stats+4*statLongest, 0, 1)
+		b.Memset32(x.stats+4*statLongest, 0, 1)
 		x.search(r, l, r.rows, x.stats+4*statLongest)
 		r.tm.mark(&r.kt.Pattern)
 		if err := r.tm.collect(); err != nil {
 			return err
 		}
-		b.download(b.host, x.stats+4*statLongest, 4)
-		if b.syncLocked() != nil {
-			return b.err
+		b.Download(b.Host(), x.stats+4*statLongest, 4)
+		if b.SyncStream() != nil {
+			return b.Err()
 		}
-		if m = int(*(*int32)(b.host)); m < staticPatternCaps[x.groups] {
+		if m = int(*(*int32)(b.Host())); m < staticPatternCaps[x.groups] {
 			break
 		}
 	}
@@ -157,7 +157,7 @@ func (x *staticGrow) grow(r *fsaiRun, _, nb int) error {
 		l.launchStaticFilter(l.perRow(nb), x.p.Delta, x.stats+4*statFilterLongest, x.stats+4*statDropped)
 		tm.mark(&kt.Filter)
 	}
-	return r.b.err
+	return r.b.Err()
 }
 
 // search launches the pattern search of the n rows of l's setup with
@@ -170,15 +170,15 @@ func (x *staticGrow) search(r *fsaiRun, l *fsaiLauncher, n int, longest uintptr)
 
 // addStats adds the post-filter's statistics to st: the pattern lengths
 // that fsai_kept_counts saw are those after filtering.
-func (x *staticGrow) addStats(b *Backend, st *afsai.Stats) error {
+func (x *staticGrow) addStats(b *Device, st *afsai.Stats) error {
 	if !(x.p.Delta > 0) {
 		return nil
 	}
-	defer b.enter()()
-	words := unsafe.Slice((*int32)(b.host), statWords)
-	b.download(b.host, x.stats, 4*statWords)
-	if b.syncLocked() != nil {
-		return b.err
+	defer b.Enter()()
+	words := unsafe.Slice((*int32)(b.Host()), statWords)
+	b.Download(b.Host(), x.stats, 4*statWords)
+	if b.SyncStream() != nil {
+		return b.Err()
 	}
 	st.MaxPattern = max(st.MaxPattern, int(words[statFilterLongest]))
 	st.Dropped = *(*int64)(unsafe.Pointer(&words[statDropped]))

@@ -1,7 +1,8 @@
-package gpu
+package cudafsai
 
 import (
 	"fmt"
+	"github.com/fsai-dist/fsai-dist/gpu"
 
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/backend"
@@ -9,7 +10,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
-// A plan's rows left on the device (afsai.PlacingPlan). An update of a
+// A plan's rows left on the device (afsai.FixedPlan.Place). An update of a
 // preconditioner whose set-up kept G's diagonal block and its transpose on
 // the device needs its new rows there, in those blocks: ComputeOnDevice
 // lays the rows out on their whole patterns in one device array
@@ -42,7 +43,7 @@ type placedRows struct {
 
 // Place prepares ComputeOnDevice and Store: value e of the kth block given
 // to Store will be entry maps[k][e] of the rows laid out on their whole
-// patterns (afsai.PlacingPlan), and the entries pick come to the host. A
+// patterns (afsai.FixedPlan.Place), and the entries pick come to the host. A
 // later Place replaces it.
 func (p *fixedPlan) Place(maps [][]int32, pick []int32) error {
 	if p.freed {
@@ -66,7 +67,7 @@ func (p *fixedPlan) Place(maps [][]int32, pick []int32) error {
 		return nil
 	}
 	b := p.run.b
-	defer b.enter()()
+	defer b.Enter()()
 	pl := &placement{bufs: fsaiBuffers{b: b}, npick: len(pick)}
 	pl.rows.out = pl.bufs.alloc(4*n, "the rows' values")
 	pl.rows.rowPtr = pl.bufs.alloc(4*len(p.grow.rowPtr), "the rows' offsets")
@@ -79,17 +80,17 @@ func (p *fixedPlan) Place(maps [][]int32, pick []int32) error {
 	pl.picked = pl.bufs.alloc(4*len(pick), "the picked values")
 	if err := pl.bufs.err; err != nil {
 		pl.bufs.free()
-		if e, ok := err.(*Error); ok && e.Code == cuda.OutOfMemory {
+		if e, ok := err.(*gpu.Error); ok && e.Code == cuda.OutOfMemory {
 			err = fmt.Errorf("%w: %w", err, afsai.ErrDeviceUnsupported)
 		}
 		return fmt.Errorf("gpu: fixed-pattern FSAI: place: %w", err)
 	}
-	uploadSlice(b, pl.rows.rowPtr, p.grow.rowPtr)
+	gpu.UploadSlice(b.Raw, pl.rows.rowPtr, p.grow.rowPtr)
 	for k, m := range maps {
-		uploadSlice(b, pl.maps[k], m)
+		gpu.UploadSlice(b.Raw, pl.maps[k], m)
 	}
-	uploadSlice(b, pl.pick, pick)
-	if err := b.syncLocked(); err != nil {
+	gpu.UploadSlice(b.Raw, pl.pick, pick)
+	if err := b.SyncStream(); err != nil {
 		pl.bufs.free()
 		return err
 	}
@@ -168,22 +169,22 @@ func (p *fixedPlan) Store(blocks []backend.Matrix, picked []float32) error {
 		return nil
 	}
 	b := p.run.b
-	defer b.enter()()
-	dst := make([]*Matrix, len(blocks))
+	defer b.Enter()()
+	dst := make([]*gpu.Matrix, len(blocks))
 	for k, a := range blocks {
-		m, ok := a.(*Matrix)
-		if !ok || m == nil || m.b != b || m.prec != backend.Single || m.nnz != pl.lens[k] {
+		m, ok := a.(*gpu.Matrix)
+		if !ok || m == nil || !b.Of(m) || m.Precision() != backend.Single || m.NNZ() != pl.lens[k] {
 			return fmt.Errorf("gpu: fixed-pattern FSAI: Store: block %d (%T) is not a float32 matrix of this backend with %d entries",
 				k, a, pl.lens[k])
 		}
 		dst[k] = m
 	}
 	for k, m := range dst {
-		b.launchGatherF32(b.blocks(b.elementBlocks(m.nnz)), int64(m.nnz), pl.maps[k], pl.rows.out, m.val)
+		b.GatherF32(m.NNZ(), pl.maps[k], pl.rows.out, m.Arrays().Val)
 	}
-	b.launchGatherF32(b.blocks(b.elementBlocks(pl.npick)), int64(pl.npick), pl.pick, pl.rows.out, pl.picked)
+	b.GatherF32(pl.npick, pl.pick, pl.rows.out, pl.picked)
 	if pl.npick > 0 {
-		downloadSlice(b, picked, pl.picked)
+		gpu.DownloadSlice(b.Raw, picked, pl.picked)
 	}
-	return b.syncLocked()
+	return b.SyncStream()
 }

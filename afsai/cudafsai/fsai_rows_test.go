@@ -1,4 +1,4 @@
-package gpu
+package cudafsai
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/gpu"
 )
 
 // TestStartRowsFinish: G set up in two parts, the interior own rows
@@ -74,7 +75,7 @@ func TestStartRowsFinish(t *testing.T) {
 						if k := leftRowDiff(f, want, n-own); k >= 0 || f.Left.Cols != want.Left.Cols {
 							t.Errorf("the left entries of row %d differ (reached %t)", k, reached)
 						}
-						for _, m := range [][2]*Matrix{{f.Diag.(*Matrix), want.Diag.(*Matrix)}, {f.DiagT.(*Matrix), want.DiagT.(*Matrix)}} {
+						for _, m := range [][2]*gpu.Matrix{{f.Diag.(*gpu.Matrix), want.Diag.(*gpu.Matrix)}, {f.DiagT.(*gpu.Matrix), want.DiagT.(*gpu.Matrix)}} {
 							got, _ := readBack(t, b, m[0])
 							w, _ := readBack(t, b, m[1])
 							checkSameMatrix(t, fmt.Sprintf("a block (reached %t)", reached), got, w)

@@ -1,4 +1,4 @@
-package gpu
+package cudafsai
 
 import (
 	"fmt"
@@ -12,8 +12,8 @@ import (
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
-// FSAI rows on given patterns on the GPU, in single precision: Backend
-// implements afsai.FixedDevice, which the values-only update of a
+// FSAI rows on given patterns on the GPU, in single precision: Device
+// implements afsai.Device.PrepareFixed, which the values-only update of a
 // preconditioner (afsai.Updater) uses.
 //
 // It is the adaptive set-up of fsai.go with the whole pattern known up
@@ -52,7 +52,7 @@ type fixedPlan struct {
 // (its dense system and factor) takes more than half the free device memory
 // give an error wrapping afsai.ErrDeviceUnsupported. Rows that need several
 // batches are supported: the plan keeps the patterns of all of them.
-func (b *Backend) PrepareFixed(a *csr.Matrix[float32], rows []int, patterns [][]int32) (afsai.FixedPlan, error) {
+func (b *Device) PrepareFixed(a *csr.Matrix[float32], rows []int, patterns [][]int32) (afsai.FixedPlan, error) {
 	p, err := b.prepareFixed(a, rows, patterns, 0)
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func (b *Backend) PrepareFixed(a *csr.Matrix[float32], rows []int, patterns [][]
 
 // prepareFixed is PrepareFixed with at most maxBatch rows per batch (0: as
 // many as memory allows).
-func (b *Backend) prepareFixed(a *csr.Matrix[float32], rows []int, patterns [][]int32, maxBatch int) (*fixedPlan, error) {
+func (b *Device) prepareFixed(a *csr.Matrix[float32], rows []int, patterns [][]int32, maxBatch int) (*fixedPlan, error) {
 	if _, err := afsai.CheckFixed(a, rows, patterns); err != nil {
 		return nil, err
 	}
@@ -195,7 +195,7 @@ type fixedGrow struct {
 func (x *fixedGrow) upload(r *fsaiRun, rows []int, patterns [][]int32) error {
 	b, nb, n := r.b, r.nb, len(rows)
 	m := r.job.pl.mmax
-	defer b.enter()()
+	defer b.Enter()()
 	x.pat = r.bufs.alloc(4*m*n, "patterns")
 	x.ncand = r.bufs.alloc(4*n, "pattern lengths")
 	if r.bufs.err != nil {
@@ -220,10 +220,10 @@ func (x *fixedGrow) upload(r *fsaiRun, rows []int, patterns [][]int32) error {
 	x.rowPtr = make([]int32, n+1)
 	parallel.Scan(x.rowPtr, func(k int) int32 { return ncand[k] + 1 })
 	if m > 0 {
-		b.upload(x.pat, unsafe.Pointer(&pat[0]), 4*m*n)
+		b.Upload(x.pat, unsafe.Pointer(&pat[0]), 4*m*n)
 	}
-	b.upload(x.ncand, unsafe.Pointer(&ncand[0]), 4*n)
-	err := b.syncLocked()
+	b.Upload(x.ncand, unsafe.Pointer(&ncand[0]), 4*n)
+	err := b.SyncStream()
 	runtime.KeepAlive(pat)
 	runtime.KeepAlive(ncand)
 	return err
@@ -236,11 +236,11 @@ func (x *fixedGrow) upload(r *fsaiRun, rows []int, patterns [][]int32) error {
 func (x *fixedGrow) grow(r *fsaiRun, first, nb int) error {
 	m := r.job.pl.mmax
 	if m == 0 { // diagonal patterns: fsai_init has set psi = a_ii
-		return r.b.err
+		return r.b.Err()
 	}
 	s := &r.l.params.setup
 	s.pat = x.pat + uintptr(4*m*first)
-	r.b.copyDevice(s.ncand, x.ncand+uintptr(4*first), 4*nb) // the pattern lengths
+	r.b.CopyDevice(s.ncand, x.ncand+uintptr(4*first), 4*nb) // the pattern lengths
 	return r.addPatterns(nb, false)
 }
 
@@ -253,7 +253,7 @@ func (r *fsaiRun) addPatterns(nb int, sorted bool) error {
 	b, l, tm, kt := r.b, r.l, &r.tm, &r.kt
 	m := r.job.pl.mmax
 	if m == 0 { // diagonal patterns: fsai_init has set psi = a_ii
-		return b.err
+		return b.Err()
 	}
 	if sorted {
 		l.launchSysgatherSorted(l.perRow(m * nb))
@@ -265,5 +265,5 @@ func (r *fsaiRun) addPatterns(nb int, sorted bool) error {
 	tm.mark(&kt.Cholesky)
 	l.launchSolve(l.perRow(nb), 1)
 	tm.mark(&kt.Solve)
-	return b.err
+	return b.Err()
 }

@@ -1,6 +1,7 @@
-package gpu
+package cudafsai
 
 import (
+	"github.com/fsai-dist/fsai-dist/gpu"
 	"runtime"
 	"slices"
 
@@ -10,7 +11,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
-// G's rows in two parts (afsai.RowsDevice; kernels/fsai_rows.cu): a rank
+// G's rows in two parts (afsai.Device.StartRows; kernels/fsai_rows.cu): a rank
 // computes most of its rows from A's diagonal block while it collects its
 // neighbours' rows, and the rest once it has them, in the same set-up
 // (fsaiRun.next): its batch state, kernels and host memory serve both
@@ -22,18 +23,18 @@ import (
 
 // rowsRun is a set-up that StartRows began (afsai.RowsRun).
 type rowsRun struct {
-	b     *Backend
-	r     *fsaiRun // nil when StartRows had no rows
-	first *Matrix  // the started rows
+	b     *Device
+	r     *fsaiRun    // nil when StartRows had no rows
+	first *gpu.Matrix // the started rows
 	p     afsai.Params
 }
 
 // StartRows computes the rows of G for the interior own rows of a, a
 // system of A's diagonal block alone (Own 0), and keeps them, and the
-// set-up, for Finish; it returns the other own rows (afsai.RowsDevice).
+// set-up, for Finish; it returns the other own rows (afsai.Device.StartRows).
 // The device finds the interior rows in the system it joined
 // (fsai_interior.go).
-func (b *Backend) StartRows(a afsai.Split, seeds []int32, hops int, p afsai.Params) (afsai.RowsRun, []int32, afsai.Stats, afsai.KernelTimes, error) {
+func (b *Device) StartRows(a afsai.Split, seeds []int32, hops int, p afsai.Params) (afsai.RowsRun, []int32, afsai.Stats, afsai.KernelTimes, error) {
 	if err := afsai.CheckStart(a, seeds, hops); err != nil {
 		return nil, nil, afsai.Stats{}, afsai.KernelTimes{}, err
 	}
@@ -43,7 +44,8 @@ func (b *Backend) StartRows(a afsai.Split, seeds []int32, hops int, p afsai.Para
 	}
 	x := &rowsRun{b: b, r: res.run, p: p, first: res.kept.diag}
 	if r := res.run; r != nil { // the run's rows, local rows of a system whose own rows start at 0, are own rows
-		x.first.rowMap, r.rowsDev = r.bufs.take(r.rowsDev), 0
+		b.SetRowMap(x.first, r.bufs.take(r.rowsDev))
+		r.rowsDev = 0
 	}
 	return x, res.near, res.st, res.kt, nil
 }
@@ -85,14 +87,16 @@ func (x *rowsRun) Finish(s afsai.Split, rest, marked []int32) (afsai.DeviceFacto
 	}
 	second := res.kept.diag
 	if len(rest) > 0 {
-		if second.rowMap, err = b.alloc(4*len(rest), "row map of a part of G"); err == nil {
-			uploadSlice(b, second.rowMap, rest)
-			err = b.Sync()
+		var rowMap uintptr
+		if rowMap, err = b.Alloc(4*len(rest), "row map of a part of G"); err == nil {
+			b.SetRowMap(second, rowMap)
+			gpu.UploadSlice(b.Raw, rowMap, rest)
+			err = b.Backend().Sync()
 		}
 	}
 	var diag, diagT backend.Matrix
 	if err == nil {
-		diag, diagT, err = b.joinRows(s.Diag.Rows, []*Matrix{x.first, second})
+		diag, diagT, err = b.joinRows(s.Diag.Rows, []*gpu.Matrix{x.first, second})
 	}
 	second.Free()
 	if err != nil {
@@ -119,9 +123,9 @@ func (x *rowsRun) Free() {
 // touches reports whether a part reaches a marked own row (numbered from
 // 0, ascending): whether one of its rows, or a column of its block, is
 // marked.
-func (b *Backend) touches(m *Matrix, marked []int32) (bool, error) {
-	defer b.enter()()
-	if m == nil || m.rows == 0 || len(marked) == 0 {
+func (b *Device) touches(m *gpu.Matrix, marked []int32) (bool, error) {
+	defer b.Enter()()
+	if m == nil || m.Rows() == 0 || len(marked) == 0 {
 		return false, nil
 	}
 	fn, err := b.fsaiKernels()
@@ -133,68 +137,70 @@ func (b *Backend) touches(m *Matrix, marked []int32) (bool, error) {
 	for _, r := range marked {
 		flags[r] = 1
 	}
-	scratch, err := b.alloc(4+nflags, "marked rows")
+	scratch, err := b.Alloc(4+nflags, "marked rows")
 	if err != nil {
 		return false, err
 	}
-	defer b.free(scratch, "marked rows")
+	defer b.Free(scratch, "marked rows")
 	count := scratch
-	b.memset32(count, 0, 1)
-	uploadSlice(b, scratch+4, flags)
-	fn.launchTouches(b, b.blocks(b.elementBlocks(m.rows)), int32(m.rows), m.rowMap, m.rowPtr, m.col,
+	b.Memset32(count, 0, 1)
+	gpu.UploadSlice(b.Raw, scratch+4, flags)
+	ma := m.Arrays()
+	fn.launchTouches(b, b.Blocks(b.ElementBlocks(m.Rows())), int32(m.Rows()), ma.RowMap, ma.RowPtr, ma.Col,
 		int32(nflags), scratch+4, count)
-	b.download(b.host, count, 4)
-	if err := b.syncLocked(); err != nil {
+	b.Download(b.Host(), count, 4)
+	if err := b.SyncStream(); err != nil {
 		return false, err
 	}
 	runtime.KeepAlive(flags)
-	return *(*int32)(b.host) > 0, nil
+	return *(*int32)(b.Host()) > 0, nil
 }
 
 // joinRows makes G's diagonal block of n own rows from parts whose rows
 // cover 0 to n-1 once each, and its transpose: each part writes its rows'
 // lengths at their places, a prefix sum makes the row pointers, and each
 // part copies its rows there.
-func (b *Backend) joinRows(n int, parts []*Matrix) (diag, diagT backend.Matrix, err error) {
-	defer b.enter()()
+func (b *Device) joinRows(n int, parts []*gpu.Matrix) (diag, diagT backend.Matrix, err error) {
+	defer b.Enter()()
 	nnz := 0
 	for _, m := range parts {
-		nnz += m.nnz
+		nnz += m.NNZ()
 	}
 	fn, err := b.fsaiKernels()
 	if err != nil {
 		return nil, nil, err
 	}
-	d := &Matrix{b: b, rows: n, cols: n, nnz: nnz, prec: backend.Single, width: spmvWidth(n, nnz, backend.Single)}
+	var da gpu.MatrixArrays // d's
 	var sums uintptr
-	if d.rowPtr, err = b.alloc(4*(n+1), "G row pointers"); err == nil {
-		if d.col, err = b.alloc(4*nnz, "G columns"); err == nil {
-			if d.val, err = b.alloc(4*nnz, "G values"); err == nil {
-				sums, err = b.alloc(4*ceilDiv(n+1, scanTile), "prefix sum scratch")
+	if da.RowPtr, err = b.Alloc(4*(n+1), "G row pointers"); err == nil {
+		if da.Col, err = b.Alloc(4*nnz, "G columns"); err == nil {
+			if da.Val, err = b.Alloc(4*nnz, "G values"); err == nil {
+				sums, err = b.Alloc(4*ceilDiv(n+1, gpu.ScanTile), "prefix sum scratch")
 			}
 		}
 	}
+	d := b.AdoptMatrix(n, n, nnz, backend.Single, da)
 	if err != nil {
 		d.Free()
 		return nil, nil, err
 	}
-	b.memset32(d.rowPtr, 0, 1)
+	b.Memset32(da.RowPtr, 0, 1)
 	for _, m := range parts {
-		if m.rows > 0 {
-			fn.launchRowsCount(b, b.blocks(b.elementBlocks(m.rows)), int32(m.rows), m.rowMap, m.rowPtr, d.rowPtr)
+		if ma := m.Arrays(); m.Rows() > 0 {
+			fn.launchRowsCount(b, b.Blocks(b.ElementBlocks(m.Rows())), int32(m.Rows()), ma.RowMap, ma.RowPtr, da.RowPtr)
 		}
 	}
-	b.scan(d.rowPtr, n+1, sums)
+	b.Scan(da.RowPtr, n+1, sums)
 	for _, m := range parts {
-		if m.rows > 0 {
-			fn.launchRowsCopy(b, b.blocks(b.elementBlocks(m.rows)), int32(m.rows), m.rowMap, m.rowPtr, m.col,
-				m.val, d.rowPtr, d.col, d.val)
+		if ma := m.Arrays(); m.Rows() > 0 {
+			fn.launchRowsCopy(b, b.Blocks(b.ElementBlocks(m.Rows())), int32(m.Rows()), ma.RowMap, ma.RowPtr, ma.Col,
+				ma.Val, da.RowPtr, da.Col, da.Val)
 		}
 	}
-	err = b.syncLocked()
-	b.free(sums, "prefix sum scratch")
+	err = b.SyncStream()
+	b.Free(sums, "prefix sum scratch")
 	if err == nil {
-		diagT, err = b.Transpose(d)
+		diagT, err = b.Backend().Transpose(d)
 	}
 	if err != nil {
 		d.Free()
@@ -220,7 +226,7 @@ func (r *fsaiRun) next(a *afsai.Split, rows []int32, p afsai.Params) (fsaiResult
 	if err != nil {
 		return fsaiResult{}, err
 	}
-	defer b.enter()()
+	defer b.Enter()()
 	s := &r.l.params.setup
 	// the first rows' arrays are freed after the new ones are allocated: an
 	// allocation right after a free took milliseconds
@@ -242,7 +248,7 @@ func (r *fsaiRun) next(a *afsai.Split, rows []int32, p afsai.Params) (fsaiResult
 	r.kt = afsai.KernelTimes{}
 	r.tm.start()
 	err = r.join(a, s, false)
-	uploadSlice(b, r.rowsDev, rows)
+	gpu.UploadSlice(b.Raw, r.rowsDev, rows)
 	r.tm.mark(&r.kt.Upload)
 	if err == nil {
 		err = r.tm.collect()

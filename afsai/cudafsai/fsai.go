@@ -1,7 +1,8 @@
-package gpu
+package cudafsai
 
 import (
 	"fmt"
+	"github.com/fsai-dist/fsai-dist/gpu"
 	"math"
 	"runtime"
 	"slices"
@@ -14,7 +15,7 @@ import (
 )
 
 // The adaptive FSAI set-up on the GPU (paper 001 sections 2-3), in single
-// precision: Backend implements afsai.Device.
+// precision: Device implements afsai.Device.
 //
 // A is uploaded once. The requested rows are computed in batches as large as
 // half the free device memory allows (usually all at once). Per step, a few
@@ -45,13 +46,13 @@ import (
 // Params fields that the kernels do not implement, and a row's state larger
 // than half the free device memory give an error wrapping
 // afsai.ErrDeviceUnsupported.
-func (b *Backend) AdaptiveSetup(a *csr.Matrix[float32], rows []int, p afsai.Params) (*csr.Matrix[float32], afsai.Stats, afsai.KernelTimes, error) {
+func (b *Device) AdaptiveSetup(a *csr.Matrix[float32], rows []int, p afsai.Params) (*csr.Matrix[float32], afsai.Stats, afsai.KernelTimes, error) {
 	res, err := b.adaptiveWhole(a, rows, p, fsaiJob{})
 	return res.g, res.st, res.kt, err
 }
 
 // adaptiveWhole is AdaptiveSetup as job says (tests set its maxBatch).
-func (b *Backend) adaptiveWhole(a *csr.Matrix[float32], rows []int, p afsai.Params, job fsaiJob) (fsaiResult, error) {
+func (b *Device) adaptiveWhole(a *csr.Matrix[float32], rows []int, p afsai.Params, job fsaiJob) (fsaiResult, error) {
 	diag, err := afsai.CheckAdaptive(a, rows, p)
 	if err != nil {
 		return fsaiResult{}, err
@@ -103,7 +104,7 @@ func (a fsaiMatrix) count(rows []int32) int {
 // is diag (nil for a split matrix, whose join makes it), as job says: its
 // keep, own and maxBatch (tests run several batches); the rest of the job
 // is filled in here.
-func (b *Backend) adaptiveSetup(a fsaiMatrix, longest int, diag []float32, rows []int32, p afsai.Params, job fsaiJob) (fsaiResult, error) {
+func (b *Device) adaptiveSetup(a fsaiMatrix, longest int, diag []float32, rows []int32, p afsai.Params, job fsaiJob) (fsaiResult, error) {
 	pl, err := planFSAI(longest, p)
 	if err != nil {
 		return fsaiResult{}, err
@@ -190,7 +191,7 @@ type fsaiResult struct {
 // runFSAI computes the rows of G for rows of a (nil for a split matrix:
 // all its own rows), whose diagonal is diag (nil for a split matrix, whose
 // join makes it), as job says.
-func (b *Backend) runFSAI(a fsaiMatrix, diag []float32, rows []int32, job fsaiJob) (fsaiResult, error) {
+func (b *Device) runFSAI(a fsaiMatrix, diag []float32, rows []int32, job fsaiJob) (fsaiResult, error) {
 	if a.count(rows) == 0 {
 		return b.noRows(a, job)
 	}
@@ -230,15 +231,15 @@ func (b *Backend) runFSAI(a fsaiMatrix, diag []float32, rows []int32, job fsaiJo
 }
 
 // noRows is the result of a set-up of a for no rows.
-func (b *Backend) noRows(a fsaiMatrix, job fsaiJob) (fsaiResult, error) {
+func (b *Device) noRows(a fsaiMatrix, job fsaiJob) (fsaiResult, error) {
 	n, _ := a.size()
 	res := fsaiResult{g: &csr.Matrix[float32]{Cols: n, RowPtr: make([]int32, 1)}}
 	if job.keep {
-		d, err := b.NewMatrix(&csr.Matrix[float64]{RowPtr: make([]int32, 1)}, nil, backend.Single)
+		d, err := b.Backend().NewMatrix(&csr.Matrix[float64]{RowPtr: make([]int32, 1)}, nil, backend.Single)
 		if err != nil {
 			return fsaiResult{}, err
 		}
-		res.kept = &keptRows{left: res.g, diag: d.(*Matrix)}
+		res.kept = &keptRows{left: res.g, diag: d.(*gpu.Matrix)}
 	}
 	return res, nil
 }
@@ -250,7 +251,7 @@ func (b *Backend) noRows(a fsaiMatrix, job fsaiJob) (fsaiResult, error) {
 // A; the adaptive set-up computes once, a prepared plan on given patterns
 // (fixed.go) once per Compute.
 type fsaiRun struct {
-	b    *Backend
+	b    *Device
 	fn   fsaiKernels
 	job  fsaiJob
 	rows int // the requested rows
@@ -276,7 +277,8 @@ type fsaiRun struct {
 	// parts are the batches' rows of G, each of its exact size, joined
 	// once all are known, when G's arrays are not page-locked (the
 	// adaptive set-up, which learns G's size batch by batch): a batch's
-	// rows then come back through the staging buffer (staging.go).
+	// rows then come back through the backend's staging buffer
+	// (gpu.DownloadSlice).
 	parts []gPart
 
 	keptRun // for a job that keeps G on the device (fsai_keep.go)
@@ -300,10 +302,10 @@ type gPart struct {
 // memory then allows (less the job's patterns, and at most job.maxBatch
 // rows): usually all rows at once. There must be rows; a job of interior
 // rows that finds none returns a run of no rows that holds nothing.
-func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int32, job fsaiJob) (*fsaiRun, error) {
-	defer b.enter()()
-	if b.err != nil {
-		return nil, b.err
+func (b *Device) newFSAIRun(a fsaiMatrix, rows []int32, job fsaiJob) (*fsaiRun, error) {
+	defer b.Enter()()
+	if b.Err() != nil {
+		return nil, b.Err()
 	}
 	fn, err := b.fsaiKernels()
 	if err != nil {
@@ -326,11 +328,11 @@ func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int32, job fsaiJob) (*fsaiRun,
 	if a.split != nil {
 		err = r.join(a.split, &s, rows == nil && !job.interior)
 	} else {
-		uploadSlice(b, s.rowptr, a.whole.RowPtr)
-		uploadSlice(b, s.col, a.whole.ColIdx)
+		gpu.UploadSlice(b.Raw, s.rowptr, a.whole.RowPtr)
+		gpu.UploadSlice(b.Raw, s.col, a.whole.ColIdx)
 	}
 	if rows != nil {
-		uploadSlice(b, r.rowsDev, rows)
+		gpu.UploadSlice(b.Raw, r.rowsDev, rows)
 	}
 	if err == nil && job.interior {
 		r.near, err = r.interior(&s, a.split.Own, a.split.Diag.Rows)
@@ -373,7 +375,7 @@ func (b *Backend) newFSAIRun(a fsaiMatrix, rows []int32, job fsaiJob) (*fsaiRun,
 // columns.
 func (r *fsaiRun) allocBatches(s *fsaiSetup, n int) error {
 	b, job, pl := r.b, r.job, r.job.pl
-	free, err := b.freeMemory()
+	free, err := b.FreeMemory()
 	if err != nil {
 		return err
 	}
@@ -386,7 +388,7 @@ func (r *fsaiRun) allocBatches(s *fsaiSetup, n int) error {
 	}
 	if nb < 1 {
 		return fmt.Errorf("gpu: %s: %d bytes per row, %d for the patterns of all rows, %s: %w", job.name, pl.rowBytes(),
-			job.patBytes, b.drv.MemInfo(), afsai.ErrDeviceUnsupported)
+			job.patBytes, b.Driver().MemInfo(), afsai.ErrDeviceUnsupported)
 	}
 	r.nb = nb
 	allocBatch(&r.bufs, s, pl, nb, job.patBytes == 0)
@@ -410,7 +412,7 @@ func (r *fsaiRun) scratch() func() {
 }
 
 // retire is free with the batch state and the levels, most of the run's
-// device memory, kept by the backend as spare (Backend.retire).
+// device memory, kept by the backend as spare (gpu.Raw.Retire).
 func (r *fsaiRun) retire() {
 	ptrs := r.bufs.ptrs
 	r.bufs.ptrs = nil
@@ -419,23 +421,23 @@ func (r *fsaiRun) retire() {
 		r.levels = arena{}
 	}
 	r.free()
-	defer r.b.enter()()
-	r.b.retire(ptrs)
+	defer r.b.Enter()()
+	r.b.Retire(ptrs)
 }
 
 // free releases the device memory, the events and the host memory's
 // registration; G's host arrays stay valid.
 func (r *fsaiRun) free() {
-	defer r.b.enter()()
+	defer r.b.Enter()()
 	r.l.close()
 	r.tm.free()
 	r.bufs.free()
 	r.freeChunks()
 	if r.levels.base != 0 {
-		r.b.free(r.levels.base, "levels of the adaptive steps")
+		r.b.Free(r.levels.base, "levels of the adaptive steps")
 	}
 	if r.diagPtr != 0 { // a kept G's row pointers that no block took
-		r.b.free(r.diagPtr, "G row pointers")
+		r.b.Free(r.diagPtr, "G row pointers")
 	}
 	r.host.release()
 }
@@ -450,14 +452,14 @@ func (r *fsaiRun) free() {
 func (r *fsaiRun) compute(val, diag []float32) (*csr.Matrix[float32], afsai.Stats, error) {
 	b := r.b
 	var st afsai.Stats
-	defer b.enter()()
-	if b.err != nil {
-		return nil, st, b.err
+	defer b.Enter()()
+	if b.Err() != nil {
+		return nil, st, b.Err()
 	}
 	s := &r.l.params.setup
 	r.tm.start()
-	uploadSlice(b, s.val, val)
-	uploadSlice(b, s.diag, diag)
+	gpu.UploadSlice(b.Raw, s.val, val)
+	gpu.UploadSlice(b.Raw, s.diag, diag)
 	r.tm.mark(&r.kt.Upload)
 	g := &r.g
 	g.ColIdx, g.Val = r.cols[:0], r.vals[:0]
@@ -477,7 +479,7 @@ func (r *fsaiRun) compute(val, diag []float32) (*csr.Matrix[float32], afsai.Stat
 	}
 	runtime.KeepAlive(val)
 	runtime.KeepAlive(diag)
-	return g, st, b.err
+	return g, st, b.Err()
 }
 
 // joinParts returns the columns and values of parts, nnz in all, one after
@@ -523,10 +525,10 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 
 	// Row lengths and breakdowns give the statistics and the row pointers.
 	r.host.wait()
-	b.download(unsafe.Pointer(&r.lens[0]), s.len, 4*nb)
-	b.download(unsafe.Pointer(&r.states[0]), s.state, 4*nb)
-	if b.syncLocked() != nil {
-		return b.err
+	b.Download(unsafe.Pointer(&r.lens[0]), s.len, 4*nb)
+	b.Download(unsafe.Pointer(&r.states[0]), s.state, 4*nb)
+	if b.SyncStream() != nil {
+		return b.Err()
 	}
 	tm.mark(&kt.Download)
 	base := st.NNZ // G's entries before this batch
@@ -545,23 +547,23 @@ func (r *fsaiRun) batch(first, nb int, st *afsai.Stats) error {
 		}
 	})
 
-	b.upload(r.outPtr, unsafe.Pointer(&r.ptr[0]), 4*(nb+1))
+	b.Upload(r.outPtr, unsafe.Pointer(&r.ptr[0]), 4*(nb+1))
 	l.launchAssemble(l.perRow(nb), 0, r.outPtr, 0, r.outCol, r.outVal, 0, 0, 0, 0)
 	tm.mark(&kt.Assemble)
 	if r.job.outLen > 0 { // into G's page-locked arrays, which hold all rows
 		g.ColIdx = slices.Grow(g.ColIdx, nnz)[:int(base)+nnz]
 		g.Val = slices.Grow(g.Val, nnz)[:int(base)+nnz]
-		b.download(unsafe.Pointer(&g.ColIdx[base]), r.outCol, 4*nnz)
-		b.download(unsafe.Pointer(&g.Val[base]), r.outVal, 4*nnz)
-		b.syncLocked()
+		b.Download(unsafe.Pointer(&g.ColIdx[base]), r.outCol, 4*nnz)
+		b.Download(unsafe.Pointer(&g.Val[base]), r.outVal, 4*nnz)
+		b.SyncStream()
 	} else { // through the staging buffer into arrays of the batch's size
 		p := gPart{cols: make([]int32, nnz), vals: make([]float32, nnz)}
-		downloadSlice(b, p.cols, r.outCol)
-		downloadSlice(b, p.vals, r.outVal)
+		gpu.DownloadSlice(b.Raw, p.cols, r.outCol)
+		gpu.DownloadSlice(b.Raw, p.vals, r.outVal)
 		r.parts = append(r.parts, p)
 	}
-	if b.err != nil {
-		return b.err
+	if b.Err() != nil {
+		return b.Err()
 	}
 	tm.mark(&kt.Download)
 	return tm.collect()
@@ -632,7 +634,7 @@ func (r *fsaiRun) adaptiveSteps(_, nb int) error {
 	n := nb // rows in this step
 	// warpRows says whether a kernel runs a warp per row: on at most perSM
 	// rows per multiprocessor, whose patterns fit
-	warpRows := func(perSM int) bool { return n <= perSM*b.sms && r.job.pl.mmax <= warpRowPattern }
+	warpRows := func(perSM int) bool { return n <= perSM*b.SMs() && r.job.pl.mmax <= warpRowPattern }
 	solve := func(all int32) {
 		if warpRows(warpSolveRows) {
 			l.launchSolveWarp(l.perWarp(n), all)
@@ -647,14 +649,14 @@ func (r *fsaiRun) adaptiveSteps(_, nb int) error {
 		}
 		pl := &r.job.pl
 		rows, lanes, bits := pl.rows[step], pl.lanes[step], pl.bits[step]
-		l.launchKapgrad(cfg{grid: ceilDiv(n, rows), block: rows * lanes, shared: rows * slotBytes << bits, stream: b.stream},
+		l.launchKapgrad(b.Grid(ceilDiv(n, rows), rows*lanes, rows*slotBytes<<bits),
 			lanes/32, int32(bits)) // 8 or 32 lanes
 		tm.mark(&kt.Gradient)
 		width := (step + 1) * pl.s
 		l.launchSysgather(l.perRow(pl.s*width*n), int32(width))
 		tm.mark(&kt.Gather)
-		if b.err == nil {
-			b.fail(b.drv.MemsetD32Async(s.activeCount, 0, 1, b.stream, ""))
+		if b.Err() == nil {
+			b.Fail(b.Driver().MemsetD32Async(s.activeCount, 0, 1, b.Stream(), ""))
 		}
 		s.next = levels[len(levels)-1].lists[step%2]
 		if warpRows(warpBorderRows) {
@@ -662,12 +664,12 @@ func (r *fsaiRun) adaptiveSteps(_, nb int) error {
 		} else {
 			l.launchBorder(l.perRow(n))
 		}
-		b.download(b.host, s.activeCount, 4)
-		if b.syncLocked() != nil {
-			return b.err
+		b.Download(b.Host(), s.activeCount, 4)
+		if b.SyncStream() != nil {
+			return b.Err()
 		}
 		tm.mark(&kt.Cholesky)
-		active := int(*(*int32)(b.host))
+		active := int(*(*int32)(b.Host()))
 		if active == 0 {
 			break
 		}
@@ -694,7 +696,7 @@ func (r *fsaiRun) adaptiveSteps(_, nb int) error {
 		r.restore(levels[k-1], levels[k])
 	}
 	tm.mark(&kt.Compact)
-	return b.err
+	return b.Err()
 }
 
 // warpRowPattern is FSAI_WARP_MMAX of kernels/cholesky.cu: the longest

@@ -1,4 +1,4 @@
-package gpu
+package cudafsai
 
 // Levels of the adaptive set-up's steps (kernels/fsai_compact.cu). A batch
 // keeps its rows' state in a structure of arrays, entry p of row k at
@@ -47,7 +47,7 @@ func (r *fsaiRun) newLevel(above fsaiSetup, up uintptr, rows, step int) *fsaiLev
 	b := r.b
 	least := r.job.levelRows
 	if least == 0 {
-		least = minLevelRows * b.sms
+		least = minLevelRows * b.SMs()
 	}
 	if rows < least || !r.levelRoom(above, rows, step) {
 		return nil
@@ -94,15 +94,15 @@ func (r *fsaiRun) levelRoom(above fsaiSetup, rows, step int) bool {
 	a := &r.levels
 	if need.used+256 > a.size {
 		b := r.b
-		free, err := b.freeMemory()
+		free, err := b.FreeMemory()
 		if err != nil || uint64(2*need.used) > free/2 {
 			return false
 		}
 		if a.base != 0 {
-			b.free(a.base, "levels of the adaptive steps")
+			b.Free(a.base, "levels of the adaptive steps")
 			*a = arena{}
 		}
-		p, err := b.alloc(2*need.used, "levels of the adaptive steps")
+		p, err := b.Alloc(2*need.used, "levels of the adaptive steps")
 		if err != nil {
 			return false
 		}
