@@ -11,7 +11,7 @@ import (
 // Preconditioner (not an interface holding a nil pointer, which Free would
 // call). Collective.
 func (s *Solver) newPrec() (krylov.Preconditioner, error) {
-	p, err := precs[s.opt.Prec](s.op, s.opt)
+	p, err := precs[s.opt.Prec].new(s.op, s.opt)
 	if err != nil {
 		return nil, err
 	}

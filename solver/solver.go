@@ -154,7 +154,7 @@ func Bind(m *Matrix, be backend.Backend, opt Options) (*Solver, error) {
 		s.x, err = ddmat.NewVector(c, s.be, n)
 	}
 	if err == nil {
-		s.ws, err = methods[opt.Method](s.op, s.b)
+		s.ws, err = methods[opt.Method].new(s.op, s.b, opt)
 	}
 	if err := c.Agree(err); err != nil {
 		s.release()
@@ -309,7 +309,7 @@ func (s *Solver) block(k int) (*block, error) {
 		bl.x, err = ddmat.New(c, s.be, n, k)
 	}
 	if err == nil {
-		bl.ws, err = methods[s.opt.Method](s.op, bl.b)
+		bl.ws, err = methods[s.opt.Method].new(s.op, bl.b, s.opt)
 	}
 	if err != nil {
 		bl.free()

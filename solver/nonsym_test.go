@@ -1,0 +1,334 @@
+package solver_test
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/internal/mpitest"
+	"github.com/fsai-dist/fsai-dist/matfile"
+	"github.com/fsai-dist/fsai-dist/solver"
+)
+
+// rowsOf is this rank's rows of a matrix given by a function of the row
+// that returns its columns and values, split evenly.
+func rowsOf(c *comm.Comm, n int64, row func(i int64) ([]int64, []float64)) *system {
+	lo, hi := n*int64(c.Rank())/int64(c.Size()), n*int64(c.Rank()+1)/int64(c.Size())
+	sys := &system{n: n, first: lo, rowPtr: []int64{0}}
+	for i := lo; i < hi; i++ {
+		cols, vals := row(i)
+		sys.cols = append(sys.cols, cols...)
+		sys.vals = append(sys.vals, vals...)
+		sys.rowPtr = append(sys.rowPtr, int64(len(sys.cols)))
+	}
+	return sys
+}
+
+// upwind is the 2D convection-diffusion operator on an m x m grid, five
+// points, with first-order upwind convection of wind (wx, wy) >= 0 in
+// units of the diffusion: nonsymmetric values on a symmetric pattern, an
+// M-matrix (nonsingular).
+func upwind(c *comm.Comm, m int64, wx, wy float64) *system {
+	return rowsOf(c, m*m, func(i int64) ([]int64, []float64) {
+		x, y := i%m, i/m
+		cols := []int64{i}
+		vals := []float64{4 + wx + wy}
+		add := func(ok bool, j int64, v float64) {
+			if ok {
+				cols, vals = append(cols, j), append(vals, v)
+			}
+		}
+		add(x > 0, i-1, -1-wx)
+		add(x < m-1, i+1, -1)
+		add(y > 0, i-m, -1-wy)
+		add(y < m-1, i+m, -1)
+		return cols, vals
+	})
+}
+
+// skew is the tridiagonal skew-symmetric matrix of n rows (n even, so
+// nonsingular): A(i,i+1) = 1, A(i+1,i) = -1, zero diagonal stored.
+func skew(c *comm.Comm, n int64) *system {
+	return rowsOf(c, n, func(i int64) ([]int64, []float64) {
+		cols, vals := []int64{i}, []float64{0}
+		if i > 0 {
+			cols, vals = append(cols, i-1), append(vals, -1)
+		}
+		if i < n-1 {
+			cols, vals = append(cols, i+1), append(vals, 1)
+		}
+		return cols, vals
+	})
+}
+
+// product returns this rank's rows of A x for the whole x.
+func (s *system) product(x []float64) []float64 {
+	y := make([]float64, len(s.rowPtr)-1)
+	for i := range y {
+		for k := s.rowPtr[i]; k < s.rowPtr[i+1]; k++ {
+			y[i] += s.vals[k] * x[s.cols[k]]
+		}
+	}
+	return y
+}
+
+// gather returns the whole vector of which each rank holds its rows.
+func (s *system) gather(t *testing.T, c *comm.Comm, local []float64) []float64 {
+	t.Helper()
+	full := make([]float64, s.n)
+	copy(full[s.first:], local)
+	if err := comm.Allreduce(c, comm.Sum, full); err != nil {
+		t.Fatal(err)
+	}
+	return full
+}
+
+// relres computes ||b - A x||/||b|| on the host, from the rows themselves.
+func (s *system) relres(t *testing.T, c *comm.Comm, b, x []float64) float64 {
+	t.Helper()
+	ax := s.product(s.gather(t, c, x))
+	sums := []float64{0, 0}
+	for i := range ax {
+		sums[0] += (b[i] - ax[i]) * (b[i] - ax[i])
+		sums[1] += b[i] * b[i]
+	}
+	if err := comm.Allreduce(c, comm.Sum, sums); err != nil {
+		t.Fatal(err)
+	}
+	return math.Sqrt(sums[0] / sums[1])
+}
+
+// solveWith solves the system with b = A u, u_i = 1 + sin(i), from x = 0,
+// and returns the result, x and u (this rank's rows).
+func (s *system) solveWith(t *testing.T, c *comm.Comm, opt solver.Options) (solver.Result, []float64, []float64) {
+	t.Helper()
+	A, err := solver.NewMatrix(c, s.n, s.first, s.rowPtr, s.cols, s.vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := solver.New(A, nil, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sv.Free()
+	u := make([]float64, s.n)
+	for i := range u {
+		u[i] = 1 + math.Sin(float64(i))
+	}
+	b := s.product(u)
+	x := make([]float64, len(b))
+	res, err := sv.Solve(b, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.relres(t, c, b, x); res.Converged && got > opt.Tol*(1+1e-6) || math.Abs(got-res.RelRes) > 1e-3*got+1e-15 {
+		t.Errorf("%s/%s: converged %v with relres %.3g, computed here %.3g (tol %g)", opt.Method, opt.Prec, res.Converged, res.RelRes, got, opt.Tol)
+	}
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Fatalf("%s/%s: x holds %v (reason %s)", opt.Method, opt.Prec, v, res.Reason)
+		}
+	}
+	return res, x, u[s.first : s.first+int64(len(x))]
+}
+
+func nonsymOptions(method, prec string) solver.Options {
+	opt := solver.DefaultOptions()
+	opt.Method, opt.Prec, opt.Backend, opt.Threads = method, prec, "cpu", 1
+	return opt
+}
+
+// relDiff is ||a - b||/||b|| over all ranks.
+func relDiff(t *testing.T, c *comm.Comm, a, b []float64) float64 {
+	t.Helper()
+	sums := []float64{0, 0}
+	for i := range a {
+		sums[0] += (a[i] - b[i]) * (a[i] - b[i])
+		sums[1] += b[i] * b[i]
+	}
+	if err := comm.Allreduce(c, comm.Sum, sums); err != nil {
+		t.Fatal(err)
+	}
+	return math.Sqrt(sums[0] / sums[1])
+}
+
+// TestMethodsGiveCGSolution: on SPD matrices BiCGSTAB and GMRES, with
+// every preconditioner, converge to the solution CG gives: within 1e-7 at
+// the tolerance 1e-12 (the solutions of diffusion:8 at 1e-10 differ by
+// 2e-6, its condition number times the tolerance).
+func TestMethodsGiveCGSolution(t *testing.T) {
+	for _, np := range []int{1, 3} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			// diffusion:8's coefficients span decades: it needs a
+			// preconditioner, even with CG.
+			for _, tc := range []struct {
+				spec  string
+				precs []string
+			}{{"poisson7:8", []string{"none", "jacobi", "afsai"}}, {"diffusion:8", []string{"jacobi", "afsai"}}} {
+				spec := tc.spec
+				sys := newSystem(t, c, spec)
+				for _, prec := range tc.precs {
+					opt := nonsymOptions("cg", prec)
+					opt.Tol = 1e-12
+					cg, xcg, _ := sys.solveWith(t, c, opt)
+					for _, method := range []string{"bicgstab", "gmres"} {
+						opt.Method = method
+						res, x, _ := sys.solveWith(t, c, opt)
+						if !cg.Converged || !res.Converged {
+							t.Errorf("%s %s/%s: cg %s, %s %s (%s)", spec, method, prec, cg.Reason, method, res.Reason, res.Detail)
+						}
+						if d := relDiff(t, c, x, xcg); d > 1e-7 {
+							t.Errorf("%s %s/%s: ||x - x_cg||/||x_cg|| = %.3g", spec, method, prec, d)
+						}
+						if c.Rank() == 0 && testing.Verbose() {
+							fmt.Printf("%s np%d %s/%s: %d iterations (cg %d)\n", spec, np, method, prec, res.Iterations, cg.Iterations)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestNonsymmetricBuilt: on 2D upwind convection-diffusion (nonsymmetric
+// values, symmetric pattern) at 1 and 3 ranks, BiCGSTAB and GMRES with
+// none and Jacobi converge with the true residual at the tolerance, to
+// the solution.
+func TestNonsymmetricBuilt(t *testing.T) {
+	for _, np := range []int{1, 3} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			sys := upwind(c, 20, 8, 3)
+			for _, method := range []string{"bicgstab", "gmres"} {
+				for _, prec := range []string{"none", "jacobi"} {
+					res, x, u := sys.solveWith(t, c, nonsymOptions(method, prec))
+					if !res.Converged {
+						t.Errorf("%s/%s: %s after %d iterations: %s", method, prec, res.Reason, res.Iterations, res.Detail)
+					}
+					if d := relDiff(t, c, x, u); d > 1e-5 {
+						t.Errorf("%s/%s: ||x - u||/||u|| = %.3g", method, prec, d)
+					}
+					if c.Rank() == 0 && testing.Verbose() {
+						fmt.Printf("upwind 20x20 np%d %s/%s: %d iterations, relres %.3g\n", np, method, prec, res.Iterations, res.RelRes)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestStoredNonsymmetric: the stored nonsymmetric matrices whose diagonal
+// Jacobi takes (positive), at one rank, with BiCGSTAB and GMRES, none and
+// Jacobi.
+func TestStoredNonsymmetric(t *testing.T) {
+	mpitest.Run(t, 1, func(t *testing.T, c *comm.Comm) {
+		for _, name := range []string{"cdde1", "add32"} {
+			path := "../../shared/matrices/nonsym/" + name + ".mtx"
+			if _, err := os.Stat(path); err != nil {
+				t.Skip("no ../shared/matrices/nonsym beside the checkout")
+			}
+			rows, _, err := matfile.ReadMatrix(c, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sys := &system{n: rows.N, first: rows.First, rowPtr: rows.RowPtr, cols: rows.Col, vals: rows.Val}
+			for _, method := range []string{"bicgstab", "gmres"} {
+				for _, prec := range []string{"none", "jacobi"} {
+					res, _, _ := sys.solveWith(t, c, nonsymOptions(method, prec))
+					if !res.Converged {
+						t.Errorf("%s %s/%s: %s after %d iterations: %s", name, method, prec, res.Reason, res.Iterations, res.Detail)
+					}
+					if testing.Verbose() {
+						fmt.Printf("%s %s/%s: %d iterations, relres %.3g\n", name, method, prec, res.Iterations, res.RelRes)
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestBiCGSTABBreakdown: on a skew-symmetric matrix (r0, A r0) = 0, so
+// BiCGSTAB breaks down in its first iteration: reason breakdown, a detail,
+// x finite (the initial guess). GMRES solves the same system.
+func TestBiCGSTABBreakdown(t *testing.T) {
+	for _, np := range []int{1, 3} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			sys := skew(c, 40)
+			res, x, _ := sys.solveWith(t, c, nonsymOptions("bicgstab", "none"))
+			if res.Converged || res.Reason != "breakdown" || !strings.Contains(res.Detail, "the shadow residual is orthogonal to A M^-1 p") || res.Iterations != 0 {
+				t.Errorf("bicgstab on a skew-symmetric matrix: %s after %d iterations: %s", res.Reason, res.Iterations, res.Detail)
+			}
+			for _, v := range x {
+				if v != 0 {
+					t.Fatalf("x moved from the initial guess: %v", v)
+				}
+			}
+			if res, _, _ := sys.solveWith(t, c, nonsymOptions("gmres", "none")); !res.Converged {
+				t.Errorf("gmres on a skew-symmetric matrix: %s after %d iterations: %s", res.Reason, res.Iterations, res.Detail)
+			}
+		})
+	}
+}
+
+// TestGMRESRestart: GMRES with a short restart still converges, over
+// several cycles; with too few iterations it ends max_iterations with the
+// true residual above the tolerance; a restart longer than the solve needs
+// gives the same iterations as any longer one (no restart happened).
+func TestGMRESRestart(t *testing.T) {
+	mpitest.Run(t, 3, func(t *testing.T, c *comm.Comm) {
+		sys := upwind(c, 16, 4, 4)
+		opt := nonsymOptions("gmres", "jacobi")
+		iters := map[int]int{}
+		for _, m := range []int{5, 200, 300} {
+			opt.GMRESRestart = m
+			res, _, _ := sys.solveWith(t, c, opt)
+			if !res.Converged {
+				t.Errorf("restart %d: %s after %d iterations: %s", m, res.Reason, res.Iterations, res.Detail)
+			}
+			iters[m] = res.Iterations
+		}
+		if iters[5] <= 5 || iters[200] != iters[300] || iters[5] < iters[200] {
+			t.Errorf("iterations by restart: %v", iters)
+		}
+		opt.GMRESRestart, opt.MaxIt = 5, 12
+		res, _, _ := sys.solveWith(t, c, opt)
+		if res.Converged || res.Reason != "max_iterations" || res.Iterations != 12 || !(res.RelRes > opt.Tol) {
+			t.Errorf("restart 5, 12 iterations: %+v", res)
+		}
+	})
+}
+
+// TestOneRightHandSideMethods: BiCGSTAB and GMRES solve one right-hand
+// side at a time; SolveMany with two says so, and a GMRES restart of 0
+// given to Bind is refused.
+func TestOneRightHandSideMethods(t *testing.T) {
+	mpitest.Run(t, 1, func(t *testing.T, c *comm.Comm) {
+		sys := upwind(c, 4, 1, 1)
+		A, err := solver.NewMatrix(c, sys.n, sys.first, sys.rowPtr, sys.cols, sys.vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, method := range []string{"bicgstab", "gmres"} {
+			s, err := solver.New(A, nil, nonsymOptions(method, "jacobi"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := int(sys.n)
+			_, err = s.SolveMany(make([]float64, 2*n), make([]float64, 2*n), 2)
+			if err == nil || !strings.Contains(err.Error(), "one at a time") {
+				t.Errorf("%s with two right-hand sides: %v", method, err)
+			}
+			s.Free()
+		}
+		opt := nonsymOptions("gmres", "jacobi")
+		opt.GMRESRestart = 0
+		if _, err := solver.Bind(A, nil, opt); err == nil || !strings.Contains(err.Error(), "restart 0") {
+			t.Errorf("gmres restart 0: %v", err)
+		}
+		if !solver.MethodNeedsSPD("cg") || solver.MethodNeedsSPD("gmres") || !solver.PrecNeedsSPD("afsai") || solver.PrecNeedsSPD("jacobi") {
+			t.Error("the registry's SPD needs are wrong")
+		}
+	})
+}
