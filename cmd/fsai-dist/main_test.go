@@ -255,3 +255,30 @@ func TestProfiles(t *testing.T) {
 		t.Fatalf("exit %d for a trace path that cannot be written\n%s", res.code, res.stderr)
 	}
 }
+
+// TestNonsymmetricMethods: -solver gmres -prec jacobi and -solver
+// bicgstab solve a stored nonsymmetric matrix (cdde1, whose diagonal is
+// positive) at one rank with exit 0; the report names the method and the
+// restart. The symmetry check is off: today the command line checks every
+// matrix for symmetry. -nrhs 2 with a one-column method is a flag error.
+func TestNonsymmetricMethods(t *testing.T) {
+	path := "../../../shared/matrices/nonsym/cdde1.mtx"
+	if _, err := os.Stat(path); err != nil {
+		t.Skip("no ../shared/matrices/nonsym beside the checkout")
+	}
+	rep := filepath.Join(t.TempDir(), "r.json")
+	for _, args := range [][]string{{"-solver", "gmres", "-prec", "jacobi", "-gmres.restart", "20"}, {"-solver", "bicgstab"}} {
+		res := mpirun(t, 1, append(args, "-matrix", path, "-check-symmetry=false", "-backend", "cpu", "-report", rep)...)
+		r := readReport(t, rep)
+		if res.code != 0 || r["converged"] != true || r["relres"].(float64) > 1e-8 || r["solver"] != args[1] || r["n"].(float64) != 961 {
+			t.Fatalf("%v: exit %d, report %v\n%s", args, res.code, r, res.stderr)
+		}
+		if restart, _ := r["gmres_restart"].(float64); (args[1] == "gmres") != (restart == 20) {
+			t.Errorf("%v: gmres_restart %v", args, r["gmres_restart"])
+		}
+	}
+	res := mpirun(t, 1, "-problem", "poisson7:4", "-solver", "gmres", "-nrhs", "2")
+	if res.code != 2 || !strings.Contains(res.stderr, "flag -nrhs: 2 with -solver gmres, which solves one right-hand side at a time") {
+		t.Errorf("-nrhs 2 -solver gmres: exit %d\n%s", res.code, res.stderr)
+	}
+}
