@@ -16,16 +16,19 @@
 //  3. (r, r), (r0^, r) and the ranks' stop votes together, for the
 //     residual estimate and the next rho.
 //
-// Breakdowns stop the solve with reason breakdown and a detail, rather
-// than restarting with a new shadow residual: rho = (r0^, r) = 0, (r0^, v)
-// = 0, and omega = 0 ((t, s) = 0, or t = 0 while s is not), each zero to
-// working precision (the cosine of the two vectors' angle below cosTol). A restart
-// cannot cure the common case: where (r0, A M^{-1} r0) = 0 (a
-// skew-symmetric A), the fresh shadow r0^ = r meets the same zero. The
-// iterate is then the last complete iteration's, never NaN. A residual
-// replacement (the estimate met the tolerance, the true residual did not)
-// restarts the recurrence from the true residual, with it as the new
-// shadow residual.
+// The breakdown guards test each quotient's divisor for zero to working
+// precision (the cosine of the two vectors' angle below cosTol). A shadow
+// residual orthogonal to r (rho = (r0^, r) = 0) or to v ((r0^, v) = 0)
+// restarts the recurrence from r with r as the new shadow residual, within
+// the iteration: near convergence on add32 with Jacobi, rho falls to 4e-16
+// times ||r0^|| ||r||, and the restart converges. Where the shadow is
+// already r (the first iteration, or just after a restart) no new one can
+// help, and the solve stops with reason breakdown and a detail: a
+// skew-symmetric A has (r0, A r0) = 0. omega = 0 ((t, s) = 0, or t = 0
+// while s is not) stops the solve likewise. The iterate is then the last
+// complete iteration's, never NaN. A residual replacement (the estimate
+// met the tolerance, the true residual did not) restarts the recurrence
+// from the true residual, with it as the new shadow residual.
 //
 // BiCGSTAB solves one right-hand side at a time: a block of several is an
 // error (NewWorkspace).
@@ -178,41 +181,11 @@ func (w *Workspace) confirm(st *state, b, x *ddmat.Dense, scale []float64, it in
 func (w *Workspace) iterate(M krylov.Preconditioner, x *ddmat.Dense, st *state, it int, opt krylov.Options) error {
 	be := x.BE
 	mon := &st.mon
-	switch {
-	case !krylov.Finite(st.rho):
-		mon.Stop(krylov.NaN, "rho = (r0^, r) = %v at iteration %d", st.rho, it)
-		return nil
-	case orthogonal(st.rho, st.rhatNorm, st.rnorm):
-		mon.Stop(krylov.Breakdown, "rho = (r0^, r) = %.3g at iteration %d: the residual is orthogonal to the shadow residual (||r0^|| %.3g, ||r|| %.3g)",
-			st.rho, it, st.rhatNorm, st.rnorm)
-		return nil
-	}
-	if st.fresh {
-		ddmat.Copy(w.p, w.r)
-	} else {
-		beta := st.rho / st.rhoOld * st.alpha / st.omega
-		ddmat.Axpby(w.p, -st.omega, w.v, 1)
-		ddmat.Axpby(w.p, 1, w.r, beta)
-	}
-	// v = A M^{-1} p, alpha = rho / (r0^, v).
-	rv, err := w.precProduct(M, w.v, w.ph, w.p, func() []float64 {
-		rv, vv := []float64{0}, []float64{0}
-		be.DotPairCols(w.v.V, w.rhat.V, w.v.V, rv, vv)
-		return []float64{rv[0], vv[0]}
-	})
-	if err != nil {
+	alpha, ok, err := w.direction(M, st, it)
+	if !ok || err != nil {
 		return err
 	}
-	switch {
-	case !krylov.Finite(rv[0]) || !krylov.Finite(rv[1]):
-		mon.Stop(krylov.NaN, "(r0^, A M^-1 p) = %v at iteration %d: overflow or NaN in the product or the preconditioner", rv[0], it)
-		return nil
-	case orthogonal(rv[0], st.rhatNorm, math.Sqrt(rv[1])):
-		mon.Stop(krylov.Breakdown, "(r0^, A M^-1 p) = %.3g at iteration %d: the shadow residual is orthogonal to A M^-1 p (norms %.3g and %.3g), alpha is undefined",
-			rv[0], it, st.rhatNorm, math.Sqrt(rv[1]))
-		return nil
-	}
-	st.alpha = st.rho / rv[0]
+	st.alpha = alpha
 	// s = r - alpha v, t = A M^{-1} s; (s, s), (t, s), (t, t).
 	ddmat.Copy(w.s, w.r)
 	ddmat.Axpby(w.s, -st.alpha, w.v, 1)
@@ -263,6 +236,63 @@ func (w *Workspace) iterate(M krylov.Preconditioner, x *ddmat.Dense, st *state, 
 	st.stop = sums[2]
 	mon.Record(it, math.Sqrt(sums[0])/st.bnorm)
 	return nil
+}
+
+// direction sets p, M^{-1} p and v = A M^{-1} p for iteration it and
+// returns alpha = rho / (r0^, v), or ok false when the monitor stopped. A
+// shadow residual orthogonal to r or to v (rho or (r0^, v) zero to working
+// precision) restarts the recurrence from r with r as the new shadow
+// residual, within the iteration; a fresh shadow (r0^ = r) that is, stops
+// the solve with reason breakdown: no new shadow can help.
+func (w *Workspace) direction(M krylov.Preconditioner, st *state, it int) (alpha float64, ok bool, err error) {
+	be, mon := w.r.BE, &st.mon
+	for {
+		switch {
+		case !krylov.Finite(st.rho):
+			mon.Stop(krylov.NaN, "rho = (r0^, r) = %v at iteration %d", st.rho, it)
+			return 0, false, nil
+		case orthogonal(st.rho, st.rhatNorm, st.rnorm) && st.fresh:
+			mon.Stop(krylov.Breakdown, "rho = (r0^, r) = %.3g at iteration %d: the residual is orthogonal to the shadow residual (||r0^|| %.3g, ||r|| %.3g)",
+				st.rho, it, st.rhatNorm, st.rnorm)
+			return 0, false, nil
+		case orthogonal(st.rho, st.rhatNorm, st.rnorm):
+			w.newShadow(st)
+		}
+		if st.fresh {
+			ddmat.Copy(w.p, w.r)
+		} else {
+			beta := st.rho / st.rhoOld * st.alpha / st.omega
+			ddmat.Axpby(w.p, -st.omega, w.v, 1)
+			ddmat.Axpby(w.p, 1, w.r, beta)
+		}
+		rv, err := w.precProduct(M, w.v, w.ph, w.p, func() []float64 {
+			rv, vv := []float64{0}, []float64{0}
+			be.DotPairCols(w.v.V, w.rhat.V, w.v.V, rv, vv)
+			return []float64{rv[0], vv[0]}
+		})
+		if err != nil {
+			return 0, false, err
+		}
+		switch vnorm := math.Sqrt(rv[1]); {
+		case !krylov.Finite(rv[0]) || !krylov.Finite(rv[1]):
+			mon.Stop(krylov.NaN, "(r0^, A M^-1 p) = %v at iteration %d: overflow or NaN in the product or the preconditioner", rv[0], it)
+			return 0, false, nil
+		case orthogonal(rv[0], st.rhatNorm, vnorm) && st.fresh:
+			mon.Stop(krylov.Breakdown, "(r0^, A M^-1 p) = %.3g at iteration %d: the shadow residual is orthogonal to A M^-1 p (norms %.3g and %.3g), alpha is undefined",
+				rv[0], it, st.rhatNorm, vnorm)
+			return 0, false, nil
+		case orthogonal(rv[0], st.rhatNorm, vnorm):
+			w.newShadow(st)
+		default:
+			return st.rho / rv[0], true, nil
+		}
+	}
+}
+
+// newShadow restarts the recurrence from r with r as the shadow residual.
+func (w *Workspace) newShadow(st *state) {
+	ddmat.Copy(w.rhat, w.r)
+	st.restart(st.rnorm)
 }
 
 // precProduct sets z = M^{-1} u and y = A z, then sums the local dots
