@@ -1,7 +1,6 @@
 package solver_test
 
 import (
-	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -181,9 +180,7 @@ func TestMethodsGiveCGSolution(t *testing.T) {
 						if d := relDiff(t, c, x, xcg); d > 1e-7 {
 							t.Errorf("%s %s/%s: ||x - x_cg||/||x_cg|| = %.3g", spec, method, prec, d)
 						}
-						if c.Rank() == 0 && testing.Verbose() {
-							fmt.Printf("%s np%d %s/%s: %d iterations (cg %d)\n", spec, np, method, prec, res.Iterations, cg.Iterations)
-						}
+						t.Logf("%s np%d %s/%s: %d iterations (cg %d)", spec, np, method, prec, res.Iterations, cg.Iterations)
 					}
 				}
 			}
@@ -208,9 +205,7 @@ func TestNonsymmetricBuilt(t *testing.T) {
 					if d := relDiff(t, c, x, u); d > 1e-5 {
 						t.Errorf("%s/%s: ||x - u||/||u|| = %.3g", method, prec, d)
 					}
-					if c.Rank() == 0 && testing.Verbose() {
-						fmt.Printf("upwind 20x20 np%d %s/%s: %d iterations, relres %.3g\n", np, method, prec, res.Iterations, res.RelRes)
-					}
+					t.Logf("upwind 20x20 np%d %s/%s: %d iterations, relres %.3g", np, method, prec, res.Iterations, res.RelRes)
 				}
 			}
 		})
@@ -238,9 +233,7 @@ func TestStoredNonsymmetric(t *testing.T) {
 					if !res.Converged {
 						t.Errorf("%s %s/%s: %s after %d iterations: %s", name, method, prec, res.Reason, res.Iterations, res.Detail)
 					}
-					if testing.Verbose() {
-						fmt.Printf("%s %s/%s: %d iterations, relres %.3g\n", name, method, prec, res.Iterations, res.RelRes)
-					}
+					t.Logf("%s %s/%s: %d iterations, relres %.3g", name, method, prec, res.Iterations, res.RelRes)
 				}
 			}
 		}
