@@ -9,8 +9,9 @@
 // as one block, each vector a contiguous view of it, so that products and
 // preconditioners take its vectors as they are. Arnoldi orthogonalizes by
 // classical Gram-Schmidt with one reorthogonalization (CGS2): the j dot
-// products of a new vector against the basis are summed over the ranks in
-// one Allreduce, twice, and the second carries the new vector's squared
+// products of a new vector against the basis are one backend operation
+// (DotMany) summed over the ranks in one Allreduce, twice, and the second
+// carries the new vector's squared
 // norm (its norm after the second pass follows by Pythagoras, or from one
 // more reduction where that would cancel) and the ranks' stop votes. So a
 // step costs one product with A, one application of M^{-1} and two global
@@ -234,18 +235,21 @@ func (w *Workspace) arnoldi(M krylov.Preconditioner, j int, vote float64) (float
 }
 
 // project is one Gram-Schmidt pass on v[j+1]: it sums its dots with
-// v[0..j] over the ranks (one Allreduce; withNorm, also its squared norm
-// before the pass and the stop votes) and subtracts the projections. It
-// returns the sums: the j+1 coefficients, then the norm and the votes.
+// v[0..j] over the ranks (one backend.DotMany and one Allreduce; withNorm,
+// also its squared norm before the pass, the dot with itself as the next
+// vector of the basis, and the stop votes) and subtracts the projections.
+// It returns the sums: the j+1 coefficients, then the norm and the votes.
 func (w *Workspace) project(j int, withNorm bool, vote float64) ([]float64, error) {
 	nv := w.v[j+1]
 	be := nv.BE
-	local := w.local[:j+1]
-	for c := range j + 1 {
-		local[c] = be.Dot(w.v[c].V, nv.V)
-	}
+	dots := j + 1
 	if withNorm {
-		local = append(local, be.Dot(nv.V, nv.V), vote)
+		dots++ // v[j+1] itself: its squared norm
+	}
+	local := w.local[:dots]
+	be.DotMany(w.basis, nv.V, local)
+	if withNorm {
+		local = append(local, vote)
 	}
 	if err := be.Err(); err != nil {
 		return nil, err

@@ -21,6 +21,7 @@ var (
 	kMulCols      = backendKernels.declare("mul_cols")
 	kDotCols      = backendKernels.declare("dot_cols")
 	kDotPairCols  = backendKernels.declare("dot_pair_cols")
+	kDotMany      = backendKernels.declare("dot_many")
 	kUpdateRZCols = backendKernels.declare("update_rz_cols")
 	kUpdateXPCols = backendKernels.declare("update_xp_cols")
 )
@@ -35,6 +36,10 @@ func (b *Backend) launchMulCols(c cfg, n int64, ld, kc int32, d, r, z uintptr) {
 
 func (b *Backend) launchDotCols(c cfg, n int64, ld, kc int32, x, y, partials, counter, result uintptr) {
 	b.launch(b.fn, kDotCols, c, i64(n), i32(ld), i32(kc), ptr(x), ptr(y), ptr(partials), ptr(counter), ptr(result))
+}
+
+func (b *Backend) launchDotMany(c cfg, n int64, kc int32, v, w, partials, counter, result uintptr) {
+	b.launch(b.fn, kDotMany, c, i64(n), i32(kc), ptr(v), ptr(w), ptr(partials), ptr(counter), ptr(result))
 }
 
 func (b *Backend) launchDotPairCols(c cfg, n int64, ld, kc int32, x, y, z, partials, counter, result uintptr) {
