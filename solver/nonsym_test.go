@@ -377,3 +377,18 @@ func TestNonsymmetricGPU(t *testing.T) {
 		})
 	}
 }
+
+// TestGMRESStagnation: GMRES(1) on a skew-symmetric matrix makes no
+// progress ((r, A r) = 0: the one-step minimization keeps r); with the
+// stagnation test on it stops with reason stagnation, x finite, instead
+// of running to the limit.
+func TestGMRESStagnation(t *testing.T) {
+	mpitest.Run(t, 3, func(t *testing.T, c *comm.Comm) {
+		opt := nonsymOptions("gmres", "none")
+		opt.GMRESRestart, opt.Stagnation = 1, 20
+		res, _, _ := skew(c, 40).solveWith(t, c, opt)
+		if res.Reason != "stagnation" || res.Iterations > 100 || !(res.RelRes > 0.5) {
+			t.Errorf("GMRES(1) on a skew-symmetric matrix: %s after %d iterations, relres %.3g: %s", res.Reason, res.Iterations, res.RelRes, res.Detail)
+		}
+	})
+}
