@@ -260,7 +260,8 @@ func TestProfiles(t *testing.T) {
 // bicgstab solve a stored nonsymmetric matrix (cdde1, whose diagonal is
 // positive) at one rank with exit 0; the report names the method and the
 // restart. The symmetry check is off: today the command line checks every
-// matrix for symmetry. -nrhs 2 with a one-column method is a flag error.
+// matrix for symmetry. -nrhs 2, or a -rhs of two columns, with a one-column
+// method is a usage error (exit 2).
 func TestNonsymmetricMethods(t *testing.T) {
 	path := "../../../shared/matrices/nonsym/cdde1.mtx"
 	if _, err := os.Stat(path); err != nil {
@@ -280,5 +281,18 @@ func TestNonsymmetricMethods(t *testing.T) {
 	res := mpirun(t, 1, "-problem", "poisson7:4", "-solver", "gmres", "-nrhs", "2")
 	if res.code != 2 || !strings.Contains(res.stderr, "flag -nrhs: 2 with -solver gmres, which solves one right-hand side at a time") {
 		t.Errorf("-nrhs 2 -solver gmres: exit %d\n%s", res.code, res.stderr)
+	}
+	rhs := filepath.Join(t.TempDir(), "b.mtx")
+	var text strings.Builder
+	text.WriteString("%%MatrixMarket matrix array real general\n8 2\n")
+	for range 16 {
+		text.WriteString("1\n")
+	}
+	if err := os.WriteFile(rhs, []byte(text.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = mpirun(t, 1, "-problem", "poisson7:2", "-solver", "bicgstab", "-rhs", rhs)
+	if res.code != 2 || !strings.Contains(res.stderr, "2 right-hand sides with -solver bicgstab, which solves one at a time") {
+		t.Errorf("two-column -rhs with -solver bicgstab: exit %d\n%s", res.code, res.stderr)
 	}
 }

@@ -233,6 +233,9 @@ func vectors(c *comm.Comm, o *options, s *solver.Solver, part dsmat.Partition) (
 		if err != nil {
 			return nil, nil, badInput(err)
 		}
+		if k > 1 && !solver.MethodSolvesBlocks(o.method) {
+			return nil, nil, badInput(fmt.Errorf("-rhs %s: %d right-hand sides with -solver %s, which solves one at a time", o.rhs, k, o.method))
+		}
 	}
 	if b, x, err = s.Vectors(k); err != nil {
 		return nil, nil, err
