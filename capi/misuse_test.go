@@ -82,6 +82,7 @@ var misuseCases = []misuseC{
 	{"solve", ok, every, ""},
 	{"solver_create_gmres", ok, every, ""},
 	{"solve_gmres", ok, every, ""},
+	{"solve_many_gmres", errInput, every, "solver: solve many: bad input: 2 right-hand sides, but gmres solves one at a time"},
 	{"gmres_gives_cg_iterate", ok, every, ""},
 	{"solver_free_gmres", ok, every, ""},
 	{"solver_method_minres", errInput, every, `solver: method "minres" is not one of [bicgstab cg gmres]`},

@@ -255,6 +255,9 @@ func (s *Solver) SolveMany(b, x []float64, k int) ([]Result, error) {
 	if k < 1 || len(b) != n*k || len(x) != n*k {
 		err = fmt.Errorf("solver: solve many: b has %d entries and x %d for %d right-hand sides of %d rows on this rank", len(b), len(x), k, n)
 	}
+	if err == nil && k > 1 && !MethodSolvesBlocks(s.opt.Method) {
+		err = fmt.Errorf("solver: solve many: %w: %d right-hand sides, but %s solves one at a time", ErrInput, k, s.opt.Method)
+	}
 	if err == nil {
 		err = s.ready("solve many")
 	}

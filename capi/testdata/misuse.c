@@ -152,6 +152,10 @@ int main(int argc, char **argv) {
 	fsai_solver g = 0;
 	report("solver_create_gmres", fsai_solver_create(m, "gmres:jacobi", 1e-10, 0, "cpu", &g));
 	report("solve_gmres", fsai_solve(g, b, xg, NULL, NULL));
+	double *b2 = calloc(2 * nlocal, sizeof *b2), *x2 = calloc(2 * nlocal, sizeof *x2);
+	report("solve_many_gmres", fsai_solve_many(g, 2, b2, x2, NULL, NULL));
+	free(b2);
+	free(x2);
 	for (int64_t r = 0; r < nlocal; r++) {
 		diff += (xg[r] - x0[r]) * (xg[r] - x0[r]);
 		norm += x0[r] * x0[r];
