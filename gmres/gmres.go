@@ -18,8 +18,10 @@
 // reductions, where modified Gram-Schmidt would cost j+1. Givens rotations
 // keep the Hessenberg matrix triangular and give the residual estimate of
 // every step, which the monitor records. At each restart, and when the
-// estimate meets the tolerance, x is formed and its true residual computed
-// (one product and one reduction): a restart continues from it, and the
+// estimate meets the tolerance, x is formed (its update checked for NaN
+// and Inf: one reduction; one that holds them leaves x as it was and stops
+// the solve with reason nan) and its true residual computed (one product
+// and one reduction): a restart continues from it, and the
 // solve has converged only when it meets the tolerance.
 //
 // A zero subdiagonal entry (the new vector lies in the basis) ends the
@@ -124,8 +126,8 @@ func (w *Workspace) run(M krylov.Preconditioner, b, x *ddmat.Dense, bnorm float6
 		if err != nil {
 			return krylov.Result{}, err
 		}
-		if steps > 0 {
-			if err := w.update(M, x, steps); err != nil {
+		if steps > 0 && mon.Reason != krylov.NaN { // x stays finite
+			if err := w.update(M, x, steps, &mon, it); err != nil {
 				return krylov.Result{}, err
 			}
 		}
@@ -285,8 +287,10 @@ func (w *Workspace) rotate(j int, hnext float64) bool {
 }
 
 // update solves the triangular system R y = g of the first k steps and
-// sets x += M^{-1} (V y).
-func (w *Workspace) update(M krylov.Preconditioner, x *ddmat.Dense, k int) error {
+// sets x += M^{-1} (V y), unless M^{-1} (V y) holds NaN or Inf: then x
+// stays and the monitor stops with reason nan (one reduction, once a
+// cycle).
+func (w *Workspace) update(M krylov.Preconditioner, x *ddmat.Dense, k int, mon *krylov.Monitor, it int) error {
 	y := make([]float64, k)
 	for i := k - 1; i >= 0; i-- {
 		s := w.g[i]
@@ -301,6 +305,14 @@ func (w *Workspace) update(M krylov.Preconditioner, x *ddmat.Dense, k int) error
 	}
 	if err := M.Apply(w.z, w.u); err != nil {
 		return err
+	}
+	norm, err := ddmat.Norms(w.z)
+	if err != nil {
+		return err
+	}
+	if !krylov.Finite(norm[0]) {
+		mon.Stop(krylov.NaN, "the update of x is %v at iteration %d: the preconditioner produced NaN or Inf", norm[0], it-1)
+		return nil
 	}
 	ddmat.Axpby(x, 1, w.z, 1)
 	return x.BE.Err()
