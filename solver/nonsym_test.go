@@ -393,3 +393,25 @@ func TestGMRESStagnation(t *testing.T) {
 		}
 	})
 }
+
+// TestMethodsInterrupted: a stop request on one rank ends BiCGSTAB and
+// GMRES on every rank after the same iteration, with reason interrupted
+// and a finite x.
+func TestMethodsInterrupted(t *testing.T) {
+	mpitest.Run(t, 3, func(t *testing.T, c *comm.Comm) {
+		sys := upwind(c, 16, 6, 2)
+		for _, method := range []string{"bicgstab", "gmres"} {
+			calls := 0
+			opt := nonsymOptions(method, "none")
+			opt.Stop = func() bool { calls++; return c.Rank() == 1 && calls > 5 }
+			res, _, _ := sys.solveWith(t, c, opt)
+			its, err := comm.AllreduceScalar(c, comm.Max, int64(res.Iterations))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Reason != "interrupted" || its != int64(res.Iterations) || res.Iterations > 10 {
+				t.Errorf("%s: %s after %d iterations (most on any rank %d): %s", method, res.Reason, res.Iterations, its, res.Detail)
+			}
+		}
+	})
+}
