@@ -261,7 +261,8 @@ func TestProfiles(t *testing.T) {
 // positive) at one rank with exit 0; the report names the method and the
 // restart. The symmetry check is off: today the command line checks every
 // matrix for symmetry. -nrhs 2, or a -rhs of two columns, with a one-column
-// method is a usage error (exit 2).
+// method is a usage error (exit 2), as is a GMRES basis larger than the
+// rank's memory.
 func TestNonsymmetricMethods(t *testing.T) {
 	path := "../../../shared/matrices/nonsym/cdde1.mtx"
 	if _, err := os.Stat(path); err != nil {
@@ -281,6 +282,10 @@ func TestNonsymmetricMethods(t *testing.T) {
 	res := mpirun(t, 1, "-problem", "poisson7:4", "-solver", "gmres", "-nrhs", "2")
 	if res.code != 2 || !strings.Contains(res.stderr, "flag -nrhs: 2 with -solver gmres, which solves one right-hand side at a time") {
 		t.Errorf("-nrhs 2 -solver gmres: exit %d\n%s", res.code, res.stderr)
+	}
+	res = mpirun(t, 1, "-problem", "poisson7:10", "-solver", "gmres", "-gmres.restart", "100000000")
+	if res.code != 2 || !strings.Contains(res.stderr, "flag -gmres.restart: the GMRES basis takes 100000001 vectors of 1000 rows: about 800 GB") {
+		t.Errorf("-gmres.restart 100000000: exit %d\n%s", res.code, res.stderr)
 	}
 	rhs := filepath.Join(t.TempDir(), "b.mtx")
 	var text strings.Builder
