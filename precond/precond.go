@@ -26,15 +26,32 @@ type Jacobi struct {
 	be  backend.Backend
 }
 
-// NewJacobi sets up the Jacobi preconditioner of A on be. A diagonal entry
-// that is not positive cannot belong to an SPD matrix and is an error; so
-// is one whose inverse overflows (below 2^-1024, a subnormal number).
-func NewJacobi(A *dsmat.Matrix, be backend.Backend) (*Jacobi, error) {
+// NewJacobi sets up the Jacobi preconditioner of A on be for a method that
+// needs an SPD preconditioner (CG). A diagonal entry that is not positive
+// cannot belong to an SPD matrix and is an error; so is one whose inverse
+// overflows (below 2^-1024, a subnormal number).
+func NewJacobi(A *dsmat.Matrix, be backend.Backend) (*Jacobi, error) { return newJacobi(A, be, true) }
+
+// NewJacobiNonzero is NewJacobi for a method that needs no SPD
+// preconditioner (BiCGSTAB, GMRES): a diagonal entry of either sign is
+// taken, a zero one (or NaN) is an error.
+func NewJacobiNonzero(A *dsmat.Matrix, be backend.Backend) (*Jacobi, error) {
+	return newJacobi(A, be, false)
+}
+
+// newJacobi is NewJacobi, which takes a negative diagonal entry unless
+// positive.
+func newJacobi(A *dsmat.Matrix, be backend.Backend, positive bool) (*Jacobi, error) {
 	d := A.Diagonal()
 	var bad error
 	for i, v := range d {
-		if !(v > 0) {
+		switch {
+		case positive && !(v > 0):
 			bad = fmt.Errorf("jacobi: diagonal entry %g at row %d is not positive: the matrix is not SPD", v, A.First()+int64(i)+1)
+		case !positive && (v == 0 || math.IsNaN(v)):
+			bad = fmt.Errorf("jacobi: diagonal entry %g at row %d: Jacobi divides by it", v, A.First()+int64(i)+1)
+		}
+		if bad != nil {
 			break
 		}
 		d[i] = 1 / v

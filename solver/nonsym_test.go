@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -412,6 +413,52 @@ func TestMethodsInterrupted(t *testing.T) {
 			if res.Reason != "interrupted" || its != int64(res.Iterations) || res.Iterations > 10 {
 				t.Errorf("%s: %s after %d iterations (most on any rank %d): %s", method, res.Reason, res.Iterations, its, res.Detail)
 			}
+		}
+	})
+}
+
+// TestJacobiNonsymmetric: with BiCGSTAB and GMRES, Jacobi takes a diagonal
+// of either sign (orsirr_1's is negative) and solves; CG still refuses it.
+// Values-only updates follow the same rule: a negative diagonal entry is
+// taken, a zero one refused before anything changes.
+func TestJacobiNonsymmetric(t *testing.T) {
+	mpitest.Run(t, 1, func(t *testing.T, c *comm.Comm) {
+		path := "../../shared/matrices/nonsym/orsirr_1.mtx"
+		if _, err := os.Stat(path); err != nil {
+			t.Skip("no ../shared/matrices/nonsym beside the checkout")
+		}
+		rows, _, err := matfile.ReadMatrix(c, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys := &system{n: rows.N, first: rows.First, rowPtr: rows.RowPtr, cols: rows.Col, vals: rows.Val}
+		for _, method := range []string{"bicgstab", "gmres"} {
+			res, _, _ := sys.solveWith(t, c, nonsymOptions(method, "jacobi"))
+			if !res.Converged {
+				t.Errorf("orsirr_1 %s/jacobi: %s after %d iterations: %s", method, res.Reason, res.Iterations, res.Detail)
+			}
+			t.Logf("orsirr_1 %s/jacobi: %d iterations", method, res.Iterations)
+		}
+		A, err := solver.NewMatrix(c, sys.n, sys.first, sys.rowPtr, sys.cols, sys.vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := solver.New(A, nil, nonsymOptions("cg", "jacobi")); err == nil || !strings.Contains(err.Error(), "is not positive: the matrix is not SPD") {
+			t.Errorf("cg/jacobi on orsirr_1: %v", err)
+		}
+		s, err := solver.New(A, nil, nonsymOptions("gmres", "jacobi"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Free()
+		vals := slices.Clone(sys.vals)
+		vals[0] = -vals[0] // A(1,1), the first entry of the first row
+		if err := s.UpdateValues(vals); err != nil {
+			t.Errorf("update to a positive diagonal entry: %v", err)
+		}
+		vals[0] = 0
+		if err := s.UpdateValues(vals); err == nil || !strings.Contains(err.Error(), "A(1,1) = 0 is zero or not finite: Jacobi divides by it") {
+			t.Errorf("update to a zero diagonal entry: %v", err)
 		}
 	})
 }

@@ -75,7 +75,10 @@ type prec struct {
 // precs maps a preconditioner name to its entry.
 var precs = map[string]prec{
 	"none": {new: func(*dsmat.Operator, Options) (krylov.Preconditioner, error) { return precond.None{}, nil }},
-	"jacobi": {new: func(op *dsmat.Operator, _ Options) (krylov.Preconditioner, error) {
+	"jacobi": {new: func(op *dsmat.Operator, opt Options) (krylov.Preconditioner, error) {
+		if !MethodNeedsSPD(opt.Method) {
+			return precond.NewJacobiNonzero(op.Matrix(), op.Backend())
+		}
 		return precond.NewJacobi(op.Matrix(), op.Backend())
 	}},
 	"afsai": {new: newFSAI, spd: true},

@@ -405,7 +405,7 @@ func (s *Solver) setValues(vals []float64, diagonal bool) error {
 	c := s.m.Comm()
 	err := s.m.checkValues(vals)
 	if err == nil && diagonal {
-		err = s.m.checkDiagonal(vals)
+		err = s.m.checkDiagonal(vals, MethodNeedsSPD(s.opt.Method) || PrecNeedsSPD(s.opt.Prec))
 	}
 	if err := c.Agree(err); err != nil {
 		return err
