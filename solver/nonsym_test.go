@@ -214,21 +214,28 @@ func TestNonsymmetricBuilt(t *testing.T) {
 	}
 }
 
+// storedNonsym reads the stored nonsymmetric matrix name; it skips the
+// test where the shared matrices are absent.
+func storedNonsym(t *testing.T, c *comm.Comm, name string) *system {
+	t.Helper()
+	path := "../../shared/matrices/nonsym/" + name + ".mtx"
+	if _, err := os.Stat(path); err != nil {
+		t.Skip("no ../shared/matrices/nonsym beside the checkout")
+	}
+	rows, _, err := matfile.ReadMatrix(c, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &system{n: rows.N, first: rows.First, rowPtr: rows.RowPtr, cols: rows.Col, vals: rows.Val}
+}
+
 // TestStoredNonsymmetric: the stored nonsymmetric matrices whose diagonal
 // Jacobi takes (positive), at one rank, with BiCGSTAB and GMRES, none and
 // Jacobi.
 func TestStoredNonsymmetric(t *testing.T) {
 	mpitest.Run(t, 1, func(t *testing.T, c *comm.Comm) {
 		for _, name := range []string{"cdde1", "add32"} {
-			path := "../../shared/matrices/nonsym/" + name + ".mtx"
-			if _, err := os.Stat(path); err != nil {
-				t.Skip("no ../shared/matrices/nonsym beside the checkout")
-			}
-			rows, _, err := matfile.ReadMatrix(c, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sys := &system{n: rows.N, first: rows.First, rowPtr: rows.RowPtr, cols: rows.Col, vals: rows.Val}
+			sys := storedNonsym(t, c, name)
 			for _, method := range []string{"bicgstab", "gmres"} {
 				for _, prec := range []string{"none", "jacobi"} {
 					res, _, _ := sys.solveWith(t, c, nonsymOptions(method, prec))
@@ -247,15 +254,7 @@ func TestStoredNonsymmetric(t *testing.T) {
 // new shadow residual (r0^ = r) carries the solve on to convergence.
 func TestBiCGSTABNewShadow(t *testing.T) {
 	mpitest.Run(t, 1, func(t *testing.T, c *comm.Comm) {
-		path := "../../shared/matrices/nonsym/add32.mtx"
-		if _, err := os.Stat(path); err != nil {
-			t.Skip("no ../shared/matrices/nonsym beside the checkout")
-		}
-		rows, _, err := matfile.ReadMatrix(c, path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sys := &system{n: rows.N, first: rows.First, rowPtr: rows.RowPtr, cols: rows.Col, vals: rows.Val}
+		sys := storedNonsym(t, c, "add32")
 		ones := make([]float64, sys.n)
 		for i := range ones {
 			ones[i] = 1
@@ -423,15 +422,7 @@ func TestMethodsInterrupted(t *testing.T) {
 // taken, a zero one refused before anything changes.
 func TestJacobiNonsymmetric(t *testing.T) {
 	mpitest.Run(t, 1, func(t *testing.T, c *comm.Comm) {
-		path := "../../shared/matrices/nonsym/orsirr_1.mtx"
-		if _, err := os.Stat(path); err != nil {
-			t.Skip("no ../shared/matrices/nonsym beside the checkout")
-		}
-		rows, _, err := matfile.ReadMatrix(c, path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sys := &system{n: rows.N, first: rows.First, rowPtr: rows.RowPtr, cols: rows.Col, vals: rows.Val}
+		sys := storedNonsym(t, c, "orsirr_1")
 		for _, method := range []string{"bicgstab", "gmres"} {
 			res, _, _ := sys.solveWith(t, c, nonsymOptions(method, "jacobi"))
 			if !res.Converged {
