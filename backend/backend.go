@@ -156,6 +156,11 @@ type Backend interface {
 	// == len(xz) columns: r'r and r'z after a preconditioner, in one
 	// reduction.
 	DotPairCols(x, y, z Vector, xy, xz []float64)
+	// DotMany sets out[c] to the local dot product of w with vector c of
+	// the len(out) vectors of w.Len() entries that follow one another in
+	// v (v holds at least len(out)*w.Len()), reading w once: a new vector
+	// against a Krylov basis (GMRES), in one reduction.
+	DotMany(v, w Vector, out []float64)
 	// AxpbyCols computes y[:,c] = a[c]*x[:,c] + b[c]*y[:,c] for blocks of
 	// len(a) == len(b) columns.
 	AxpbyCols(y Vector, a []float64, x Vector, b []float64)

@@ -6,6 +6,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -143,7 +144,10 @@ func fsai_matrix_free(m C.int64_t) C.int {
 }
 
 // fsai_solver_create sets up a solver for matrix m: preconditioner prec
-// (one of solver.Precs: "afsai", "fsai", "jacobi", "none"; NULL: afsai), tolerance tol on
+// (one of solver.Precs: "afsai", "fsai", "jacobi", "none"; NULL: afsai),
+// optionally preceded by the Krylov method and a colon ("gmres:jacobi";
+// one of solver.Methods: "cg", the default, "bicgstab", "gmres" with
+// restart 30), tolerance tol on
 // ||b - A x||/||b|| (0: 1e-8), iteration limit maxit (0: 10000), backend
 // ("auto", "cpu", "cuda"; NULL: auto). Collective. A matrix the set-up
 // refuses is bad input (FSAI_ERR_INPUT where found, FSAI_ERR_PEER
@@ -165,7 +169,7 @@ func fsai_solver_create(m C.int64_t, prec *C.char, tol C.double, maxit C.int, ba
 		}
 		opt := solver.Options{Tol: float64(tol), MaxIt: int(maxit)}
 		if prec != nil {
-			opt.Prec = C.GoString(prec)
+			opt.Method, opt.Prec = methodPrec(C.GoString(prec))
 		}
 		if backend != nil {
 			opt.Backend = C.GoString(backend)
@@ -180,6 +184,15 @@ func fsai_solver_create(m C.int64_t, prec *C.char, tol C.double, maxit C.int, ba
 		*out = store(s)
 		return nil
 	})
+}
+
+// methodPrec splits fsai_solver_create's "method:prec" into its two
+// names; a name without a colon is the preconditioner alone (method cg).
+func methodPrec(s string) (method, prec string) {
+	if m, p, ok := strings.Cut(s, ":"); ok {
+		return m, p
+	}
+	return "", s
 }
 
 // solverFor returns the solver of handle s after checking, with every rank,

@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"fmt"
+
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
 )
@@ -121,6 +123,28 @@ func (b *Backend) DotCols(x, y backend.Vector, out []float64) {
 			for c, v := range xi {
 				s[c] += v * yi[c]
 			}
+		}
+	})
+}
+
+// DotMany sets out[c] to the dot product of w with the c-th vector of
+// w's length in v, each summed in range order like Dot.
+func (b *Backend) DotMany(v, w backend.Vector, out []float64) {
+	vv, wv, k := v.(Vector), w.(Vector), len(out)
+	n := len(wv)
+	if len(vv) < k*n {
+		b.fail(fmt.Errorf("cpu: DotMany: %d vectors of %d entries in %d", k, n, len(vv)))
+		return
+	}
+	b.sumRows(n, out, func(lo, hi int, s []float64) {
+		x := wv[lo:hi]
+		for c := range s {
+			vc := vv[c*n+lo : c*n+hi][:len(x)]
+			var t float64
+			for i, a := range vc {
+				t += a * x[i]
+			}
+			s[c] = t
 		}
 	})
 }

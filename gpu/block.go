@@ -158,6 +158,28 @@ func (b *Backend) DotCols(x, y backend.Vector, out []float64) {
 	}
 }
 
+// DotMany sets out[c] to the dot product of w with the c-th vector of w's
+// length in v, in one reduction for all of them (in chunks of colChunk
+// vectors), summed in an order fixed by the sizes and the GPU. NaNs once an
+// error is recorded.
+func (b *Backend) DotMany(v, w backend.Vector, out []float64) {
+	defer b.enter()()
+	k := len(out)
+	vv, wv := b.vector("DotMany", v), b.vector("DotMany", w)
+	switch {
+	case vv == nil || wv == nil:
+		fillNaN(out)
+	case vv.n < k*wv.n:
+		b.fail(fmt.Errorf("gpu: DotMany: %d vectors of %d entries in %d", k, wv.n, vv.n))
+		fillNaN(out)
+	default:
+		n := wv.n
+		b.reduceCols(kDotMany, n, k, [][]float64{out}, func(c Cfg, c0, kc int) {
+			b.launchDotMany(c, int64(n), int32(kc), vv.at(c0*n), wv.at(0), b.partials, b.counter, uintptr(b.host))
+		})
+	}
+}
+
 // DotPairCols sets xy[c] = x[:,c]'y[:,c] and xz[c] = x[:,c]'z[:,c] in one
 // reduction (also for one column: one round trip instead of two).
 func (b *Backend) DotPairCols(x, y, z backend.Vector, xy, xz []float64) {

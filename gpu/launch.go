@@ -21,6 +21,7 @@ var (
 	kMulCols      = backendKernels.Declare("mul_cols")
 	kDotCols      = backendKernels.Declare("dot_cols")
 	kDotPairCols  = backendKernels.Declare("dot_pair_cols")
+	kDotMany      = backendKernels.Declare("dot_many")
 	kUpdateRZCols = backendKernels.Declare("update_rz_cols")
 	kUpdateXPCols = backendKernels.Declare("update_xp_cols")
 )
@@ -35,6 +36,10 @@ func (b *Backend) launchMulCols(c Cfg, n int64, ld, kc int32, d, r, z uintptr) {
 
 func (b *Backend) launchDotCols(c Cfg, n int64, ld, kc int32, x, y, partials, counter, result uintptr) {
 	b.launch(b.fn, kDotCols, c, I64(n), I32(ld), I32(kc), Ptr(x), Ptr(y), Ptr(partials), Ptr(counter), Ptr(result))
+}
+
+func (b *Backend) launchDotMany(c Cfg, n int64, kc int32, v, w, partials, counter, result uintptr) {
+	b.launch(b.fn, kDotMany, c, I64(n), I32(kc), Ptr(v), Ptr(w), Ptr(partials), Ptr(counter), Ptr(result))
 }
 
 func (b *Backend) launchDotPairCols(c Cfg, n int64, ld, kc int32, x, y, z, partials, counter, result uintptr) {

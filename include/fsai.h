@@ -102,7 +102,12 @@ int fsai_matrix_create(int64_t n, int64_t first, int64_t nlocal, const int64_t *
  * refused (FSAI_ERR_HANDLE). Not collective. */
 int fsai_matrix_free(fsai_matrix matrix);
 
-/* Sets up a solver: prec "afsai", "fsai", "jacobi" or "none" (NULL: afsai);
+/* Sets up a solver: prec "afsai", "fsai", "jacobi" or "none" (NULL: afsai),
+ * optionally preceded by the Krylov method and a colon: "cg:afsai",
+ * "bicgstab:jacobi", "gmres:none" (cg, conjugate gradients for SPD
+ * matrices, when no method is named; bicgstab and gmres, GMRES(30), are
+ * right preconditioned, for nonsymmetric matrices, and solve one
+ * right-hand side at a time: fsai_solve_many with k > 1 is refused);
  * tol on ||b - A x||/||b|| (0: 1e-8); maxit (0: 10000); backend "auto",
  * "cpu" or "cuda" (NULL: auto, the GPU of the rank's node-local rank when
  * there is one). Collective. A matrix the set-up refuses (a diagonal entry

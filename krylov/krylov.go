@@ -1,9 +1,10 @@
 // Package krylov is the contract that fsai-dist's Krylov methods share: the
 // operator and preconditioner they are given, the options of a solve, the
 // result and its stop reasons, and the stop rule (Monitor) that decides,
-// for every method alike, when a solve has converged or must stop. A method
-// is a package over this one (pcg); the composition root (package solver)
-// hands it an Operator and a Preconditioner and reads back Results.
+// for every method alike, when a solve has converged or must stop. A
+// method is a package over this one (pcg, bicgstab, gmres); the
+// composition root (package solver) hands it an Operator and a
+// Preconditioner and reads back Results.
 package krylov
 
 import (

@@ -31,3 +31,20 @@ func TestStagnationRule(t *testing.T) {
 		t.Fatal("not stuck after the window")
 	}
 }
+
+// TestRestarted: a true residual taken at a restart is no replacement;
+// the solve has converged when it meets the tolerance, and goes on when it
+// does not.
+func TestRestarted(t *testing.T) {
+	m := NewMonitor(Options{Tol: 1e-8, MaxIt: 100}, 1)
+	m.Record(1, 1e-3)
+	m.Restarted(2e-3)
+	if !m.Check(2, false) || m.Replacements != 0 || m.RecurrenceRelRes != 2e-3 {
+		t.Fatalf("restart above the tolerance: active %v, %d replacements, estimate %g", m.Active(), m.Replacements, m.RecurrenceRelRes)
+	}
+	m.Record(2, 1e-7)
+	m.Restarted(5e-9)
+	if m.Check(3, false) || !m.Converged || m.Replacements != 0 {
+		t.Fatalf("restart at the tolerance: %s, %d replacements", m.Reason, m.Replacements)
+	}
+}

@@ -74,6 +74,14 @@ func (m *Monitor) Confirm(it int, relres float64) (replace bool) {
 	return true
 }
 
+// Restarted takes the true relative residual that a restarted method
+// (GMRES(m)) computes from x at a restart, before its estimate met the
+// tolerance: it takes the estimate's place, and the solve has converged
+// when it meets the tolerance. It is not a replacement.
+func (m *Monitor) Restarted(relres float64) {
+	m.relres, m.fromTrue, m.RecurrenceRelRes = relres, true, relres
+}
+
 // Check decides, before iteration it, whether the solve stops: converged
 // (on a true residual only), a residual that is NaN or infinite, stop (a
 // rank asked to), the iteration limit, or stagnation. It reports whether

@@ -153,51 +153,20 @@ func (s *Workspace) SolveBlock(M Preconditioner, b, x *ddmat.Dense, opt Options)
 	if err != nil {
 		return nil, err
 	}
-	scale := scales(bnorm)
-	scaleColumns(x, scale, false)
+	scale := krylov.Scales(bnorm)
+	krylov.ScaleColumns(x, scale, false)
 	res, err := s.run(M, b, x, bnorm, scale, opt)
 	if err != nil {
 		return res, err
 	}
-	relres, err := s.trueResiduals(b, x, bnorm, scale)
+	relres, err := krylov.TrueRelRes(s.A, s.r, b, x, s.q, bnorm, scale)
 	for c := range res {
 		if err == nil {
 			res[c].RelRes = relres[c]
 		}
 	}
-	scaleColumns(x, scale, true)
+	krylov.ScaleColumns(x, scale, true)
 	return res, err
-}
-
-// scales returns the power of two each column of b is solved scaled by: 1
-// where its norm lies in [2^-64, 2^64] (or is 0, NaN or infinite), else the
-// one that brings it into [1/2, 1) (into [2^-52, 1) for a subnormal
-// norm).
-func scales(bnorm []float64) []float64 {
-	s := make([]float64, len(bnorm))
-	for c, v := range bnorm {
-		s[c] = 1
-		if _, e := math.Frexp(v); krylov.Finite(v) && v > 0 && (e < -63 || e > 65) {
-			s[c] = math.Ldexp(1, min(-e, 1022)) // 2^1023 is the largest power of two
-		}
-	}
-	return s
-}
-
-// scaleColumns multiplies the columns of x by scale (by 1/scale when
-// inverse); it does nothing when every scale is 1.
-func scaleColumns(x *ddmat.Dense, scale []float64, inverse bool) {
-	a, ones := make([]float64, len(scale)), true
-	for c, v := range scale {
-		a[c] = v
-		if inverse {
-			a[c] = 1 / v
-		}
-		ones = ones && v == 1
-	}
-	if !ones {
-		ddmat.AxpbyCols(x, a, x, make([]float64, len(a)))
-	}
 }
 
 // column is the state of one right-hand side's CG recurrence.
@@ -379,16 +348,7 @@ func (s *Workspace) residual(M Preconditioner, b, x *ddmat.Dense, scale []float6
 
 // trueResidual sets dst = scale*b - A x column by column, with q as scratch.
 func (s *Workspace) trueResidual(dst, b, x *ddmat.Dense, scale []float64) error {
-	if err := s.A.ApplyBlock(s.q.V, x.V, x.Cols); err != nil {
-		return err
-	}
-	ddmat.Copy(dst, b)
-	negOnes := make([]float64, len(scale))
-	for c := range negOnes {
-		negOnes[c] = -1
-	}
-	ddmat.AxpbyCols(dst, negOnes, s.q, scale)
-	return nil
+	return krylov.Residual(s.A, dst, b, x, s.q, scale)
 }
 
 // confirm applies the stop rule's check of the true residual before
@@ -493,26 +453,4 @@ func anyNeedsTrue(cols []column) bool {
 		}
 	}
 	return false
-}
-
-// trueResiduals returns ||b - A x||/||b|| of every column, computed from x
-// in the scaled system the solve ran (scale*b - A x over scale*||b||: the
-// residual the stop rule judged), with bnorm the norms of b's columns (0
-// for a zero right-hand side).
-func (s *Workspace) trueResiduals(b, x *ddmat.Dense, bnorm, scale []float64) ([]float64, error) {
-	if err := s.trueResidual(s.r, b, x, scale); err != nil {
-		return nil, err
-	}
-	rnorm, err := ddmat.Norms(s.r)
-	if err != nil {
-		return nil, err
-	}
-	for c := range rnorm {
-		if bnorm[c] == 0 {
-			rnorm[c] = 0
-		} else {
-			rnorm[c] /= bnorm[c] * scale[c]
-		}
-	}
-	return rnorm, nil
 }

@@ -27,38 +27,36 @@ type Jacobi struct {
 }
 
 // NewJacobi sets up the Jacobi preconditioner of A on be for a method that
-// needs an SPD matrix (CG). A diagonal entry that is not positive cannot
-// belong to an SPD matrix and is an error; so is one whose inverse
+// needs an SPD preconditioner (CG). A diagonal entry that is not positive
+// cannot belong to an SPD matrix and is an error; so is one whose inverse
 // overflows (below 2^-1024, a subnormal number).
-func NewJacobi(A *dsmat.Matrix, be backend.Backend) (*Jacobi, error) {
-	return newJacobi(A, be, true)
-}
+func NewJacobi(A *dsmat.Matrix, be backend.Backend) (*Jacobi, error) { return newJacobi(A, be, true) }
 
-// NewJacobiGeneral sets up the Jacobi preconditioner of A on be for a
-// method that takes any nonsingular matrix (BiCGSTAB, GMRES): a diagonal
-// entry of either sign serves; a zero one, or one whose inverse overflows,
-// is an error.
-func NewJacobiGeneral(A *dsmat.Matrix, be backend.Backend) (*Jacobi, error) {
+// NewJacobiNonzero is NewJacobi for a method that needs no SPD
+// preconditioner (BiCGSTAB, GMRES): a diagonal entry of either sign is
+// taken, a zero one (or NaN) is an error.
+func NewJacobiNonzero(A *dsmat.Matrix, be backend.Backend) (*Jacobi, error) {
 	return newJacobi(A, be, false)
 }
 
-// newJacobi is NewJacobi when positive is set, NewJacobiGeneral otherwise.
+// newJacobi is NewJacobi, which takes a negative diagonal entry unless
+// positive.
 func newJacobi(A *dsmat.Matrix, be backend.Backend, positive bool) (*Jacobi, error) {
 	d := A.Diagonal()
 	var bad error
 	for i, v := range d {
-		row := A.First() + int64(i) + 1
-		if positive && !(v > 0) {
-			bad = fmt.Errorf("jacobi: diagonal entry %g at row %d is not positive: the matrix is not SPD", v, row)
-			break
+		switch {
+		case positive && !(v > 0):
+			bad = fmt.Errorf("jacobi: diagonal entry %g at row %d is not positive: the matrix is not SPD", v, A.First()+int64(i)+1)
+		case !positive && (v == 0 || math.IsNaN(v)):
+			bad = fmt.Errorf("jacobi: diagonal entry %g at row %d: Jacobi divides by it", v, A.First()+int64(i)+1)
 		}
-		if v == 0 || math.IsNaN(v) {
-			bad = fmt.Errorf("jacobi: diagonal entry %g at row %d: Jacobi needs a nonzero diagonal", v, row)
+		if bad != nil {
 			break
 		}
 		d[i] = 1 / v
 		if math.IsInf(d[i], 0) {
-			bad = fmt.Errorf("jacobi: diagonal entry %g at row %d has no finite inverse: scale the system", v, row)
+			bad = fmt.Errorf("jacobi: diagonal entry %g at row %d has no finite inverse: scale the system", v, A.First()+int64(i)+1)
 			break
 		}
 	}

@@ -31,14 +31,14 @@ func diagonalMatrix(t *testing.T, c *comm.Comm, d []float64) *dsmat.Matrix {
 	return A
 }
 
-// TestJacobiGeneral: NewJacobiGeneral scales by the inverse diagonal of
+// TestJacobiNonzero: NewJacobiNonzero scales by the inverse diagonal of
 // either sign and refuses a zero one; NewJacobi refuses a negative one.
-func TestJacobiGeneral(t *testing.T) {
+func TestJacobiNonzero(t *testing.T) {
 	mpitest.Run(t, 1, func(t *testing.T, c *comm.Comm) {
 		be := cpu.New(1)
 		defer be.Close()
 		d := []float64{2, -4, 0.5, -8}
-		M, err := precond.NewJacobiGeneral(diagonalMatrix(t, c, d), be)
+		M, err := precond.NewJacobiNonzero(diagonalMatrix(t, c, d), be)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,10 +71,10 @@ func TestJacobiGeneral(t *testing.T) {
 			spd  bool
 			want string
 		}{
-			{[]float64{1, 0, 1}, false, "jacobi: diagonal entry 0 at row 2: Jacobi needs a nonzero diagonal"},
+			{[]float64{1, 0, 1}, false, "jacobi: diagonal entry 0 at row 2: Jacobi divides by it"},
 			{[]float64{1, -1, 1}, true, "jacobi: diagonal entry -1 at row 2 is not positive: the matrix is not SPD"},
 		} {
-			newJacobi := precond.NewJacobiGeneral
+			newJacobi := precond.NewJacobiNonzero
 			if tc.spd {
 				newJacobi = precond.NewJacobi
 			}

@@ -53,7 +53,8 @@
 // # Composition
 //
 // Package solver is where names meet packages: its registries map the
-// names of Options.Method (Methods), Options.Prec (Precs) and
+// names of Options.Method (Methods: cg for SPD matrices; bicgstab and
+// gmres, right preconditioned, for nonsymmetric ones), Options.Prec (Precs) and
 // Options.Backend (Backends) to the packages that implement them, and the
 // command line and the C API take their names from there. NeedsSPD says,
 // from the method's and the preconditioner's entries, whether a solve

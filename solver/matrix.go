@@ -10,11 +10,11 @@ import (
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
+	"github.com/fsai-dist/fsai-dist/krylov"
 )
 
-// Matrix is a distributed sparse square matrix, symmetric positive definite
-// where the method or the preconditioner needs it (NeedsSPD): each rank
-// holds the rows it passed to NewMatrix. Its pattern is fixed; its
+// Matrix is a distributed sparse symmetric positive definite matrix: each
+// rank holds the rows it passed to NewMatrix. Its pattern is fixed; its
 // values change with Solver.SetValues and Solver.UpdateValues.
 type Matrix struct {
 	a    *dsmat.Matrix
@@ -177,13 +177,13 @@ func (m *Matrix) checkValues(vals []float64) error {
 }
 
 // checkDiagonal refuses values with a diagonal entry that the
-// preconditioner's set-up would refuse: with spd (NeedsSPD) one that is not
-// positive and finite, as such a matrix is not SPD; otherwise a zero or
-// infinite one, which Jacobi cannot invert. (A float32 set-up scales a
-// diagonal beyond float32's range to one, so any positive finite diagonal
-// sets up.) Rows count from 1 in the message, as in Matrix Market and the
-// command line's messages.
-func (m *Matrix) checkDiagonal(vals []float64, spd bool) error {
+// preconditioners' set-ups refuse: with positive (an SPD method or
+// preconditioner), one that is not positive and finite, as such a matrix
+// is not SPD (a float32 set-up scales a diagonal beyond float32's range to
+// one, so any positive finite diagonal sets up); otherwise (Jacobi with
+// BiCGSTAB or GMRES) one that is zero or not finite. Rows count from 1 in
+// the message, as in Matrix Market and the command line's messages.
+func (m *Matrix) checkDiagonal(vals []float64, positive bool) error {
 	for i, k := range m.diag {
 		var d float64
 		if k >= 0 {
@@ -191,10 +191,10 @@ func (m *Matrix) checkDiagonal(vals []float64, spd bool) error {
 		}
 		g := m.rows.First + int64(i) + 1
 		switch {
-		case spd && (!(d > 0) || math.IsInf(d, 0)):
+		case positive && (!(d > 0) || math.IsInf(d, 0)):
 			return fmt.Errorf("solver: diagonal entry A(%d,%d) = %g is not positive and finite: the matrix is not SPD", g, g, d)
-		case d == 0 || math.IsInf(d, 0):
-			return fmt.Errorf("solver: diagonal entry A(%d,%d) = %g is not nonzero and finite: Jacobi cannot invert it", g, g, d)
+		case !positive && (d == 0 || !krylov.Finite(d)):
+			return fmt.Errorf("solver: diagonal entry A(%d,%d) = %g is zero or not finite: Jacobi divides by it", g, g, d)
 		}
 	}
 	return nil

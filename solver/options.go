@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/fsai-dist/fsai-dist/afsai"
+	"github.com/fsai-dist/fsai-dist/gmres"
 	"github.com/fsai-dist/fsai-dist/krylov"
 )
 
@@ -13,8 +14,15 @@ import (
 // Options are DefaultOptions (New; Bind takes the options as given).
 type Options struct {
 	// Method is the Krylov method (Methods): "cg", preconditioned
-	// conjugate gradients, the default.
+	// conjugate gradients (SPD matrices), the default; "bicgstab"
+	// (BiCGSTAB) or "gmres" (restarted GMRES), both right preconditioned,
+	// for nonsymmetric matrices. BiCGSTAB and GMRES solve one right-hand
+	// side at a time: SolveMany with several is an error.
 	Method string
+	// GMRESRestart is the restart length m of GMRES(m)
+	// (gmres.DefaultRestart, 30): the basis holds m+1 vectors of the
+	// rank's rows on the backend.
+	GMRESRestart int
 	// Prec is the preconditioner (Precs): "afsai" (adaptive FSAI, the
 	// default), "fsai" (static FSAI), "jacobi" or "none".
 	Prec string
@@ -53,9 +61,9 @@ type Options struct {
 }
 
 // DefaultOptions are CG with aFSAI (afsai.DefaultConfig), tolerance 1e-8,
-// at most 10000 iterations, no stagnation test, backend auto.
+// at most 10000 iterations, GMRES restart 30, no stagnation test, backend auto.
 func DefaultOptions() Options {
-	return Options{Method: "cg", Prec: "afsai", FSAI: afsai.DefaultConfig(), Tol: 1e-8, MaxIt: 10000,
+	return Options{Method: "cg", Prec: "afsai", FSAI: afsai.DefaultConfig(), Tol: 1e-8, MaxIt: 10000, GMRESRestart: gmres.DefaultRestart,
 		Stagnation: krylov.DefaultStagnation, Backend: "auto"}
 }
 
@@ -77,6 +85,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxIt == 0 {
 		o.MaxIt = def.MaxIt
 	}
+	if o.GMRESRestart == 0 {
+		o.GMRESRestart = def.GMRESRestart
+	}
 	if o.Backend == "" {
 		o.Backend = def.Backend
 	}
@@ -89,12 +100,14 @@ func (o Options) check() (Options, error) {
 	o.FSAI.Static = o.Prec == "fsai"
 	o.FSAI.Wide = o.Wide
 	switch {
-	case methods[o.Method] == nil:
+	case methods[o.Method].new == nil:
 		return o, fmt.Errorf("solver: method %q is not one of %v", o.Method, Methods)
 	case precs[o.Prec].new == nil:
 		return o, fmt.Errorf("solver: preconditioner %q is not one of %v", o.Prec, Precs)
 	case !(o.Tol > 0 && o.Tol < 1) || math.IsInf(o.Tol, 0):
 		return o, fmt.Errorf("solver: tolerance %g is not in (0,1)", o.Tol)
+	case o.GMRESRestart < 0 || o.Method == "gmres" && o.GMRESRestart == 0:
+		return o, fmt.Errorf("solver: GMRES restart %d is not positive", o.GMRESRestart)
 	case o.MaxIt < 0:
 		return o, fmt.Errorf("solver: iteration limit %d is negative", o.MaxIt)
 	case o.Stagnation < 0:

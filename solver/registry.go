@@ -6,8 +6,10 @@ import (
 	"slices"
 
 	"github.com/fsai-dist/fsai-dist/afsai"
+	"github.com/fsai-dist/fsai-dist/bicgstab"
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/gmres"
 	"github.com/fsai-dist/fsai-dist/gpu"
 	"github.com/fsai-dist/fsai-dist/krylov"
 	"github.com/fsai-dist/fsai-dist/pcg"
@@ -28,41 +30,78 @@ type Method interface {
 	Free()
 }
 
-// methods maps a Method name to its constructor, which allocates its work
-// vectors for A, shaped like b.
-var methods = map[string]func(A krylov.Operator, b *ddmat.Dense) (Method, error){
-	"cg": func(A krylov.Operator, b *ddmat.Dense) (Method, error) { return pcg.NewWorkspace(A, b) },
+// method is a registry entry of a Krylov method.
+type method struct {
+	// new allocates the method's work vectors for A, shaped like b, with
+	// the solver's options.
+	new func(A krylov.Operator, b *ddmat.Dense, opt Options) (Method, error)
+	// spd: the method needs a symmetric positive definite matrix.
+	spd bool
+	// blocks: the method solves several right-hand sides at once.
+	blocks bool
 }
 
-// precEntry is a preconditioner's registry entry: its set-up on the bound
-// matrix op with the solver's options, and whether it needs a symmetric
-// positive definite matrix (see NeedsSPD).
-type precEntry struct {
-	spd bool
+// methods maps a Method name to its entry.
+var methods = map[string]method{
+	"cg": {spd: true, blocks: true, new: func(A krylov.Operator, b *ddmat.Dense, _ Options) (Method, error) {
+		return asMethod(pcg.NewWorkspace(A, b))
+	}},
+	"bicgstab": {new: func(A krylov.Operator, b *ddmat.Dense, _ Options) (Method, error) {
+		return asMethod(bicgstab.NewWorkspace(A, b))
+	}},
+	"gmres": {new: func(A krylov.Operator, b *ddmat.Dense, opt Options) (Method, error) {
+		return asMethod(gmres.NewWorkspace(A, b, opt.GMRESRestart))
+	}},
+}
+
+// asMethod returns a constructor's work space as a Method: nil (not a nil
+// pointer in the interface) on an error.
+func asMethod[W Method](w W, err error) (Method, error) {
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// prec is a registry entry of a preconditioner.
+type prec struct {
+	// new sets the preconditioner up on the bound matrix op, with the
+	// solver's options.
 	new func(op *dsmat.Operator, opt Options) (krylov.Preconditioner, error)
+	// spd: the preconditioner needs a symmetric positive definite matrix.
+	spd bool
 }
 
 // precs maps a preconditioner name to its entry.
-var precs = map[string]precEntry{
-	"none":   {spd: false, new: func(*dsmat.Operator, Options) (krylov.Preconditioner, error) { return precond.None{}, nil }},
-	"jacobi": {spd: false, new: newJacobi},
-	"afsai":  {spd: true, new: newFSAI},
-	"fsai":   {spd: true, new: newFSAI},
+var precs = map[string]prec{
+	"none": {new: func(*dsmat.Operator, Options) (krylov.Preconditioner, error) { return precond.None{}, nil }},
+	"jacobi": {new: func(op *dsmat.Operator, opt Options) (krylov.Preconditioner, error) {
+		if !MethodNeedsSPD(opt.Method) {
+			return precond.NewJacobiNonzero(op.Matrix(), op.Backend())
+		}
+		return precond.NewJacobi(op.Matrix(), op.Backend())
+	}},
+	"afsai": {new: newFSAI, spd: true},
+	"fsai":  {new: newFSAI, spd: true},
 }
 
-// newJacobi sets up Jacobi: on a positive diagonal for a method that needs
-// an SPD matrix, on any nonzero one otherwise.
-func newJacobi(op *dsmat.Operator, opt Options) (krylov.Preconditioner, error) {
-	if methodNeedsSPD[opt.Method] {
-		return precond.NewJacobi(op.Matrix(), op.Backend())
-	}
-	return precond.NewJacobiGeneral(op.Matrix(), op.Backend())
-}
+// MethodNeedsSPD reports whether the Krylov method name needs a symmetric
+// positive definite matrix (cg does; bicgstab and gmres do not).
+func MethodNeedsSPD(name string) bool { return methods[name].spd }
+
+// MethodSolvesBlocks reports whether the Krylov method name solves several
+// right-hand sides at once (SolveMany with k > 1): cg does; bicgstab and
+// gmres solve one at a time.
+func MethodSolvesBlocks(name string) bool { return methods[name].blocks }
+
+// PrecNeedsSPD reports whether the preconditioner name needs a symmetric
+// positive definite matrix (afsai and fsai do; jacobi and none do not).
+func PrecNeedsSPD(name string) bool { return precs[name].spd }
 
 // newFSAI sets up adaptive or static FSAI (Options.FSAI, whose Static and
 // Wide check has set from Prec and Wide).
 func newFSAI(op *dsmat.Operator, opt Options) (krylov.Preconditioner, error) {
-	return afsai.NewFor(op, fsaiConfig(op.Backend(), opt.FSAI))
+	return afsai.NewFor(op, opt.FSAI)
 }
 
 // Methods lists the names Options.Method accepts, sorted.

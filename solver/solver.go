@@ -154,7 +154,7 @@ func Bind(m *Matrix, be backend.Backend, opt Options) (*Solver, error) {
 		s.x, err = ddmat.NewVector(c, s.be, n)
 	}
 	if err == nil {
-		s.ws, err = methods[opt.Method](s.op, s.b)
+		s.ws, err = methods[opt.Method].new(s.op, s.b, opt)
 	}
 	if err := c.Agree(err); err != nil {
 		s.release()
@@ -255,6 +255,9 @@ func (s *Solver) SolveMany(b, x []float64, k int) ([]Result, error) {
 	if k < 1 || len(b) != n*k || len(x) != n*k {
 		err = fmt.Errorf("solver: solve many: b has %d entries and x %d for %d right-hand sides of %d rows on this rank", len(b), len(x), k, n)
 	}
+	if err == nil && k > 1 && !MethodSolvesBlocks(s.opt.Method) {
+		err = fmt.Errorf("solver: solve many: %w: %d right-hand sides, but %s solves one at a time", ErrInput, k, s.opt.Method)
+	}
 	if err == nil {
 		err = s.ready("solve many")
 	}
@@ -309,7 +312,7 @@ func (s *Solver) block(k int) (*block, error) {
 		bl.x, err = ddmat.New(c, s.be, n, k)
 	}
 	if err == nil {
-		bl.ws, err = methods[s.opt.Method](s.op, bl.b)
+		bl.ws, err = methods[s.opt.Method].new(s.op, bl.b, s.opt)
 	}
 	if err != nil {
 		bl.free()

@@ -83,6 +83,7 @@ var checks = []struct {
 	{"SetValues", (*suite).testSetValues},
 	{"DotCols", (*suite).testDotCols},
 	{"DotPairCols", (*suite).testDotPairCols},
+	{"DotMany", (*suite).testDotMany},
 	{"AxpbyCols", (*suite).testAxpbyCols},
 	{"MulCols", (*suite).testMulCols},
 	{"UpdateRZCols", (*suite).testUpdateRZCols},

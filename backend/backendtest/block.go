@@ -34,6 +34,33 @@ func dotCols(x, y []float64, k int) (dots, scale []float64) {
 	return dots, scale
 }
 
+// testDotMany: out[c] = v_c'w for the vectors v_c of w's length that
+// follow one another in v, which may hold more (a basis not yet full); the
+// same bits on a repeat, and Dot's for one vector.
+func (s *suite) testDotMany() {
+	for _, sh := range shapes {
+		n, k := sh.rows, sh.k
+		vs, ws := s.random(n*(k+1)), s.random(n)
+		v, w := s.vector(vs), s.vector(ws)
+		got, again := make([]float64, k), make([]float64, k)
+		s.b.DotMany(v, w, got)
+		s.b.DotMany(v, w, again)
+		want, scale := make([]float64, k), make([]float64, k)
+		for c := range k {
+			for i, x := range ws {
+				want[c] += vs[c*n+i] * x
+				scale[c] += math.Abs(vs[c*n+i] * x)
+			}
+		}
+		what := name("%d vectors of %d", k, n)
+		s.near(what, got, want, scale, n)
+		s.exact(what+": repeated", again, got)
+		if k == 1 {
+			s.exact(what+": against Dot", got, []float64{s.b.Dot(v.Slice(0, n), w)})
+		}
+	}
+}
+
 // testDotPairCols: xy[c] = x[:,c]'y[:,c] and xz[c] = x[:,c]'z[:,c].
 func (s *suite) testDotPairCols() {
 	for _, sh := range shapes {

@@ -146,6 +146,25 @@ int main(int argc, char **argv) {
 			b[r] += vals[k] * sin((double)cols[k]);
 	int its0 = -1, its = -1;
 	report("solve", fsai_solve(s, b, x0, &its0, NULL));
+	/* the method named with the preconditioner, "method:prec": GMRES
+	 * gives CG's iterate within the tolerance */
+	double *xg = calloc(nlocal, sizeof *xg), diff = 0, norm = 0;
+	fsai_solver g = 0;
+	report("solver_create_gmres", fsai_solver_create(m, "gmres:jacobi", 1e-10, 0, "cpu", &g));
+	report("solve_gmres", fsai_solve(g, b, xg, NULL, NULL));
+	double *b2 = calloc(2 * nlocal, sizeof *b2), *x2 = calloc(2 * nlocal, sizeof *x2);
+	report("solve_many_gmres", fsai_solve_many(g, 2, b2, x2, NULL, NULL));
+	free(b2);
+	free(x2);
+	for (int64_t r = 0; r < nlocal; r++) {
+		diff += (xg[r] - x0[r]) * (xg[r] - x0[r]);
+		norm += x0[r] * x0[r];
+	}
+	int close = sqrt(diff) <= 1e-6 * sqrt(norm);
+	printf("%d gmres_gives_cg_iterate %d %s\n", rank, close ? 0 : 1, close ? "" : "GMRES's iterate is not CG's");
+	report("solver_free_gmres", fsai_solver_free(g));
+	free(xg);
+	report("solver_method_minres", fsai_solver_create(m, "minres:jacobi", 0, 0, "cpu", &scratch_s));
 	report("solve_handle_0", fsai_solve(0, b, x, NULL, NULL));
 	report("solve_matrix_handle", fsai_solve(m, b, x, NULL, NULL));
 	report("solve_b_null", fsai_solve(s, NULL, x, NULL, NULL));

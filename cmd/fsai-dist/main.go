@@ -52,6 +52,7 @@ type options struct {
 	rhs, x0         string
 	nrhs            int
 	method          string
+	gmresRestart    int
 	prec            string
 	tol             float64
 	maxit           int
@@ -84,10 +85,12 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.StringVar(&o.rhs, "rhs", "", "right-hand side, Matrix Market array; several columns are several right-hand sides, solved together (default b = A*1)")
 	fs.IntVar(&o.nrhs, "nrhs", 1, "without -rhs: solve this many right-hand sides together, A*1 and A*u with random u in (0,1]")
 	fs.StringVar(&o.x0, "x0", "", "initial guess, Matrix Market array with a column per right-hand side (default 0)")
-	fs.StringVar(&o.method, "solver", "cg", "Krylov method: "+strings.Join(solver.Methods, ", ")+" (cg: preconditioned conjugate gradients)")
+	fs.StringVar(&o.method, "solver", "cg", "Krylov method: "+strings.Join(solver.Methods, ", ")+
+		" (cg: preconditioned conjugate gradients, SPD matrices; bicgstab, gmres: right preconditioned, nonsymmetric matrices, one right-hand side)")
+	fs.IntVar(&o.gmresRestart, "gmres.restart", solver.DefaultOptions().GMRESRestart, "GMRES(m): the restart length m (the basis holds m+1 vectors)")
 	fs.StringVar(&o.prec, "prec", "afsai", "preconditioner: "+strings.Join(solver.Precs, ", "))
 	fs.Float64Var(&o.tol, "tol", 1e-8, "relative residual ||r||/||b|| to stop at")
-	fs.IntVar(&o.maxit, "maxit", 10000, "maximum PCG iterations")
+	fs.IntVar(&o.maxit, "maxit", 10000, "maximum iterations (GMRES: Arnoldi steps)")
 	fs.StringVar(&o.backend, "backend", "auto", "compute backend: auto (CUDA when a GPU is found, else CPU), cpu, cuda")
 	fs.StringVar(&o.partition, "partition", "rows", "row partition: rows (equal rows per rank) or nnz (equal nonzeros)")
 	fs.IntVar(&o.threads, "threads", 0, "CPU threads per rank (0: the node's cores shared among its ranks)")
@@ -139,6 +142,10 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 		return nil, fmt.Errorf("flag -partition: %q is not rows or nnz", o.partition)
 	case !slices.Contains(solver.Methods, o.method):
 		return nil, fmt.Errorf("flag -solver: %q is not %s", o.method, orList(solver.Methods))
+	case o.gmresRestart < 1:
+		return nil, fmt.Errorf("flag -gmres.restart: %d is not positive", o.gmresRestart)
+	case o.nrhs > 1 && !solver.MethodSolvesBlocks(o.method):
+		return nil, fmt.Errorf("flag -nrhs: %d with -solver %s, which solves one right-hand side at a time", o.nrhs, o.method)
 	case !slices.Contains(solver.Precs, o.prec):
 		return nil, fmt.Errorf("flag -prec: %q is not one of %s", o.prec, strings.Join(solver.Precs, ", "))
 	}

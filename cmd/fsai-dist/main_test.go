@@ -262,7 +262,9 @@ func TestProfiles(t *testing.T) {
 // (solver.NeedsSPD false with jacobi and none) solves the shared
 // nonsymmetric matrix cdde1 and convdiff at 1 and 3 ranks with jacobi and
 // none, no symmetry check stopping it, while afsai with it still refuses
-// the matrix (exit 3). It skips while every method needs an SPD matrix.
+// the matrix (exit 3); the report names the method and GMRES's restart.
+// -nrhs 2, or a -rhs of two columns, with a one-column method is a usage
+// error (exit 2), as is a GMRES basis larger than the rank's memory.
 func TestNonsymmetricMethods(t *testing.T) {
 	path := "../../../shared/matrices/nonsym/cdde1.mtx"
 	if _, err := os.Stat(path); err != nil {
@@ -292,5 +294,36 @@ func TestNonsymmetricMethods(t *testing.T) {
 				t.Errorf("-solver %s -prec afsai on cdde1, %d ranks: exit %d, want 3 and %q\n%s", m, np, res.code, want, res.stderr)
 			}
 		}
+	}
+	for _, args := range [][]string{{"-solver", "gmres", "-prec", "jacobi", "-gmres.restart", "20"}, {"-solver", "bicgstab"}} {
+		res := mpirun(t, 1, append(args, "-matrix", path, "-check-symmetry=false", "-backend", "cpu", "-report", rep)...)
+		r := readReport(t, rep)
+		if res.code != 0 || r["converged"] != true || r["relres"].(float64) > 1e-8 || r["solver"] != args[1] || r["n"].(float64) != 961 {
+			t.Fatalf("%v: exit %d, report %v\n%s", args, res.code, r, res.stderr)
+		}
+		if restart, _ := r["gmres_restart"].(float64); (args[1] == "gmres") != (restart == 20) {
+			t.Errorf("%v: gmres_restart %v", args, r["gmres_restart"])
+		}
+	}
+	res := mpirun(t, 1, "-problem", "poisson7:4", "-solver", "gmres", "-nrhs", "2")
+	if res.code != 2 || !strings.Contains(res.stderr, "flag -nrhs: 2 with -solver gmres, which solves one right-hand side at a time") {
+		t.Errorf("-nrhs 2 -solver gmres: exit %d\n%s", res.code, res.stderr)
+	}
+	res = mpirun(t, 1, "-problem", "poisson7:10", "-solver", "gmres", "-gmres.restart", "100000000")
+	if res.code != 2 || !strings.Contains(res.stderr, "flag -gmres.restart: the GMRES basis takes 100000001 vectors of 1000 rows: about 800 GB") {
+		t.Errorf("-gmres.restart 100000000: exit %d\n%s", res.code, res.stderr)
+	}
+	rhs := filepath.Join(t.TempDir(), "b.mtx")
+	var text strings.Builder
+	text.WriteString("%%MatrixMarket matrix array real general\n8 2\n")
+	for range 16 {
+		text.WriteString("1\n")
+	}
+	if err := os.WriteFile(rhs, []byte(text.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = mpirun(t, 1, "-problem", "poisson7:2", "-solver", "bicgstab", "-rhs", rhs)
+	if res.code != 2 || !strings.Contains(res.stderr, "2 right-hand sides with -solver bicgstab, which solves one at a time") {
+		t.Errorf("two-column -rhs with -solver bicgstab: exit %d\n%s", res.code, res.stderr)
 	}
 }

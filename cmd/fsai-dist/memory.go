@@ -130,10 +130,17 @@ func matrixBytes(petsc bool, rows, entries float64, np int) float64 {
 // would not fit this rank's memory with its rows rows: -nrhs generated
 // ones, or as many as the columns of the -rhs and -x0 files, which their
 // headers give, bounded by the files' lengths
-// (matfile.ReadVectorsHeader). Collective.
+// (matfile.ReadVectorsHeader); and a GMRES basis (-gmres.restart) that
+// would not. Collective.
 func checkColumns(c *comm.Comm, o *options, rows int, mem memory) error {
 	if err := c.Agree(mem.check("nrhs", rhsBlocks(int64(o.nrhs), rows), rhsBytes(int64(o.nrhs), rows))); err != nil {
 		return err
+	}
+	if o.method == "gmres" {
+		what := fmt.Sprintf("the GMRES basis takes %d vectors of %d rows", o.gmresRestart+1, rows)
+		if err := c.Agree(mem.check("gmres.restart", what, 8*float64(o.gmresRestart+1)*float64(rows))); err != nil {
+			return err
+		}
 	}
 	for _, f := range []struct{ flag, path string }{{"rhs", o.rhs}, {"x0", o.x0}} {
 		if f.path == "" {

@@ -30,10 +30,13 @@ type report struct {
 	Ranks            int    `json:"ranks"`
 	Backend          string `json:"backend"`
 	Device           string `json:"device"`
-	Prec             string `json:"prec"`
-	Matrix           string `json:"matrix,omitempty"`
-	Problem          string `json:"problem,omitempty"`
-	Partition        string `json:"partition"`
+	// the Krylov method (-solver) and, for gmres, its restart length
+	Solver       string `json:"solver"`
+	GMRESRestart int    `json:"gmres_restart,omitempty"`
+	Prec         string `json:"prec"`
+	Matrix       string `json:"matrix,omitempty"`
+	Problem      string `json:"problem,omitempty"`
+	Partition    string `json:"partition"`
 	// MatrixValues is how A's values are stored: "double", or "single"
 	// when every block holds float32 numbers only (exact, -matrix.narrow).
 	MatrixValues string  `json:"matrix_values"`
@@ -86,10 +89,13 @@ type report struct {
 
 // newReport starts the report of a run with what is known before it.
 func newReport(c *comm.Comm, o *options) *report {
-	r := &report{Ranks: c.Size(), Prec: o.prec, Tol: o.tol, MaxIt: o.maxit, Partition: o.partition,
+	r := &report{Ranks: c.Size(), Solver: o.method, Prec: o.prec, Tol: o.tol, MaxIt: o.maxit, Partition: o.partition,
 		Version: version(), CommandLine: os.Args}
 	if o.prec == "afsai" || o.prec == "fsai" {
 		r.PrecParams = o.fsai.values
+	}
+	if o.method == "gmres" {
+		r.GMRESRestart = o.gmresRestart
 	}
 	return r
 }

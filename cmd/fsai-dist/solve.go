@@ -169,7 +169,7 @@ func setupError(err error) error {
 // solverOptions are the solver's options from the flags, with the signal
 // flag as the stop hook and the log as the progress callback.
 func solverOptions(o *options, log *zap.Logger, stop *interrupt) solver.Options {
-	return solver.Options{Method: o.method, Prec: o.prec, FSAI: o.fsai.cfg, Tol: o.tol, MaxIt: o.maxit, Stagnation: o.stagnation,
+	return solver.Options{Method: o.method, GMRESRestart: o.gmresRestart, Prec: o.prec, FSAI: o.fsai.cfg, Tol: o.tol, MaxIt: o.maxit, Stagnation: o.stagnation,
 		Stop: stop.requested, Progress: progress(log, o.progressEvery), Wide: !o.narrow,
 		Backend: o.backend, Threads: o.threads, ShareGPU: o.shareGPU, HostHalos: o.hostHalos}
 }
@@ -235,6 +235,9 @@ func vectors(c *comm.Comm, o *options, s *solver.Solver, part dsmat.Partition) (
 		rhs, k, err = matfile.ReadVectors(c, o.rhs, part)
 		if err != nil {
 			return nil, nil, badInput(err)
+		}
+		if k > 1 && !solver.MethodSolvesBlocks(o.method) {
+			return nil, nil, badInput(fmt.Errorf("-rhs %s: %d right-hand sides with -solver %s, which solves one at a time", o.rhs, k, o.method))
 		}
 	}
 	if b, x, err = s.Vectors(k); err != nil {
