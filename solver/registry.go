@@ -101,7 +101,7 @@ func PrecNeedsSPD(name string) bool { return precs[name].spd }
 // newFSAI sets up adaptive or static FSAI (Options.FSAI, whose Static and
 // Wide check has set from Prec and Wide).
 func newFSAI(op *dsmat.Operator, opt Options) (krylov.Preconditioner, error) {
-	return afsai.NewFor(op, opt.FSAI)
+	return afsai.NewFor(op, fsaiConfig(op.Backend(), opt.FSAI))
 }
 
 // Methods lists the names Options.Method accepts, sorted.

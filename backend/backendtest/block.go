@@ -54,10 +54,9 @@ func (s *suite) testDotMany() {
 		}
 		what := name("%d vectors of %d", k, n)
 		s.near(what, got, want, scale, n)
+		// repeated, the same bits; against Dot only within the sums'
+		// rounding (near, above): the contract fixes no order of summation
 		s.exact(what+": repeated", again, got)
-		if k == 1 {
-			s.exact(what+": against Dot", got, []float64{s.b.Dot(v.Slice(0, n), w)})
-		}
 	}
 }
 
