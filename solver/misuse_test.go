@@ -353,3 +353,27 @@ type misuse struct {
 	want string
 	is   error
 }
+
+// TestFSAISetsUpOnGPU: on a CUDA backend the solver hands afsai the CUDA
+// device, so that aFSAI and static FSAI compute G there (prec_info's
+// setup_device), not on the host.
+func TestFSAISetsUpOnGPU(t *testing.T) {
+	if n, err := gpu.Available(); err != nil || n == 0 {
+		t.Skip("no GPU")
+	}
+	mpitest.Run(t, 1, func(t *testing.T, c *comm.Comm) {
+		sys := newSystem(t, c, "poisson7:8")
+		for _, prec := range []string{"afsai", "fsai"} {
+			s, err := solver.New(sys.matrix(t, c, sys.vals), nil, solver.Options{Prec: prec, Backend: "cuda", Threads: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info := s.FSAIInfo(); info == nil || info.SetupDevice != "cuda" {
+				t.Errorf("%s on a CUDA backend: set up on %v, want cuda", prec, info)
+			}
+			if err := s.Free(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
