@@ -161,6 +161,13 @@ type Backend interface {
 	// v (v holds at least len(out)*w.Len()), reading w once: a new vector
 	// against a Krylov basis (GMRES), in one reduction.
 	DotMany(v, w Vector, out []float64)
+	// AxpyMany computes w += sum_c a[c]*v_c over the len(a) vectors v_c of
+	// w.Len() entries that follow one another in v (v holds at least
+	// len(a)*w.Len()), reading and writing w once: DotMany's transpose,
+	// a combination of a Krylov basis (GMRES's projections and its update
+	// of x) in one pass. Each entry adds its terms in an order the
+	// backend fixes; the result is within rounding of len(a) Axpby calls.
+	AxpyMany(w, v Vector, a []float64)
 	// AxpbyCols computes y[:,c] = a[c]*x[:,c] + b[c]*y[:,c] for blocks of
 	// len(a) == len(b) columns.
 	AxpbyCols(y Vector, a []float64, x Vector, b []float64)

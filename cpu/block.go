@@ -132,8 +132,7 @@ func (b *Backend) DotCols(x, y backend.Vector, out []float64) {
 func (b *Backend) DotMany(v, w backend.Vector, out []float64) {
 	vv, wv, k := v.(Vector), w.(Vector), len(out)
 	n := len(wv)
-	if len(vv) < k*n {
-		b.fail(fmt.Errorf("cpu: DotMany: %d vectors of %d entries in %d", k, n, len(vv)))
+	if !b.holds("DotMany", vv, k, n) {
 		return
 	}
 	b.sumRows(n, out, func(lo, hi int, s []float64) {
@@ -147,6 +146,35 @@ func (b *Backend) DotMany(v, w backend.Vector, out []float64) {
 			s[c] = t
 		}
 	})
+}
+
+// AxpyMany computes w += sum_c a[c]*v_c over the c-th vectors of w's
+// length in v, adding the terms of each entry in the order of c.
+func (b *Backend) AxpyMany(w, v backend.Vector, a []float64) {
+	wv, vv, k := w.(Vector), v.(Vector), len(a)
+	n := len(wv)
+	if !b.holds("AxpyMany", vv, k, n) {
+		return
+	}
+	b.parallel(n, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			s := wv[i]
+			for c, ac := range a {
+				s += ac * vv[c*n+i]
+			}
+			wv[i] = s
+		}
+	})
+}
+
+// holds reports whether v holds k vectors of n entries, recording an
+// error of op when it does not.
+func (b *Backend) holds(op string, v Vector, k, n int) bool {
+	if len(v) < k*n {
+		b.fail(fmt.Errorf("cpu: %s: %d vectors of %d entries in %d", op, k, n, len(v)))
+		return false
+	}
+	return true
 }
 
 // DotPairCols sets xy[c] = x[:,c]'y[:,c] and xz[c] = x[:,c]'z[:,c].

@@ -8,13 +8,16 @@
 // The basis V of m+1 vectors lives on the backend (device memory on a GPU)
 // as one block, each vector a contiguous view of it, so that products and
 // preconditioners take its vectors as they are. Arnoldi orthogonalizes by
-// classical Gram-Schmidt with one reorthogonalization (CGS2): the j dot
-// products of a new vector against the basis are one backend operation
-// (DotMany) summed over the ranks in one Allreduce, twice, and the second
-// carries the new vector's squared
-// norm (its norm after the second pass follows by Pythagoras, or from one
-// more reduction where that would cancel) and the ranks' stop votes. So a
-// step costs one product with A, one application of M^{-1} and two global
+// classical Gram-Schmidt with one reorthogonalization (CGS2): in each of
+// the two passes the j dot products of a new vector against the basis are
+// one backend operation (DotMany) summed over the ranks in one Allreduce,
+// and the projections are subtracted in one more backend operation
+// (AxpyMany, which also forms V y at the end of a cycle), each reading
+// the new vector once. The second pass's
+// reduction carries the new vector's squared norm (its norm after the
+// second pass follows by Pythagoras, or from one more reduction where that
+// would cancel) and the ranks' stop votes. So a step costs one product
+// with A, one application of M^{-1} and two global
 // reductions, where modified Gram-Schmidt would cost j+1. Givens rotations
 // keep the Hessenberg matrix triangular and give the residual estimate of
 // every step, which the monitor records. At each restart, and when the
@@ -60,6 +63,7 @@ type Workspace struct {
 	g     []float64      // the rotated right-hand side beta e1
 	stop  float64        // the ranks' stop votes of the last step
 	local []float64      // the local dots of one step, and more
+	coef  []float64      // the coefficients of one AxpyMany
 }
 
 // NewWorkspace allocates the basis of restart+1 vectors and the work
@@ -73,7 +77,7 @@ func NewWorkspace(A krylov.Operator, b *ddmat.Dense, restart int) (*Workspace, e
 	}
 	n := b.Rows
 	w := &Workspace{A: A, m: restart, cs: make([]float64, restart), sn: make([]float64, restart),
-		g: make([]float64, restart+1), local: make([]float64, restart+3)}
+		g: make([]float64, restart+1), local: make([]float64, restart+3), coef: make([]float64, restart+1)}
 	basis, err := b.BE.NewVector((restart + 1) * n)
 	if err != nil {
 		return nil, fmt.Errorf("gmres: allocate the basis of %d vectors: %w", restart+1, err)
@@ -239,7 +243,8 @@ func (w *Workspace) arnoldi(M krylov.Preconditioner, j int, vote float64) (float
 // project is one Gram-Schmidt pass on v[j+1]: it sums its dots with
 // v[0..j] over the ranks (one backend.DotMany and one Allreduce; withNorm,
 // also its squared norm before the pass, the dot with itself as the next
-// vector of the basis, and the stop votes) and subtracts the projections.
+// vector of the basis, and the stop votes) and subtracts the projections
+// (one backend.AxpyMany).
 // It returns the sums: the j+1 coefficients, then the norm and the votes.
 func (w *Workspace) project(j int, withNorm bool, vote float64) ([]float64, error) {
 	nv := w.v[j+1]
@@ -260,9 +265,11 @@ func (w *Workspace) project(j int, withNorm bool, vote float64) ([]float64, erro
 	if err != nil {
 		return nil, err
 	}
-	for c := range j + 1 {
-		ddmat.Axpby(nv, -sums[c], w.v[c], 1)
+	coef := w.coef[:j+1]
+	for c := range coef {
+		coef[c] = -sums[c]
 	}
+	be.AxpyMany(nv.V, w.basis, coef)
 	return sums, nil
 }
 
@@ -299,10 +306,9 @@ func (w *Workspace) update(M krylov.Preconditioner, x *ddmat.Dense, k int, mon *
 		}
 		y[i] = s / w.h[i][i]
 	}
+	n := w.u.Rows
 	ddmat.Axpby(w.u, y[0], w.v[0], 0)
-	for c := 1; c < k; c++ {
-		ddmat.Axpby(w.u, y[c], w.v[c], 1)
-	}
+	w.u.BE.AxpyMany(w.u.V, w.basis.Slice(n, (k-1)*n), y[1:])
 	if err := M.Apply(w.z, w.u); err != nil {
 		return err
 	}

@@ -180,6 +180,27 @@ func (b *Backend) DotMany(v, w backend.Vector, out []float64) {
 	}
 }
 
+// AxpyMany computes w += sum_c a[c]*v_c over the c-th vectors of w's
+// length in v, one launch per colChunk vectors (each reads and writes w
+// once), a thread per entry adding its terms in the order of c.
+func (b *Backend) AxpyMany(w, v backend.Vector, a []float64) {
+	defer b.enter()()
+	k := len(a)
+	wv, vv := b.vector("AxpyMany", w), b.vector("AxpyMany", v)
+	switch {
+	case wv == nil || vv == nil:
+		// the error is recorded
+	case vv.n < k*wv.n:
+		b.fail(fmt.Errorf("gpu: AxpyMany: %d vectors of %d entries in %d", k, wv.n, vv.n))
+	default:
+		n := wv.n
+		for c0 := 0; c0 < k; c0 += colChunk {
+			kc := min(colChunk, k-c0)
+			b.launchAxpyMany(b.blocks(b.colBlocks(n, 1, 32*b.sms)), a[c0:c0+kc], int64(n), int32(kc), vv.at(c0*n), wv.at(0))
+		}
+	}
+}
+
 // DotPairCols sets xy[c] = x[:,c]'y[:,c] and xz[c] = x[:,c]'z[:,c] in one
 // reduction (also for one column: one round trip instead of two).
 func (b *Backend) DotPairCols(x, y, z backend.Vector, xy, xz []float64) {

@@ -22,6 +22,7 @@ var (
 	kDotCols      = backendKernels.Declare("dot_cols")
 	kDotPairCols  = backendKernels.Declare("dot_pair_cols")
 	kDotMany      = backendKernels.Declare("dot_many")
+	kAxpyMany     = backendKernels.Declare("axpy_many")
 	kUpdateRZCols = backendKernels.Declare("update_rz_cols")
 	kUpdateXPCols = backendKernels.Declare("update_xp_cols")
 )
@@ -40,6 +41,10 @@ func (b *Backend) launchDotCols(c Cfg, n int64, ld, kc int32, x, y, partials, co
 
 func (b *Backend) launchDotMany(c Cfg, n int64, kc int32, v, w, partials, counter, result uintptr) {
 	b.launch(b.fn, kDotMany, c, I64(n), I32(kc), Ptr(v), Ptr(w), Ptr(partials), Ptr(counter), Ptr(result))
+}
+
+func (b *Backend) launchAxpyMany(c Cfg, a []float64, n int64, kc int32, v, w uintptr) {
+	b.launchCols(kAxpyMany, c, [][]float64{a}, I64(n), I32(kc), Ptr(v), Ptr(w))
 }
 
 func (b *Backend) launchDotPairCols(c Cfg, n int64, ld, kc int32, x, y, z, partials, counter, result uintptr) {

@@ -15,6 +15,7 @@ import (
 var launchers = map[string]any{
 	"axpby_cols": (*Backend).launchAxpbyCols, "mul_cols": (*Backend).launchMulCols,
 	"dot_cols": (*Backend).launchDotCols, "dot_pair_cols": (*Backend).launchDotPairCols, "dot_many": (*Backend).launchDotMany,
+	"axpy_many":      (*Backend).launchAxpyMany,
 	"update_rz_cols": (*Backend).launchUpdateRZCols, "update_xp_cols": (*Backend).launchUpdateXPCols,
 	"gather": (*Backend).launchGather, "gather_f32": (*Backend).launchGatherF32,
 	"dot": (*Backend).launchDot, "update_rz": (*Backend).launchUpdateRZ,

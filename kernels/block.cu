@@ -153,6 +153,21 @@ extern "C" __global__ void dot_many(long long n, int kc, const double *__restric
     fsai_cols_grid_sum(s, 0.0, kc, 1, partials, counter, result);
 }
 
+// w[i] += sum_c a[c]*v_c[i] over the kc vectors v_c of n entries that
+// follow one another in v (dot_many's transpose): one thread per entry,
+// adding the terms in the order of c, reading and writing w once.
+extern "C" __global__ void axpy_many(const FsaiCols a, long long n, int kc,
+                                     const double *__restrict__ v, double *__restrict__ w)
+{
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        double s = w[i];
+        for (int c = 0; c < kc; c++)
+            s += a.v[c] * v[(long long)c * n + i];
+        w[i] = s;
+    }
+}
+
 // result[c] = x[:,c]'y[:,c] and result[kc + c] = x[:,c]'z[:,c], reading x
 // once.
 extern "C" __global__ void dot_pair_cols(long long n, int ld, int kc, const double *__restrict__ x,

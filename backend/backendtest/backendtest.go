@@ -84,6 +84,7 @@ var checks = []struct {
 	{"DotCols", (*suite).testDotCols},
 	{"DotPairCols", (*suite).testDotPairCols},
 	{"DotMany", (*suite).testDotMany},
+	{"AxpyMany", (*suite).testAxpyMany},
 	{"AxpbyCols", (*suite).testAxpbyCols},
 	{"MulCols", (*suite).testMulCols},
 	{"UpdateRZCols", (*suite).testUpdateRZCols},

@@ -60,6 +60,29 @@ func (s *suite) testDotMany() {
 	}
 }
 
+// testAxpyMany: w += sum_c a[c]*v_c over the vectors v_c of w's length
+// that follow one another in v, which may hold more (left out), within the
+// sums' rounding, v unchanged.
+func (s *suite) testAxpyMany() {
+	for _, sh := range shapes {
+		n, k := sh.rows, sh.k
+		a, vs, ws := s.random(k), s.random(n*(k+1)), s.random(n)
+		v, w := s.vector(vs), s.vector(ws)
+		s.b.AxpyMany(w, v, a)
+		want, scale := make([]float64, n), make([]float64, n)
+		for i, x := range ws {
+			want[i], scale[i] = x, math.Abs(x)
+			for c, ac := range a {
+				want[i] += ac * vs[c*n+i]
+				scale[i] += math.Abs(ac * vs[c*n+i])
+			}
+		}
+		what := name("%d vectors of %d", k, n)
+		s.near(what, s.host(w), want, scale, k+1)
+		s.exact(what+": v", s.host(v), vs)
+	}
+}
+
 // testDotPairCols: xy[c] = x[:,c]'y[:,c] and xz[c] = x[:,c]'z[:,c].
 func (s *suite) testDotPairCols() {
 	for _, sh := range shapes {
