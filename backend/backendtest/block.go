@@ -62,9 +62,10 @@ func (s *suite) testDotMany() {
 
 // testAxpyMany: w += sum_c a[c]*v_c over the vectors v_c of w's length
 // that follow one another in v, which may hold more (left out), within the
-// sums' rounding, v unchanged.
+// sums' rounding, v unchanged; also several vectors over many rows, which
+// a backend may split into tiles.
 func (s *suite) testAxpyMany() {
-	for _, sh := range shapes {
+	for _, sh := range append(shapes[:len(shapes):len(shapes)], struct{ rows, k int }{bigRows, 6}) {
 		n, k := sh.rows, sh.k
 		a, vs, ws := s.random(k), s.random(n*(k+1)), s.random(n)
 		v, w := s.vector(vs), s.vector(ws)
