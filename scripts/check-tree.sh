@@ -2,10 +2,10 @@
 # Checks that the tracked tree is documentation for users, not a record of
 # how it was made, and that it stays small:
 #   - docs/, README.md, scripts/ and deploy/ (every line), and the comments of the
-#     Go, C and CUDA sources, name no round of development work ("session",
-#     "third round"), no machine loan ("lease", "lent"), no run number
-#     ("run12", "s16run3"), no GPU machine kind ("nvidia-h100-x1") and no
-#     date ("2026-11-27");
+#     Go, C and CUDA sources, name no round of development work, no loan of a
+#     machine, no numbered run, no GPU machine kind of the rented machines and
+#     no calendar date (the patterns below; this file spells each word with a
+#     bracket, so that it passes its own check);
 #   - the tracked files outside testdata/ folders hold at most 4 MB, and
 #     docs/figures/ at most 2 MB.
 # Prints file:line: text for every hit and exits 1 if there is any.
@@ -18,17 +18,15 @@ set -euo pipefail
 # What the text must not name (extended regular expressions, case-insensitive).
 ordinal='(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|[0-9]+(st|nd|rd|th))'
 patterns=(
-	'\bsession'                               # a round of work: session, sessions, session16
-	"\b$ordinal (round|lease|sitting)s?\b"    # the third round
-	'\b(lease[sd]?|lent)\b'                   # a machine loan (not "release")
-	'\brun[0-9]+\b|\bs[0-9]+run'              # run numbers: run12, s16run3
-	'\bnvidia-h[0-9]{3}'                      # GPU machine kinds: nvidia-h100-x1, nvidia-h200
-	'\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b'     # dates
+	'\bse[s]sion'                             # a round of work, also numbered
+	"\b$ordinal (round|lea[s]e|sitting)s?\b"  # an ordinal round of work
+	'\b(lea[s]e[sd]?|le[n]t)\b'               # a loan of a machine (not "release")
+	'\br[u]n[0-9]+\b|\bs[0-9]+r[u]n'          # numbered runs
+	'\bnv[i]dia-h[0-9]{3}'                    # GPU machine kinds
+	'\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b'     # calendar dates
 )
-# Files exempt from the text rules, each with its reason.
-exempt=(
-	scripts/check-tree.sh # spells the patterns out
-)
+# Files exempt from the text rules, each with its reason (none today).
+exempt=()
 max_tree=$((4 * 1024 * 1024))
 max_figures=$((2 * 1024 * 1024))
 
@@ -68,7 +66,7 @@ check() (
 	regex=$(IFS='|'; echo "${patterns[*]}")
 	while IFS= read -r -d '' f; do
 		[[ -f $f ]] || continue
-		for e in "${exempt[@]}"; do [[ $f == "$e" ]] && continue 2; done
+		for e in "${exempt[@]+"${exempt[@]}"}"; do [[ $f == "$e" ]] && continue 2; done
 		case $f in
 		docs/* | README.md | scripts/* | deploy/*) text+=("$f") ;;
 		*.go | *.c | *.h | *.cu | *.cuh) src+=("$f") ;;
@@ -103,26 +101,30 @@ self_test() {
 	trap 'rm -rf "$dir"' RETURN
 	git -C "$dir" init -q
 	mkdir -p "$dir/docs" "$dir/scripts" "$dir/pkg/testdata"
-	cat > "$dir/docs/a.md" <<-'EOF'
+	# the planted words, put together here so that this file passes its own check
+	local ses=sess${empty:-}ion run=r${empty:-}un lea=lea${empty:-}se lnt=le${empty:-}nt kind=nvi${empty:-}dia-h200-x2
+	local date=20${empty:-}01-02-03
+	local ord="The thi${empty:-}rd round of work made it faster."
+	cat > "$dir/docs/a.md" <<-EOF
 	The collection runs in rounds; it releases its buffers.
-	Measured in the fourteenth session.
-	Raw results of run12 are gone.
-	On nvidia-h200-x2 we measured this.
-	The third round of work made it faster.
-	While the lease lasted.
+	Measured in the fourteenth $ses.
+	Raw results of ${run}12 are gone.
+	On $kind we measured this.
+	$ord
+	While the $lea lasted.
 	EOF
-	cat > "$dir/scripts/b.sh" <<-'EOF'
-	# measured 2026-11-27
-	echo s16run3
+	cat > "$dir/scripts/b.sh" <<-EOF
+	# measured $date
+	echo s16${run}3
 	EOF
-	cat > "$dir/pkg/c.go" <<-'EOF'
+	cat > "$dir/pkg/c.go" <<-EOF
 	package pkg
 
-	// Session state is kept (docs, sixth session).
-	var session = "run3" // a string in code is not checked
+	// State is kept (docs, sixth $ses).
+	var x = "${run}3" // a string in code is not checked
 
 	/* a block comment
-	   lent by the machine room */
+	   $lnt by the machine room */
 	EOF
 	printf 'x' > "$dir/pkg/testdata/big"
 	git -C "$dir" add -A
@@ -155,7 +157,7 @@ else
 	status=0
 	check "${1:-$(cd "$(dirname "$0")/.." && pwd)}" || status=$?
 	if ((status == 1)); then
-		echo "check-tree: the lines above name development history (sessions, rounds, leases, run numbers, machine kinds, dates) or the tree is too large; describe what the software does now" >&2
+		echo "check-tree: the lines above name development history (rounds of work, machine loans, numbered runs, machine kinds, dates) or the tree is too large; describe what the software does now" >&2
 	fi
 	exit $status
 fi
