@@ -29,9 +29,6 @@ type File struct {
 // InPlace reports whether the target itself is being written.
 func (f *File) InPlace() bool { return f.inPlace }
 
-// Target is the path the output ends up at.
-func (f *File) Target() string { return f.target }
-
 // Create opens path's output: a new hidden temporary file in path's
 // directory, or path itself if it is a character device. A path that is a
 // directory, a named pipe, a socket or a block device is refused (Kind
