@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -128,8 +130,16 @@ func TestMisuseC(t *testing.T) {
 	exe := compileC(t, dir, "testdata/misuse.c")
 	for _, np := range []int{1, 3} {
 		t.Run(fmt.Sprintf("np%d", np), func(t *testing.T) {
-			out := run(t, dir, "mpirun", "-np", strconv.Itoa(np), "--oversubscribe", "--bind-to", "none", "./"+exe)
-			got := parseMisuse(t, out, np)
+			run(t, dir, "mpirun", "-np", strconv.Itoa(np), "--oversubscribe", "--bind-to", "none", "./"+exe)
+			var out strings.Builder
+			for r := range np {
+				b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("misuse.%d.out", r)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				out.Write(b)
+			}
+			got := parseMisuse(t, out.String(), np)
 			found := make(map[string]int) // ranks that described each case's error
 			for _, tc := range misuseCases {
 				for r := range np {

@@ -64,7 +64,15 @@ const (
 	Stagnation Reason = "stagnation"
 	// Interrupted: Options.Stop asked the solve to stop.
 	Interrupted Reason = "interrupted"
+	// Diverged: the relative residual grew above Options.DivTol times
+	// the initial one (PETSc's KSP_DIVERGED_DTOL). BiCGSTAB can run away
+	// like this on a hard nonsymmetric matrix, long before it overflows.
+	Diverged Reason = "diverged"
 )
+
+// DefaultDivTol is the divergence tolerance of the CLI (-divtol) and the
+// library: a residual 1e5 times the initial one, PETSc's default.
+const DefaultDivTol = 1e5
 
 // StagnationFactor defines a new low of the residual for the stagnation
 // test: a relative residual at most this factor times the lowest one before.
@@ -90,6 +98,10 @@ type Options struct {
 	// latter half of the iterations made no progress. A residual
 	// replacement restarts the test. DefaultStagnation (0) is off.
 	Stagnation int
+	// DivTol, when positive, stops the solve with reason Diverged once the
+	// relative residual exceeds DivTol times the initial one; 0 never
+	// (the library's callers pass DefaultDivTol).
+	DivTol float64
 	// Stop, when set, is called on every rank once per iteration; when it
 	// returns true on any rank, all ranks stop after the same iteration with
 	// reason Interrupted, x holding that iteration's iterate. The answers

@@ -48,3 +48,22 @@ func TestRestarted(t *testing.T) {
 		t.Fatalf("restart at the tolerance: %s, %d replacements", m.Reason, m.Replacements)
 	}
 }
+
+// TestDiverged: a residual above DivTol times the initial one stops the
+// solve with reason diverged; at or below it, or with DivTol 0, it goes on.
+func TestDiverged(t *testing.T) {
+	m := NewMonitor(Options{Tol: 1e-8, MaxIt: 100, DivTol: 1e3}, 0.5)
+	m.Record(1, 500)
+	if !m.Check(2, false) {
+		t.Fatalf("stopped at 1000 times the initial residual: %s", m.Detail)
+	}
+	m.Record(2, 501)
+	if m.Check(3, false) || m.Reason != Diverged || m.Converged {
+		t.Fatalf("relative residual 501 from 0.5 with DivTol 1e3: active %v, reason %q", m.Active(), m.Reason)
+	}
+	m = NewMonitor(Options{Tol: 1e-8, MaxIt: 100}, 0.5)
+	m.Record(1, 1e300)
+	if !m.Check(2, false) {
+		t.Fatalf("DivTol 0 stopped the solve: %s", m.Reason)
+	}
+}

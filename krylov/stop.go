@@ -31,6 +31,9 @@ type Monitor struct {
 	fromTrue bool
 	lowTrue  float64 // the lowest true residual a replacement found
 	stag     stagnation
+	// diverged is the relative residual above which the solve has
+	// diverged (DivTol times the initial one; +Inf when off).
+	diverged float64
 }
 
 // NewMonitor starts the stop rule of a solve with opt's tolerance,
@@ -38,7 +41,10 @@ type Monitor struct {
 // the initial guess, relres0 = ||b - A x0||/||b||.
 func NewMonitor(opt Options, relres0 float64) Monitor {
 	m := Monitor{tol: opt.Tol, maxIt: opt.MaxIt, lowTrue: math.Inf(1),
-		stag: stagnation{window: opt.Stagnation, best: relres0}}
+		stag: stagnation{window: opt.Stagnation, best: relres0}, diverged: math.Inf(1)}
+	if opt.DivTol > 0 {
+		m.diverged = opt.DivTol * relres0
+	}
 	m.History = []float64{relres0}
 	m.relres, m.fromTrue, m.RecurrenceRelRes = relres0, true, relres0
 	return m
@@ -83,8 +89,8 @@ func (m *Monitor) Restarted(relres float64) {
 }
 
 // Check decides, before iteration it, whether the solve stops: converged
-// (on a true residual only), a residual that is NaN or infinite, stop (a
-// rank asked to), the iteration limit, or stagnation. It reports whether
+// (on a true residual only), a residual that is NaN or infinite or has
+// diverged, stop (a rank asked to), the iteration limit, or stagnation. It reports whether
 // the solve goes on.
 func (m *Monitor) Check(it int, stop bool) bool {
 	switch relres := m.relres; {
@@ -92,6 +98,9 @@ func (m *Monitor) Check(it int, stop bool) bool {
 		m.Stop(NaN, "the residual is %v at iteration %d", relres, it-1)
 	case m.fromTrue && relres <= m.tol:
 		m.Converged, m.Reason = true, Converged
+	case relres > m.diverged:
+		m.Stop(Diverged, "the relative residual is %.3g at iteration %d, above %.3g times the initial %.3g (-divtol)",
+			relres, it-1, m.diverged/m.History[0], m.History[0])
 	case stop:
 		m.Stop(Interrupted, "a rank asked the solve to stop (Options.Stop)")
 	case it > m.maxIt:

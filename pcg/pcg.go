@@ -40,6 +40,7 @@ const (
 	NaN               = krylov.NaN
 	Stagnation        = krylov.Stagnation
 	Interrupted       = krylov.Interrupted
+	Diverged          = krylov.Diverged
 	StagnationFactor  = krylov.StagnationFactor
 	DefaultStagnation = krylov.DefaultStagnation
 )

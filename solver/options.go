@@ -36,6 +36,10 @@ type Options struct {
 	// Stagnation, when positive, stops a solve whose residual has made no
 	// progress (krylov.Options.Stagnation); 0, the default, never.
 	Stagnation int
+	// DivTol stops a solve whose relative residual grows above DivTol
+	// times the initial one, with reason diverged; +Inf never. New takes
+	// zero as krylov.DefaultDivTol (1e5), Bind as never.
+	DivTol float64
 	// Stop, when set, is asked once per iteration on every rank whether to
 	// stop: when it says so on any rank, the solve ends after that
 	// iteration with reason interrupted (krylov.Options.Stop).
@@ -61,10 +65,11 @@ type Options struct {
 }
 
 // DefaultOptions are CG with aFSAI (afsai.DefaultConfig), tolerance 1e-8,
-// at most 10000 iterations, GMRES restart 30, no stagnation test, backend auto.
+// at most 10000 iterations, GMRES restart 30, no stagnation test,
+// divergence at 1e5 times the initial residual, backend auto.
 func DefaultOptions() Options {
 	return Options{Method: "cg", Prec: "afsai", FSAI: afsai.DefaultConfig(), Tol: 1e-8, MaxIt: 10000, GMRESRestart: gmres.DefaultRestart,
-		Stagnation: krylov.DefaultStagnation, Backend: "auto"}
+		Stagnation: krylov.DefaultStagnation, DivTol: krylov.DefaultDivTol, Backend: "auto"}
 }
 
 // withDefaults fills the zero fields.
@@ -91,6 +96,9 @@ func (o Options) withDefaults() Options {
 	if o.Backend == "" {
 		o.Backend = def.Backend
 	}
+	if o.DivTol == 0 {
+		o.DivTol = def.DivTol
+	}
 	return o
 }
 
@@ -110,6 +118,8 @@ func (o Options) check() (Options, error) {
 		return o, fmt.Errorf("solver: GMRES restart %d is not positive", o.GMRESRestart)
 	case o.MaxIt < 0:
 		return o, fmt.Errorf("solver: iteration limit %d is negative", o.MaxIt)
+	case o.DivTol != 0 && !(o.DivTol > 1):
+		return o, fmt.Errorf("solver: divergence tolerance %g is not above 1", o.DivTol)
 	case o.Stagnation < 0:
 		return o, fmt.Errorf("solver: stagnation window %d is negative", o.Stagnation)
 	case !slices.Contains(Backends, o.Backend):
@@ -120,7 +130,7 @@ func (o Options) check() (Options, error) {
 
 // krylov returns the options of one solve.
 func (o Options) krylov() krylov.Options {
-	return krylov.Options{Tol: o.Tol, MaxIt: o.MaxIt, Stagnation: o.Stagnation, Stop: o.Stop, Progress: o.Progress}
+	return krylov.Options{Tol: o.Tol, MaxIt: o.MaxIt, Stagnation: o.Stagnation, DivTol: o.DivTol, Stop: o.Stop, Progress: o.Progress}
 }
 
 // BackendOptions are the options of the backend New opens.

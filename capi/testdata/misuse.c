@@ -1,8 +1,9 @@
 /*
  * misuse.c: the C API's answers to misuse, for capi_test.go. Every rank
- * makes the calls of the cases in order and prints, for each, a line
+ * makes the calls of the cases in order and writes, for each, a line
  * "RANK CASE CODE MESSAGE" (MESSAGE from fsai_last_error, empty on
- * FSAI_OK); the test compares them with its table. The matrix is the
+ * FSAI_OK) to its own file misuse.RANK.out (not to stdout, where mpirun's
+ * notes could run into a line); the test compares them with its table. The matrix is the
  * tridiagonal tridiag(-1, 2.5, -1) of order 12, in equal parts.
  *
  *     mpirun -np 3 ./misuse
@@ -18,14 +19,15 @@
 enum { N = 12 };
 
 static int rank;
+static FILE *out;
 
 /* report prints the outcome of one case. */
 static void report(const char *name, int code) {
 	char msg[512] = "";
 	if (code != FSAI_OK)
 		fsai_last_error(msg, sizeof msg);
-	printf("%d %s %d %s\n", rank, name, code, msg);
-	fflush(stdout);
+	fprintf(out, "%d %s %d %s\n", rank, name, code, msg);
+	fflush(out);
 }
 
 /* tridiag fills rows [first, first+nlocal) in CSR counting from base; the
@@ -62,6 +64,12 @@ int main(int argc, char **argv) {
 	int size;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	char path[64];
+	snprintf(path, sizeof path, "misuse.%d.out", rank);
+	if ((out = fopen(path, "w")) == NULL) {
+		perror(path);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
 	const int64_t nlocal = N / size, first = rank * nlocal;
 	const size_t room = 3 * (size_t)nlocal;
 	int64_t *rp = malloc((nlocal + 1) * sizeof *rp), *cols = malloc(room * sizeof *cols);
@@ -161,7 +169,7 @@ int main(int argc, char **argv) {
 		norm += x0[r] * x0[r];
 	}
 	int close = sqrt(diff) <= 1e-6 * sqrt(norm);
-	printf("%d gmres_gives_cg_iterate %d %s\n", rank, close ? 0 : 1, close ? "" : "GMRES's iterate is not CG's");
+	fprintf(out, "%d gmres_gives_cg_iterate %d %s\n", rank, close ? 0 : 1, close ? "" : "GMRES's iterate is not CG's");
 	report("solver_free_gmres", fsai_solver_free(g));
 	free(xg);
 	report("solver_method_minres", fsai_solver_create(m, "minres:jacobi", 0, 0, "cpu", &scratch_s));
@@ -181,7 +189,7 @@ int main(int argc, char **argv) {
 	memset(x, 0, nlocal * sizeof *x);
 	int code = fsai_solve(s, b, x, &its, NULL);
 	int same = code == FSAI_OK && its == its0 && memcmp(x, x0, nlocal * sizeof *x) == 0;
-	printf("%d solve_after_failed_updates %d %s\n", rank, same ? 0 : 1,
+	fprintf(out, "%d solve_after_failed_updates %d %s\n", rank, same ? 0 : 1,
 	       same ? "" : "another iterate or iteration count than before the failed updates");
 	report("matrix_free", fsai_matrix_free(m));
 	report("matrix_free_twice", fsai_matrix_free(m));
@@ -196,6 +204,7 @@ int main(int argc, char **argv) {
 	report("finalize", fsai_finalize());
 	report("after_finalize", fsai_matrix_create(N, first, nlocal, rp, cols, vals, 0, &scratch));
 	report("finalize_twice", fsai_finalize());
+	fclose(out);
 	MPI_Finalize();
 	return 0;
 }

@@ -255,6 +255,7 @@ func TestFailures(t *testing.T) {
 		// bad usage
 		{name: "bad flag value", args: []string{"-tol", "2"}, code: 2, want: "flag -tol: 2 is not in (0,1)"},
 		{name: "negative reach", args: []string{"-afsai.reach", "-1"}, code: 2, want: "flag -afsai.reach: -1 is negative"},
+		{name: "divtol not above 1", args: []string{"-divtol", "0.5"}, code: 2, want: "flag -divtol: 0.5 is not above 1"},
 		{name: "unknown flag", args: []string{"-nosuch"}, code: 2, want: "-nosuch"},
 		{name: "bad problem", args: []string{"-problem", "poisson9:4"}, code: 2, want: `unknown problem "poisson9"`},
 		{name: "output directory", args: []string{"-problem", "poisson7:4", "-out", filepath.Join(dir, "none", "x.mtx")}, code: 2,
@@ -344,6 +345,8 @@ func TestFailures(t *testing.T) {
 		{name: "nan", args: append([]string{"-matrix", lap, "-x0", in("huge.vec")}, none...), code: 3, want: "did not converge: nan", report: "nan"},
 		{name: "stagnation", args: append([]string{"-matrix", in("neumann.mtx"), "-rhs", in("e1.vec"), "-stagnation", "30"}, none...), code: 3,
 			want: "did not converge: stagnation after 30 iterations", report: "stagnation", out: true},
+		{name: "diverged", args: []string{"-problem", "convdiff:10:100", "-solver", "bicgstab", "-prec", "none", "-divtol", "1.5"}, code: 3,
+			want: "did not converge: diverged after 6 iterations", report: "diverged"},
 		{name: "max iterations", args: []string{"-matrix", lap, "-maxit", "2", "-prec", "jacobi"}, code: 3,
 			want: "did not converge: max_iterations after 2 iterations", report: "max_iterations", out: true},
 		// accepted

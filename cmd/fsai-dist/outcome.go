@@ -8,9 +8,9 @@ import (
 
 // usable reports whether the iterate of a solve that ended for reason is
 // worth writing to -out: the solution, or an approximation to resume from
-// with -x0. After a breakdown or NaN it is not.
+// with -x0. After a breakdown, NaN or divergence it is not.
 func usable(reason krylov.Reason) bool {
-	return reason != krylov.Breakdown && reason != krylov.NaN
+	return reason != krylov.Breakdown && reason != krylov.NaN && reason != krylov.Diverged
 }
 
 // outcome is the one line that says why a solve did not converge, and
