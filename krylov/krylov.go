@@ -70,8 +70,9 @@ const (
 	Diverged Reason = "diverged"
 )
 
-// DefaultDivTol is the divergence tolerance of the CLI (-divtol) and the
-// library: a residual 1e5 times the initial one, PETSc's default.
+// DefaultDivTol is the divergence tolerance of BiCGSTAB and GMRES in the
+// CLI (-divtol) and the library: a residual 1e5 times the initial one,
+// PETSc's default.
 const DefaultDivTol = 1e5
 
 // StagnationFactor defines a new low of the residual for the stagnation
@@ -99,8 +100,7 @@ type Options struct {
 	// replacement restarts the test. DefaultStagnation (0) is off.
 	Stagnation int
 	// DivTol, when positive, stops the solve with reason Diverged once the
-	// relative residual exceeds DivTol times the initial one; 0 never
-	// (the library's callers pass DefaultDivTol).
+	// relative residual exceeds DivTol times the initial one; 0 never.
 	DivTol float64
 	// Stop, when set, is called on every rank once per iteration; when it
 	// returns true on any rank, all ranks stop after the same iteration with

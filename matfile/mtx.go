@@ -9,10 +9,12 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/iopath"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // Matrix Market files are read in parallel: every rank reads the short
@@ -121,13 +123,67 @@ func checkFilled(path string, h *mmHeader, size int64) error {
 
 // parseCoordinates parses the entries of a coordinate file on the lines that
 // begin in the bytes [lo, hi) of f (see scanLines for lines, failed and
-// err). A symmetric file's off-diagonal entries come with their mirror
-// images; entries counts the entries the lines hold.
+// err), on all cores: each core parses its own part of the bytes, and the
+// parts' entries are joined in file order, so the result is the same on any
+// number of cores. A symmetric file's off-diagonal entries come with their
+// mirror images; entries counts the entries the lines hold.
 func parseCoordinates(f io.ReaderAt, h *mmHeader, lo, hi, size int64) (ts []dsmat.Triplet, entries, lines, failed int64, err error) {
+	pieces := int((hi - lo) / mmPieceBytes)
+	parts := make([]mmPart, parallel.Chunks(pieces))
+	parallel.For(pieces, func(c, first, end int) {
+		plo, phi := lo, hi
+		if pieces > 0 {
+			plo, phi = lo+(hi-lo)*int64(first)/int64(pieces), lo+(hi-lo)*int64(end)/int64(pieces)
+		}
+		parts[c] = parseCoordinatePart(f, h, plo, phi, size)
+	})
+	failed = -1
+	total := 0
+	for _, p := range parts {
+		if err == nil && p.err != nil {
+			failed, err = p.failed, p.err
+			if failed >= 0 {
+				failed += lines
+			}
+		}
+		lines += p.lines
+		entries += p.entries
+		total += len(p.ts)
+	}
+	if len(parts) == 1 {
+		return parts[0].ts, entries, lines, failed, err
+	}
+	ts = make([]dsmat.Triplet, total)
+	at := make([]int, len(parts))
+	for c := 1; c < len(parts); c++ {
+		at[c] = at[c-1] + len(parts[c-1].ts)
+	}
+	var wg sync.WaitGroup
+	for c, p := range parts {
+		wg.Go(func() { copy(ts[at[c]:], p.ts) })
+	}
+	wg.Wait()
+	return ts, entries, lines, failed, err
+}
+
+// mmPieceBytes is a unit of a file's bytes for parallel.For, whose least
+// chunk, 64 units (1 MiB), is the least share worth a core of its own.
+const mmPieceBytes = 1 << 14
+
+// mmPart is what parseCoordinatePart found in its bytes.
+type mmPart struct {
+	ts                     []dsmat.Triplet
+	entries, lines, failed int64
+	err                    error
+}
+
+// parseCoordinatePart parses the entries on the lines that begin in the
+// bytes [lo, hi) of f, on one core.
+func parseCoordinatePart(f io.ReaderAt, h *mmHeader, lo, hi, size int64) mmPart {
 	n := h.size[0]
 	pattern, symmetric := h.field == "pattern", h.symmetry == "symmetric"
-	ts = make([]dsmat.Triplet, 0, mmEntryEstimate(h.size[2], lo, hi, h.dataStart, size, symmetric))
-	lines, failed, err = scanLines(f, h.dataStart, lo, hi, size, func(line []byte) error {
+	p := mmPart{ts: make([]dsmat.Triplet, 0, mmEntryEstimate(h.size[2], lo, hi, h.dataStart, size, symmetric))}
+	p.lines, p.failed, p.err = scanLines(f, h.dataStart, lo, hi, size, func(line []byte) error {
 		t, ok, err := parseMMEntry(line, n, pattern)
 		if err != nil || !ok {
 			return err
@@ -135,14 +191,14 @@ func parseCoordinates(f io.ReaderAt, h *mmHeader, lo, hi, size int64) (ts []dsma
 		if symmetric && t.Col > t.Row {
 			return fmt.Errorf("entry (%d,%d) above the diagonal in a symmetric file (store the lower triangle)", t.Row+1, t.Col+1)
 		}
-		entries++
-		ts = append(ts, t)
+		p.entries++
+		p.ts = append(p.ts, t)
 		if symmetric && t.Row != t.Col {
-			ts = append(ts, dsmat.Triplet{Row: t.Col, Col: t.Row, Val: t.Val})
+			p.ts = append(p.ts, dsmat.Triplet{Row: t.Col, Col: t.Row, Val: t.Val})
 		}
 		return nil
 	})
-	return ts, entries, lines, failed, err
+	return p
 }
 
 // mmEntryEstimate guesses how many of the declared entries (doubled for a

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 const matrixDir = "/work/shared/matrices"
@@ -468,4 +470,44 @@ func TestReadMTXEmptyRanks(t *testing.T) {
 			t.Errorf("LFAT5 on 4 ranks: %d rows on rank %d", r.Count(), c.Rank())
 		}
 	})
+}
+
+// TestParseCoordinatesParts: parsing a file's bytes on several cores gives
+// the entries of one core's parse, in the same order, and the same line
+// count and failing line when a line in a later part is bad.
+func TestParseCoordinatesParts(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(7))
+	const n = 64000
+	var b strings.Builder
+	fmt.Fprintf(&b, "%%%%MatrixMarket matrix coordinate real symmetric\n%d %d %d\n", n, n, 3*n-3)
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "%d %d %.17g\n", i, i, 4+float64(i)/7)
+		if i > 1 {
+			fmt.Fprintf(&b, "%d %d %.17g\n", i, i-1, -1-float64(i)/13)
+			fmt.Fprintf(&b, "%d %d -0.25\n", i, 1+(i*7919)%(i-1))
+		}
+	}
+	good := b.String()
+	bad := strings.Replace(good, fmt.Sprintf("\n%d %d ", 3*n/4, 3*n/4-1), fmt.Sprintf("\n%d %d ", 3*n/4-1, 3*n/4), 1)
+	for name, text := range map[string]string{"good": good, "bad": bad} {
+		r := strings.NewReader(text)
+		h, err := readMMHeader(name, strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := int64(len(text))
+		if pieces := int((size - h.dataStart) / mmPieceBytes); parallel.Chunks(pieces) < 4 {
+			t.Fatalf("%d bytes make %d parts, want 4 or more", size, parallel.Chunks(pieces))
+		}
+		want := parseCoordinatePart(r, h, h.dataStart, size, size)
+		ts, entries, lines, failed, err := parseCoordinates(r, h, h.dataStart, size, size)
+		sameEntries := slices.Equal(ts, want.ts) && entries == want.entries || name == "bad" // parsing stops at a bad line
+		if !sameEntries || lines != want.lines || failed != want.failed || fmt.Sprint(err) != fmt.Sprint(want.err) {
+			t.Errorf("%s: %d entries, %d lines, failed %d (%v); one core: %d, %d, %d (%v); same triplets: %v",
+				name, entries, lines, failed, err, want.entries, want.lines, want.failed, want.err, slices.Equal(ts, want.ts))
+		}
+		if name == "bad" && (failed != int64(3*(3*n/4-1)-2+1) || err == nil) {
+			t.Errorf("bad line found at %d: %v", failed, err)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // grid is the N x N x N grid of unknowns in natural ordering
@@ -55,13 +56,28 @@ func (g grid) count27(c cell) int64 { return g.span(c[0]) * g.span(c[1]) * g.spa
 // so that the values are written once into storage of the final size.
 func (g grid) newRows(lo, hi int64, count func(cell) int64) *dsmat.Rows {
 	ptr := make([]int64, hi-lo+1)
-	c := g.at(lo)
-	for i := range hi - lo {
-		ptr[i+1] = ptr[i] + count(c)
-		g.next(&c)
-	}
+	parallel.For(int(hi-lo), func(_, first, end int) {
+		c := g.at(lo + int64(first))
+		for i := first; i < end; i++ {
+			ptr[i+1] = count(c)
+			g.next(&c)
+		}
+	})
+	parallel.Accumulate(ptr)
 	nnz := ptr[hi-lo]
 	return &dsmat.Rows{N: g.n * g.n * g.n, First: lo, RowPtr: ptr, Col: make([]int64, nnz), Val: make([]float64, nnz)}
+}
+
+// fill writes the rows of r on all cores: row(i, c, k) writes row i, at
+// grid point c, from position k of r.Col and r.Val.
+func (g grid) fill(r *dsmat.Rows, row func(i int64, c cell, k int)) {
+	parallel.For(len(r.RowPtr)-1, func(_, first, end int) {
+		c := g.at(r.First + int64(first))
+		for i := first; i < end; i++ {
+			row(r.First+int64(i), c, int(r.RowPtr[i]))
+			g.next(&c)
+		}
+	})
 }
 
 // faces gives the couplings of a 7-point finite-volume (or finite-difference)
@@ -117,9 +133,7 @@ func (g grid) convdiff(lo, hi int64, peclet float64) *dsmat.Rows {
 func (g grid) assemble7(lo, hi int64, f faces) *dsmat.Rows {
 	r := g.newRows(lo, hi, g.count7)
 	st := g.strides()
-	k := 0
-	c := g.at(lo)
-	for i := lo; i < hi; i++ {
+	g.fill(r, func(i int64, c cell, k int) {
 		diag := 0.0
 		for a := 2; a >= 0; a-- { // z-1, y-1, x-1: ascending columns
 			if c[a] == 0 {
@@ -147,8 +161,7 @@ func (g grid) assemble7(lo, hi int64, f faces) *dsmat.Rows {
 			k++
 		}
 		r.Val[d] = diag
-		g.next(&c)
-	}
+	})
 	return r
 }
 
@@ -157,9 +170,7 @@ func (g grid) assemble7(lo, hi int64, f faces) *dsmat.Rows {
 func (g grid) assemble27(lo, hi int64) *dsmat.Rows {
 	r := g.newRows(lo, hi, g.count27)
 	st := g.strides()
-	k := 0
-	c := g.at(lo)
-	for i := lo; i < hi; i++ {
+	g.fill(r, func(i int64, c cell, k int) {
 		for dz := int64(-1); dz <= 1; dz++ {
 			for dy := int64(-1); dy <= 1; dy++ {
 				for dx := int64(-1); dx <= 1; dx++ {
@@ -174,8 +185,7 @@ func (g grid) assemble27(lo, hi int64) *dsmat.Rows {
 				}
 			}
 		}
-		g.next(&c)
-	}
+	})
 	return r
 }
 

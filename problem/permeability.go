@@ -1,6 +1,10 @@
 package problem
 
-import "math"
+import (
+	"math"
+
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
+)
 
 // The coefficient field of diffusion:
 //
@@ -98,10 +102,13 @@ func (w window) at(c int64) float64 { return w.k[c-w.first] }
 func (f field) window(a, b int64) window {
 	a, b = max(a, 0), min(b, f.g.n*f.g.n*f.g.n)
 	w := window{first: a, k: make([]float64, max(b-a, 0))}
-	f.logK(a, w.k)
-	for i, l := range w.k {
-		w.k[i] = math.Exp(math.Ln10 * l)
-	}
+	parallel.For(len(w.k), func(_, lo, hi int) {
+		k := w.k[lo:hi]
+		f.logK(a+int64(lo), k)
+		for i, l := range k {
+			k[i] = math.Exp(math.Ln10 * l)
+		}
+	})
 	return w
 }
 

@@ -11,7 +11,7 @@
 #   -r RANKS   rank counts (1,2)
 #   -s SPEC    strong-scaling problem (poisson7:24)
 #   -w ROWS    weak scaling: rows per rank (8000)
-#   -f FAMILY  weak scaling: poisson7, poisson27, diffusion or aniso (poisson7)
+#   -f FAMILY  weak scaling: poisson7, poisson27, diffusion, aniso or convdiff (poisson7)
 #   -l NAME    launcher: mpirun or srun (mpirun)
 #   -- ARGS    fsai-dist flags for every run (default: -backend cpu -threads 1, one core per rank)
 #

@@ -37,8 +37,10 @@ type Options struct {
 	// progress (krylov.Options.Stagnation); 0, the default, never.
 	Stagnation int
 	// DivTol stops a solve whose relative residual grows above DivTol
-	// times the initial one, with reason diverged; +Inf never. New takes
-	// zero as krylov.DefaultDivTol (1e5), Bind as never.
+	// times the initial one, with reason diverged; +Inf never. Zero is
+	// the method's default: krylov.DefaultDivTol (1e5) for BiCGSTAB and
+	// GMRES, never for CG, whose residual can grow 1e5-fold in a solve
+	// that converges.
 	DivTol float64
 	// Stop, when set, is asked once per iteration on every rank whether to
 	// stop: when it says so on any rank, the solve ends after that
@@ -66,10 +68,10 @@ type Options struct {
 
 // DefaultOptions are CG with aFSAI (afsai.DefaultConfig), tolerance 1e-8,
 // at most 10000 iterations, GMRES restart 30, no stagnation test,
-// divergence at 1e5 times the initial residual, backend auto.
+// the method's divergence test, backend auto.
 func DefaultOptions() Options {
 	return Options{Method: "cg", Prec: "afsai", FSAI: afsai.DefaultConfig(), Tol: 1e-8, MaxIt: 10000, GMRESRestart: gmres.DefaultRestart,
-		Stagnation: krylov.DefaultStagnation, DivTol: krylov.DefaultDivTol, Backend: "auto"}
+		Stagnation: krylov.DefaultStagnation, Backend: "auto"}
 }
 
 // withDefaults fills the zero fields.
@@ -95,9 +97,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Backend == "" {
 		o.Backend = def.Backend
-	}
-	if o.DivTol == 0 {
-		o.DivTol = def.DivTol
 	}
 	return o
 }
@@ -130,7 +129,16 @@ func (o Options) check() (Options, error) {
 
 // krylov returns the options of one solve.
 func (o Options) krylov() krylov.Options {
-	return krylov.Options{Tol: o.Tol, MaxIt: o.MaxIt, Stagnation: o.Stagnation, DivTol: o.DivTol, Stop: o.Stop, Progress: o.Progress}
+	return krylov.Options{Tol: o.Tol, MaxIt: o.MaxIt, Stagnation: o.Stagnation, DivTol: o.divTol(), Stop: o.Stop, Progress: o.Progress}
+}
+
+// divTol is the divergence tolerance of a solve: DivTol, or the method's
+// default when it is zero.
+func (o Options) divTol() float64 {
+	if o.DivTol == 0 {
+		return methods[o.Method].divTol
+	}
+	return o.DivTol
 }
 
 // BackendOptions are the options of the backend New opens.

@@ -39,17 +39,22 @@ type method struct {
 	spd bool
 	// blocks: the method solves several right-hand sides at once.
 	blocks bool
+	// divTol is the method's default divergence tolerance
+	// (krylov.Options.DivTol; 0 never).
+	divTol float64
 }
 
 // methods maps a Method name to its entry.
 var methods = map[string]method{
+	// CG's residual norm may grow 1e5-fold and more on a solve that then
+	// converges (it minimizes the A-norm of the error): no divergence test.
 	"cg": {spd: true, blocks: true, new: func(A krylov.Operator, b *ddmat.Dense, _ Options) (Method, error) {
 		return asMethod(pcg.NewWorkspace(A, b))
 	}},
-	"bicgstab": {new: func(A krylov.Operator, b *ddmat.Dense, _ Options) (Method, error) {
+	"bicgstab": {divTol: krylov.DefaultDivTol, new: func(A krylov.Operator, b *ddmat.Dense, _ Options) (Method, error) {
 		return asMethod(bicgstab.NewWorkspace(A, b))
 	}},
-	"gmres": {new: func(A krylov.Operator, b *ddmat.Dense, opt Options) (Method, error) {
+	"gmres": {divTol: krylov.DefaultDivTol, new: func(A krylov.Operator, b *ddmat.Dense, opt Options) (Method, error) {
 		return asMethod(gmres.NewWorkspace(A, b, opt.GMRESRestart))
 	}},
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +32,16 @@ func newLogger(c *comm.Comm, verbose bool) *zap.Logger {
 	cfg.CallerKey = ""
 	core := zapcore.NewCore(zapcore.NewConsoleEncoder(cfg), zapcore.Lock(zapcore.AddSync(stderr)), zap.InfoLevel)
 	return zap.New(core).With(zap.Int("rank", c.Rank()))
+}
+
+// relres is a relative residual for the log, in scientific notation with
+// four significant digits ("relres": 9.215e-09): zap writes a float64
+// field in fixed-point notation, which spells such a number with 26 digits.
+func relres(v float64) zap.Field {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return zap.Float64("relres", v) // "NaN", "+Inf": not JSON numbers
+	}
+	return zap.Reflect("relres", json.Number(strconv.FormatFloat(v, 'e', 3, 64)))
 }
 
 // queue passes writes on to w from a goroutine, so that the writer never

@@ -108,7 +108,7 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.IntVar(&o.progressEvery, "progress", 50, "log the residual every this many iterations (0: never)")
 	fs.BoolVar(&o.checkSymmetry, "check-symmetry", true, "when -solver or -prec needs an SPD matrix (cg, afsai, fsai), check that a -matrix is symmetric before solving (one exchange of the halo entries); false skips it")
 	fs.IntVar(&o.stagnation, "stagnation", krylov.DefaultStagnation, "stop when the residual has not fallen 0.1% below its lowest value over the latter half of the iterations, and over at least this many (0, the default: never)")
-	fs.Float64Var(&o.divtol, "divtol", krylov.DefaultDivTol, "stop with reason diverged when the relative residual exceeds this many times the initial one (inf: never)")
+	fs.Float64Var(&o.divtol, "divtol", 0, "stop with reason diverged when the relative residual exceeds this many times the initial one (inf: never; 0, the default: 1e5 for bicgstab and gmres, never for cg, whose residual can grow 1e5-fold in a solve that converges)")
 	fs.BoolVar(&o.version, "version", false, "print the version (and the commit it was built from) and exit")
 	o.fsai.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -138,7 +138,7 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 		return nil, fmt.Errorf("flag -maxit: %d is negative", o.maxit)
 	case o.stagnation < 0:
 		return nil, fmt.Errorf("flag -stagnation: %d is negative", o.stagnation)
-	case !(o.divtol > 1):
+	case o.divtol != 0 && !(o.divtol > 1):
 		return nil, fmt.Errorf("flag -divtol: %g is not above 1", o.divtol)
 	case !slices.Contains(solver.Backends, o.backend):
 		return nil, fmt.Errorf("flag -backend: %q is not %s", o.backend, orList(solver.Backends))

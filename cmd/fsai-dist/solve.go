@@ -29,9 +29,13 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	if err := checkProblem(o); err != nil {
 		return 0, err
 	}
+	loaded := time.Now()
 	rows, part, err := load(c, o, rep, log, mem)
 	if err != nil {
 		return 0, badInput(err)
+	}
+	if rep.InputS, err = comm.AllreduceScalar(c, comm.Max, time.Since(loaded).Seconds()); err != nil {
+		return 0, err
 	}
 	if o.matrix != "" {
 		if err := checkMatrix(c, o, part, rows); err != nil {
@@ -126,7 +130,7 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	}
 	rep.fill(res)
 	log.Info("solved", zap.Int("rhs", len(res)), zap.Bool("converged", rep.Converged), zap.String("reason", rep.Reason),
-		zap.Int("iterations", rep.Iterations), zap.Float64("relres", float64(rep.RelRes)), zap.Float64("solve_s", rep.SolveS))
+		zap.Int("iterations", rep.Iterations), relres(float64(rep.RelRes)), zap.Float64("solve_s", rep.SolveS))
 
 	if o.out != "" && allUsable(res) {
 		host := make([]float64, x.Rows*x.Cols)
@@ -306,9 +310,9 @@ func progress(log *zap.Logger, every int) func(int, float64) {
 	if every <= 0 {
 		return nil
 	}
-	return func(it int, relres float64) {
+	return func(it int, r float64) {
 		if it%every == 0 {
-			log.Info("pcg", zap.Int("iteration", it), zap.Float64("relres", relres))
+			log.Info("pcg", zap.Int("iteration", it), relres(r))
 		}
 	}
 }

@@ -24,7 +24,7 @@ type studyCmd struct {
 }
 
 // families are the built-in problems of fsai-dist on an N^3 grid.
-var families = []string{"poisson7", "poisson27", "diffusion", "aniso"}
+var families = []string{"poisson7", "poisson27", "diffusion", "aniso", "convdiff"}
 
 func (s *studyCmd) name() string {
 	if s.weak {
