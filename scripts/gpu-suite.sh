@@ -11,6 +11,11 @@
 #            CPU set-up, CuPy (scripts/bench-afsai-gpu.sh)
 #   scaling  strong scaling on poisson7:256 with Jacobi and aFSAI, weak with
 #            aFSAI (cmd/fsai-scale: CSV and PNG plots)
+#   nonsym   BiCGSTAB and GMRES(30) with Jacobi against CuPy's gmres on one
+#            GPU (scripts/bench-nonsym-gpu.sh), and their strong scaling on
+#            convdiff:256 on every GPU of the node (300 iterations each)
+#   input    generating, and reading Matrix Market and PETSc binary files, on
+#            one rank (scripts/bench-input.sh diffusion:160)
 #   large    on every GPU of the node (1, 2, 4, 8): aFSAI strong scaling
 #            on diffusion:320 and poisson7:400, weak scaling at the blueprint's
 #            1,771,561 rows per GPU with halos device to device and through the
@@ -18,12 +23,13 @@
 #
 # Build first, where Go is installed:
 #   go build -o bin/fsai-dist ./cmd/fsai-dist && go build -o bin/fsai-scale ./cmd/fsai-scale &&
+#   go build -o bin/mtxgen ./scripts/mtxgen &&
 #   for p in gpu afsai/cudafsai pcg solver; do go test -c -o bin/$(basename $p).test ./$p; done
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 export NCCL_NVLS_ENABLE=0
-parts=${*:-tests jacobi library afsai scaling}
+parts=${*:-tests jacobi library afsai scaling nonsym input}
 want() { [[ " $parts " == *" $1 "* ]]; }
 # work in a temporary folder and pack it into one archive at the end
 out=$(mktemp -d)
@@ -53,9 +59,25 @@ if want scaling; then
   bin/fsai-scale weak -ranks 1,2 -rows-per-rank 8000000 -family poisson7 -out "$out/weak" -- -backend cuda -prec afsai > "$out/weak.log" 2>&1
   cat "$out/weak/scaling.csv"
 fi
-if want large; then
+gpu_ranks() { # 1,2,4,8 up to the GPUs there are
+  local gpus r ranks=1
   gpus=$(nvidia-smi -L | wc -l)
-  ranks=1; for ((r = 2; r <= gpus; r *= 2)); do ranks+=",$r"; done   # 1,2,4,8 up to the GPUs there are
+  for ((r = 2; r <= gpus; r *= 2)); do ranks+=",$r"; done
+  echo "$ranks"
+}
+if want nonsym; then
+  scripts/bench-nonsym-gpu.sh convdiff:200 300 "$out/nonsym" > "$out/bench-nonsym-gpu.log" 2>&1; tail -8 "$out/bench-nonsym-gpu.log"
+  for m in bicgstab gmres; do
+    bin/fsai-scale strong -warmup -ranks "$(gpu_ranks)" -problem convdiff:256 -out "$out/strong-$m" -- \
+      -backend cuda -solver $m -prec jacobi -tol 1e-30 -maxit 300 > "$out/strong-$m.log" 2>&1
+    cut -d, -f1,2,7,11,15 "$out/strong-$m/scaling.csv"   # ranks, problem, iterations, iter_s, efficiency_iter
+  done
+fi
+if want input; then
+  scripts/bench-input.sh diffusion:160 1 "$out/input" 2>&1 | tail -5
+fi
+if want large; then
+  ranks=$(gpu_ranks)
   for p in diffusion:320 poisson7:400; do
     bin/fsai-scale strong -warmup -ranks "$ranks" -problem $p -out "$out/strong-${p/:/}" -- -backend cuda -prec afsai > "$out/strong-${p/:/}.log" 2>&1
     cat "$out/strong-${p/:/}/scaling.csv"
