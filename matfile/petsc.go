@@ -11,6 +11,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/iopath"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // PETSc binary matrix files (MatView with PETSC_VIEWER_BINARY, 32-bit
@@ -165,16 +166,27 @@ func readPETScEntries(f io.ReaderAt, r *dsmat.Rows, nz, size, before, total int6
 	return dups, nil
 }
 
-// checkPETScRows checks the columns and values read into a stripe.
+// checkPETScRows checks the columns and values read into a stripe, on all
+// cores; the error is the first bad entry's.
 func checkPETScRows(r *dsmat.Rows) error {
-	for i := range r.Count() {
-		for k := r.RowPtr[i]; k < r.RowPtr[i+1]; k++ {
-			if c := r.Col[k]; c < 0 || c >= r.N {
-				return fmt.Errorf("row %d: column %d out of range [0,%d)", r.First+int64(i), c, r.N)
+	errs := make([]error, parallel.Chunks(r.Count()))
+	parallel.For(r.Count(), func(c, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for k := r.RowPtr[i]; k < r.RowPtr[i+1]; k++ {
+				if col := r.Col[k]; col < 0 || col >= r.N {
+					errs[c] = fmt.Errorf("row %d: column %d out of range [0,%d)", r.First+int64(i), col, r.N)
+					return
+				}
+				if v := r.Val[k]; math.IsNaN(v) || math.IsInf(v, 0) {
+					errs[c] = fmt.Errorf("row %d column %d: value %v is not finite", r.First+int64(i), r.Col[k], v)
+					return
+				}
 			}
-			if v := r.Val[k]; math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("row %d column %d: value %v is not finite", r.First+int64(i), r.Col[k], v)
-			}
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -189,8 +201,30 @@ func petscError(path string, err error) error {
 }
 
 // readBE fills dst with items of width bytes read from f at off, converted
-// by decode. It reads in large chunks; a short file is an error.
+// by decode, on all cores. It reads in large chunks; a short file is an
+// error.
 func readBE[T int64 | float64](f io.ReaderAt, off int64, dst []T, width int, decode func([]byte) T) error {
+	units := (len(dst) + beGrain - 1) / beGrain
+	errs := make([]error, parallel.Chunks(units))
+	parallel.For(units, func(c, lo, hi int) {
+		lo, hi = lo*beGrain, min(hi*beGrain, len(dst))
+		errs[c] = readBERange(f, off+int64(lo*width), dst[lo:hi], width, decode)
+	})
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// beGrain is a unit of entries for parallel.For, whose least chunk, 64
+// units, is the least share worth a core of its own (1 MiB of 4-byte
+// entries).
+const beGrain = 1 << 12
+
+// readBERange is readBE on one core.
+func readBERange[T int64 | float64](f io.ReaderAt, off int64, dst []T, width int, decode func([]byte) T) error {
 	buf := make([]byte, min(len(dst)*width, atChunk))
 	for done := 0; done < len(dst); {
 		k := min(len(dst)-done, len(buf)/width)

@@ -6,12 +6,15 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // petscBytes is the simplest serial encoding of a PETSc binary matrix.
@@ -142,4 +145,31 @@ func TestReadPETScErrors(t *testing.T) {
 			t.Errorf("rank %d: stripe %+v, want values %v", c.Rank(), *r, want)
 		}
 	})
+}
+
+// TestReadBEParts: readBE reads on several cores what one read gives, and
+// a file that ends early is an error naming the byte.
+func TestReadBEParts(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(7))
+	const n = 1<<20 + 13
+	data := make([]byte, 4*n)
+	for i := range n {
+		binary.BigEndian.PutUint32(data[4*i:], uint32(int32(i*7919-n)))
+	}
+	if k := parallel.Chunks((n + beGrain - 1) / beGrain); k < 4 {
+		t.Fatalf("%d entries make %d parts, want 4 or more", n, k)
+	}
+	got := make([]int64, n-1)
+	if err := readBE(bytes.NewReader(data), 4, got, 4, beInt32); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if want := int64(int32((i+1)*7919 - n)); v != want {
+			t.Fatalf("entry %d: %d, want %d", i, v, want)
+		}
+	}
+	err := readBE(bytes.NewReader(data[:4*n-6]), 0, make([]int64, n), 4, beInt32)
+	if err == nil || !strings.Contains(err.Error(), "truncated: the file ends before byte") {
+		t.Fatalf("short file: %v", err)
+	}
 }
