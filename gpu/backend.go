@@ -16,7 +16,7 @@
 // distributed SpMV's halos (PackHalo, UploadHalo), which run on a second
 // stream beside the kernels (halo.go). Kernels report no errors
 // themselves: the first failure is kept and returned by Err, Sync, Download
-// and Close (Dot and the other reductions return NaN once it is set), and calls after it
+// and Close (the reductions return NaN once it is set), and calls after it
 // do nothing.
 //
 // Threads: a CUDA context is current per OS thread, and Go moves goroutines
@@ -25,7 +25,7 @@
 // (cuCtxSetCurrent; both together about 0.2 us on an H200 machine), so a
 // Backend can be used from any goroutine, one at a time, and the caller
 // needs no runtime.LockOSThread. A kernel launch costs about 4.5 us of host
-// time there, and a reduction's round trip (Dot) about 13 us.
+// time there, and a reduction's round trip (a dot product) about 13 us.
 package gpu
 
 import (
