@@ -6,9 +6,9 @@
 // GPU machine. The kernels (package kernels) are compiled by NVRTC for the
 // GPU found, once per process, and cached on disk under
 // os.UserCacheDir()/fsai-dist. Each kernel is launched through one typed
-// Go function that mirrors its C signature (launch.go), and the tests
-// assert that the structs passed by value are laid out as their Go mirrors
-// (layoutAsserts). Raw gives a package with kernels of its own (the CUDA
+// Go function that mirrors its C signature (launch.go), and Open checks on
+// the GPU that the structs passed by value are laid out as their Go
+// mirrors (layout.go). Raw gives a package with kernels of its own (the CUDA
 // FSAI set-up, afsai/cudafsai) the backend's memory, stream and module;
 // this package knows no algorithm.
 //
@@ -91,8 +91,10 @@ type Backend struct {
 	// while keepSpare is set (retire)
 	spare     []uintptr
 	keepSpare bool
-	err       error
-	closed    bool
+	// layouts are the answers of Raw.CheckLayout, by struct and mirror
+	layouts map[layoutKey]error
+	err     error
+	closed  bool
 }
 
 var errClosed = errors.New("gpu: backend is closed")
@@ -178,6 +180,9 @@ func (b *Backend) open() error {
 	b.pinner.Pin(b.args)
 	for i := range b.args.ptrs {
 		b.args.ptrs[i] = uintptr(unsafe.Pointer(&b.args.vals[i]))
+	}
+	if err := b.probeLayout(b.module, "FsaiCols", fsaiCols{}); err != nil {
+		return fmt.Errorf("gpu: %w", err)
 	}
 	return d.StreamSynchronize(b.stream, "")
 }

@@ -50,19 +50,72 @@ func needNVRTC(t *testing.T) *cuda.NVRTC {
 	return nv
 }
 
-// TestLayouts compiles the kernels with the asserts that FsaiSetup is laid
-// out as its Go mirror, fsaiSetup (cuda.LayoutAsserts). NVRTC 12 and later
-// refuse the asserts' constant offsets, so it runs with NVRTC 11; the
-// layout is the ABI's, the same for both.
-func TestLayouts(t *testing.T) {
+// TestLayoutProbeCompiles compiles the layout probe of FsaiSetup after the
+// kernels' headers, as Device.fsaiKernels does on a GPU, with the
+// machine's NVRTC: the headers define the struct without the kernels.
+func TestLayoutProbeCompiles(t *testing.T) {
 	nv := needNVRTC(t)
-	if major, _, _ := strings.Cut(nv.Version(), "."); major != "11" {
-		t.Skipf("the layout asserts need NVRTC 11, not %s", nv.Version())
-	}
-	src := kernels.Source() + cuda.LayoutAsserts("FsaiSetup", fsaiSetup{})
-	if _, err := nv.Compile(src, kernelsName, cuda.Target{Arch: 80}); err != nil {
+	src := kernels.Headers() + cuda.LayoutProbe("layout_FsaiSetup", "FsaiSetup", fsaiSetup{})
+	if _, err := nv.Compile(src, "layout probe of FsaiSetup", cuda.Target{Arch: 80}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestLayoutOnGPU compares FsaiSetup with its mirror on the GPU, as the
+// first set-up does, and with mirrors out of step with it: two members
+// exchanged, a member missing. Each error must name the first member or
+// the size that differs.
+func TestLayoutOnGPU(t *testing.T) {
+	b := openGPU(t)
+	if err := b.CheckLayout(kernels.Headers(), "FsaiSetup", fsaiSetup{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.fsaiKernels(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		mirror any
+		want   string
+	}{
+		{swappedSetup{}, "C struct FsaiSetup member mmax at offset 128, Go mirror cudafsai.swappedSetup.mmax at 120"},
+		{shortSetup{}, "C struct FsaiSetup of 208 bytes, Go mirror cudafsai.shortSetup of 200"},
+	} {
+		err := b.CheckLayout(kernels.Headers(), "FsaiSetup", c.mirror)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("mirror %T: error %v, want one that says %q", c.mirror, err, c.want)
+		}
+	}
+}
+
+// swappedSetup is fsaiSetup with nb and mmax exchanged.
+type swappedSetup struct {
+	rowptr, col, val, diag       uintptr
+	rows, len, ncand, state, psi uintptr
+	pat                          uintptr
+	l                            uintptr `c:"L"`
+	y, g, sys                    uintptr
+	activeCount                  uintptr `c:"active_count"`
+	mmax, nb, s                  int64
+	eps, tol, stall              float64
+	scaled                       int64
+	active, next                 uintptr
+	nact                         int64
+	gdiag                        uintptr
+}
+
+// shortSetup is fsaiSetup without its last member, gdiag.
+type shortSetup struct {
+	rowptr, col, val, diag       uintptr
+	rows, len, ncand, state, psi uintptr
+	pat                          uintptr
+	l                            uintptr `c:"L"`
+	y, g, sys                    uintptr
+	activeCount                  uintptr `c:"active_count"`
+	nb, mmax, s                  int64
+	eps, tol, stall              float64
+	scaled                       int64
+	active, next                 uintptr
+	nact                         int64
 }
 
 // TestLaunchSignatures compiles the kernels to PTX as gpu.Open does and
