@@ -27,7 +27,7 @@ import (
 func LayoutProbe(kernel, cName string, mirror any) string {
 	t := reflect.TypeOf(mirror)
 	var b strings.Builder
-	fmt.Fprintf(&b, "#line 1 \"layout probe of %s\"\n", t)
+	fmt.Fprintf(&b, "#line 1 \"layout probe of %s\"\n", cName)
 	fmt.Fprintf(&b, "extern \"C\" __global__ void %s(unsigned long long *out)\n{\n", kernel)
 	fmt.Fprintf(&b, "    %s s;\n    const char *base = (const char *)&s;\n", cName)
 	for i := range t.NumField() {

@@ -24,7 +24,7 @@ type pair struct {
 // the tags give, then the struct's size.
 func TestLayoutProbe(t *testing.T) {
 	got := LayoutProbe("layout_Pair", "Pair", pair{})
-	want := `#line 1 "layout probe of cuda.pair"
+	want := `#line 1 "layout probe of Pair"
 extern "C" __global__ void layout_Pair(unsigned long long *out)
 {
     Pair s;
@@ -90,15 +90,20 @@ func TestLayoutMismatch(t *testing.T) {
 
 // TestLayoutProbeCompiles compiles the probe after the struct it measures
 // with the machine's NVRTC (no GPU needed): the probe's source must be
-// one that every NVRTC accepts.
+// one that every NVRTC accepts, also for a mirror of an unnamed type.
 func TestLayoutProbeCompiles(t *testing.T) {
 	nv := needNVRTC(t)
-	src := pairSource + LayoutProbe("layout_Pair", "Pair", pair{})
-	ptx, err := nv.Compile(src, "pair.cu", Target{Arch: 80})
-	if err != nil {
-		t.Fatalf("NVRTC %s: %v", nv.Version(), err)
-	}
-	if _, ok := PTXEntries(string(ptx))["layout_Pair"]; !ok {
-		t.Errorf("NVRTC %s: the PTX has no entry layout_Pair", nv.Version())
+	unnamed := struct {
+		N int32 `c:"n"`
+	}{}
+	for _, mirror := range []any{pair{}, unnamed} {
+		src := pairSource + LayoutProbe("layout_Pair", "Pair", mirror)
+		ptx, err := nv.Compile(src, "pair.cu", Target{Arch: 80})
+		if err != nil {
+			t.Fatalf("NVRTC %s, mirror %T: %v", nv.Version(), mirror, err)
+		}
+		if _, ok := PTXEntries(string(ptx))["layout_Pair"]; !ok {
+			t.Errorf("NVRTC %s, mirror %T: the PTX has no entry layout_Pair", nv.Version(), mirror)
+		}
 	}
 }
