@@ -71,10 +71,10 @@ func (b *Backend) spmm(y backend.Vector, a backend.Matrix, x backend.Vector, k i
 	}
 	switch {
 	case k == 1 && w != nil:
-		b.spmvDot(y, a, x, beta, w, s, 0)
+		b.queueSpMVDot(m, xv, yv, beta, wv, sum, 0)
 		return
 	case k == 1:
-		b.spmv(y, a, x, beta, 0)
+		b.queueSpMV(m, xv, yv, beta, 0)
 		return
 	}
 	for c0 := 0; c0 < k; c0 += colChunk {

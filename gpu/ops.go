@@ -11,14 +11,16 @@ import (
 // 0: the miniwarp kernels tuned for one vector (kernels/spmv.cu).
 func (b *Backend) spmv(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64, w int) {
 	defer b.enter()()
-	m := b.spmvCheck("SpMM", y, a, x, beta)
-	if m == nil {
-		return
+	if m := b.spmvCheck("SpMM", y, a, x, beta); m != nil {
+		b.queueSpMV(m, x.(*Vector), y.(*Vector), beta, w)
 	}
+}
+
+// queueSpMV is spmv on arguments checked already.
+func (b *Backend) queueSpMV(m *Matrix, x, y *Vector, beta float64, w int) {
 	i, w := widthIndex(m, w)
-	yv, xv := y.(*Vector), x.(*Vector)
 	b.launchSpMV(b.blocks(ceilDiv(m.rows*w, blockSize)), m.prec, i,
-		int32(m.rows), m.rowPtr, m.col, m.val, xv.ptr, yv.ptr, int32(beta), m.rowMap)
+		int32(m.rows), m.rowPtr, m.col, m.val, x.ptr, y.ptr, int32(beta), m.rowMap)
 }
 
 // spmvCheck returns a as a matrix of this backend, or records why y = a*x +
