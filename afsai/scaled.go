@@ -6,10 +6,8 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
-	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
-	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // scaleLimit bounds the diagonal of a matrix that the set-up takes as it
@@ -24,13 +22,14 @@ const scaleLimit = 0x1p40
 // SPD A): some diagonal entry lies outside [1/scaleLimit, scaleLimit]. It
 // returns nil when every diagonal entry lies within, and when some is not
 // positive and finite (the set-up then says which) or a rank does not
-// hold its diagonal block. The common case, no scaling, allocates nothing
-// and reads the diagonal on all cores. Collective.
+// hold its diagonal block. The common case, no scaling, takes the range
+// that dsmat recorded where it wrote the values (Matrix.DiagonalRange):
+// no pass over the matrix. Collective.
 func diagonalScaling(A *dsmat.Matrix) ([]float64, error) {
 	ext := []float64{math.Inf(-1), 0, 0} // -min, max, and 1 where a rank cannot scale
 	if A.Diag == nil {
 		ext[2] = 1
-	} else if lo, hi, ok := diagonalRange(A.Diag); !ok {
+	} else if lo, hi, ok := A.DiagonalRange(); !ok {
 		ext[2] = 1
 	} else {
 		ext[0], ext[1] = -lo, hi
@@ -46,34 +45,6 @@ func diagonalScaling(A *dsmat.Matrix) ([]float64, error) {
 		d[i] = 1 / math.Sqrt(v)
 	}
 	return d, nil
-}
-
-// diagonalRange returns the least and the greatest diagonal entry of the
-// square block d (+Inf and 0 when it has no rows), and ok false when one
-// is not positive and finite.
-func diagonalRange(d *csr.Matrix[float64]) (lo, hi float64, ok bool) {
-	k := parallel.Chunks(d.Rows)
-	los, his, bad := make([]float64, k), make([]float64, k), make([]bool, k)
-	parallel.For(d.Rows, func(c, first, end int) {
-		l, h := math.Inf(1), 0.0
-		for i := first; i < end; i++ {
-			v := diagonalEntry(d, i)
-			if !(v > 0) || math.IsInf(v, 0) {
-				bad[c] = true
-				return
-			}
-			l, h = min(l, v), max(h, v)
-		}
-		los[c], his[c] = l, h
-	})
-	lo, hi = math.Inf(1), 0
-	for c := range k {
-		if bad[c] {
-			return 0, 0, false
-		}
-		lo, hi = min(lo, los[c]), max(hi, his[c])
-	}
-	return lo, hi, true
 }
 
 // newScaled sets up the FSAI factor G~ of S A S, S = diag(s), and keeps s:
@@ -117,17 +88,4 @@ func (p *Preconditioner) scaleRows(z, r *ddmat.Dense) *ddmat.Dense {
 	}
 	ddmat.ScaleRows(z, p.scale, r)
 	return z
-}
-
-// diagonalEntry returns d(i,i), or 0 where row i holds none: a scan of
-// the row, which for the short rows of sparse matrices reads less than a
-// binary search and keeps diagonalRange at the memory's pace.
-func diagonalEntry(d *csr.Matrix[float64], i int) float64 {
-	cols, vals := d.Row(i)
-	for k, j := range cols {
-		if int(j) == i {
-			return vals[k]
-		}
-	}
-	return 0
 }

@@ -18,24 +18,7 @@ var setupProblem = flag.String("setup.problem", "diffusion:100", "problem of Ben
 // what the parallel loops speed up; -cpu sets how many cores they get. It
 // runs outside mpirun as a singleton rank.
 func BenchmarkSetupStages(b *testing.B) {
-	if err := comm.Init(); err != nil {
-		b.Fatal(err)
-	}
-	c := comm.World()
-	s, err := problem.Parse(*setupProblem)
-	if err != nil {
-		b.Fatal(err)
-	}
-	part := dsmat.NewPartition(s.Rows(), c.Size())
-	lo, hi := part.Range(c.Rank())
-	rows, err := s.Generate(lo, hi)
-	if err != nil {
-		b.Fatal(err)
-	}
-	A, err := dsmat.New(c, part, rows)
-	if err != nil {
-		b.Fatal(err)
-	}
+	A := setupMatrix(b)
 	be := cpu.New(0)
 	var sum Info
 	for b.Loop() {
@@ -54,4 +37,55 @@ func BenchmarkSetupStages(b *testing.B) {
 	b.ReportMetric(sum.ComputeS/n, "compute_s")
 	b.ReportMetric(sum.TransposeS/n, "transpose_s")
 	b.ReportMetric(sum.UploadS/n, "upload_s")
+}
+
+// BenchmarkDiagonalScaling times the set-up's first step on -setup.problem,
+// one rank: whether A's diagonal asks for the scaled set-up
+// (diagonalScaling, the range of the diagonal and one Allreduce).
+func BenchmarkDiagonalScaling(b *testing.B) {
+	A := setupMatrix(b)
+	for b.Loop() {
+		if s, err := diagonalScaling(A); err != nil || s != nil {
+			b.Fatalf("diagonalScaling: %d scaling entries, error %v", len(s), err)
+		}
+	}
+}
+
+// BenchmarkMatrixNew times dsmat.New on the stripe of -setup.problem, one
+// rank: the split into blocks, which also records the diagonal's range.
+func BenchmarkMatrixNew(b *testing.B) {
+	c, part, rows := setupRows(b)
+	for b.Loop() {
+		if _, err := dsmat.New(c, part, rows); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// setupMatrix makes the matrix of -setup.problem on a singleton rank.
+func setupMatrix(b *testing.B) *dsmat.Matrix {
+	A, err := dsmat.New(setupRows(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return A
+}
+
+// setupRows returns the stripe of -setup.problem on a singleton rank.
+func setupRows(b *testing.B) (*comm.Comm, dsmat.Partition, *dsmat.Rows) {
+	if err := comm.Init(); err != nil {
+		b.Fatal(err)
+	}
+	c := comm.World()
+	s, err := problem.Parse(*setupProblem)
+	if err != nil {
+		b.Fatal(err)
+	}
+	part := dsmat.NewPartition(s.Rows(), c.Size())
+	lo, hi := part.Range(c.Rank())
+	rows, err := s.Generate(lo, hi)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, part, rows
 }

@@ -74,7 +74,7 @@ type Backend interface {
 
 	NewVector(n int) (Vector, error)
 	// NewMatrix uploads m. With a row map, row k of m is row rowMap[k] of
-	// the products: SpMV then touches only those rows of y, which lets an
+	// the products: they then touch only those rows of y, which lets an
 	// off-diagonal block store just its non-empty rows (a block coupling
 	// two stripes has few).
 	NewMatrix(m *csr.Matrix[float64], rowMap []int32, p Precision) (Matrix, error)
@@ -88,7 +88,7 @@ type Backend interface {
 
 	// Upload copies host data into dst. It may return before the copy is
 	// done: src must stay unchanged until the next synchronizing call
-	// (Download, Dot, TakeSum, Sync).
+	// (Download, a dot product, TakeSum, Sync).
 	Upload(dst Vector, src []float64)
 	// Download copies src into host memory; it waits for queued work.
 	Download(dst []float64, src Vector) error
@@ -96,36 +96,8 @@ type Backend interface {
 	// the returned function is called. Host buffers of halo exchanges use it.
 	Pin(host []float64) (unpin func(), err error)
 
-	// SpMV computes y = A*x + beta*y with beta 0 or 1 (on the mapped rows
-	// only, for a matrix with a row map). With beta 0 it does not read y,
-	// which may then hold anything, NaN included. A beta other than 0 or 1
-	// is an error: it is recorded (Err) and nothing is computed.
-	SpMV(y Vector, a Matrix, x Vector, beta float64)
 	// Gather sets dst[k] = src[idx[k]] (the halo pack).
 	Gather(dst, src Vector, idx Index)
-
-	Fill(x Vector, v float64)
-	Copy(dst, src Vector)
-	// Axpby computes y = a*x + b*y; with b == 0 it does not read y, which
-	// may then hold anything, NaN included (as in BLAS).
-	Axpby(y Vector, a float64, x Vector, b float64)
-	// Mul computes z = d .* r element-wise (Jacobi scaling).
-	Mul(z, d, r Vector)
-	// Dot returns x'y over the local entries (no reduction across ranks).
-	Dot(x, y Vector) float64
-	// SpMMDot is SpMM that also adds w[:,c]'(A*X)[:,c] to sum c of s for
-	// blocks of k columns: the dot product of w (indexed like y) with the
-	// product over the rows it computes, not with what y held before. PCG's
-	// p'Ap of every column then costs no pass of its own. It returns at
-	// once; TakeSum waits for the totals. With k = 1 it runs the SpMV.
-	SpMMDot(y Vector, a Matrix, x Vector, k int, beta float64, w Vector, s Sum)
-	// NewSum returns n sums at zero for SpMMDot.
-	NewSum(n int) (Sum, error)
-	// TakeSum waits for queued work, copies the sums of s into out (one
-	// per sum) and sets them back to zero. Products that add to s in one
-	// order give the same bits every time.
-	TakeSum(s Sum, out []float64) error
-
 	// PackHalo sets host[k] = src[idx[k]] through stage, a device vector of
 	// len(idx) values (the halo pack of a distributed SpMV). It returns at
 	// once: the copy to the host runs beside the kernels queued after it (the
@@ -140,16 +112,38 @@ type Backend interface {
 	// the wait of the next PackHalo.
 	UploadHalo(dst Vector, src []float64)
 
-	// Block kernels work on row-major blocks of k columns (several
-	// right-hand sides): entry (i, c) of an n x k block is element i*k+c of
-	// its Vector. They read a matrix once for all k columns, and take and
-	// return one scalar per column.
+	Fill(x Vector, v float64)
+	Copy(dst, src Vector)
 
-	// SpMM computes Y = A*X + beta*Y (beta 0 or 1, as SpMV) for blocks of
-	// k columns; for a matrix with a row map, on the mapped rows only.
+	// The kernels below work on row-major blocks of k columns (several
+	// right-hand sides): entry (i, c) of an n x k block is element i*k+c
+	// of its Vector. A vector is a block of one column, so each operation
+	// is written once, for blocks; the functions SpMV, Dot, Axpby and Mul
+	// of this package call them with k = 1. They read a matrix once for
+	// all k columns, and take and return one scalar per column.
+
+	// SpMM computes Y = A*X + beta*Y for blocks of k columns with beta 0
+	// or 1 (on the mapped rows only, for a matrix with a row map). With
+	// beta 0 it does not read Y, which may then hold anything, NaN
+	// included. A beta other than 0 or 1 is an error: it is recorded (Err)
+	// and nothing is computed.
 	SpMM(y Vector, a Matrix, x Vector, k int, beta float64)
-	// DotCols sets out[c] to the local dot product of columns c of x and y,
-	// for blocks of len(out) columns.
+	// SpMMDot is SpMM that also adds w[:,c]'(A*X)[:,c] to sum c of s for
+	// blocks of k columns: the dot product of w (indexed like y) with the
+	// product over the rows it computes, not with what y held before. PCG's
+	// p'Ap of every column then costs no pass of its own. It returns at
+	// once; TakeSum waits for the totals. With k = 1 its y holds SpMM's bits.
+	SpMMDot(y Vector, a Matrix, x Vector, k int, beta float64, w Vector, s Sum)
+	// NewSum returns n sums at zero for SpMMDot.
+	NewSum(n int) (Sum, error)
+	// TakeSum waits for queued work, copies the sums of s into out (one
+	// per sum) and sets them back to zero. Products that add to s in one
+	// order give the same bits every time.
+	TakeSum(s Sum, out []float64) error
+
+	// DotCols sets out[c] to the local dot product of columns c of x and y
+	// (no reduction across ranks), for blocks of len(out) columns. Repeated
+	// on the same inputs it gives the same bits.
 	DotCols(x, y Vector, out []float64)
 	// DotPairCols sets xy[c] and xz[c] to the local dot products of column
 	// c of x with those of y and z, reading x once, for blocks of len(xy)
@@ -169,14 +163,38 @@ type Backend interface {
 	// backend fixes; the result is within rounding of len(a) Axpby calls.
 	AxpyMany(w, v Vector, a []float64)
 	// AxpbyCols computes y[:,c] = a[c]*x[:,c] + b[c]*y[:,c] for blocks of
-	// len(a) == len(b) columns.
+	// len(a) == len(b) columns; a column with b[c] == 0 does not read y,
+	// which may then hold anything, NaN included (as in BLAS).
 	AxpbyCols(y Vector, a []float64, x Vector, b []float64)
 	// MulCols computes z[i,c] = d[i]*r[i,c] for blocks of k columns: one
-	// diagonal scaling for every column.
+	// diagonal scaling (Jacobi's) for every column.
 	MulCols(z, d, r Vector, k int)
+
 	// Sync waits for all queued work and returns the first error.
 	Sync() error
 	// Err returns the first error seen so far without waiting.
 	Err() error
 	Close() error
 }
+
+// SpMV computes y = A*x + beta*y for one vector (beta 0 or 1): SpMM of one
+// column.
+func SpMV(b Backend, y Vector, a Matrix, x Vector, beta float64) { b.SpMM(y, a, x, 1, beta) }
+
+// Dot returns the local x'y of two vectors (no reduction across ranks):
+// DotCols of one column. NaN once the backend has recorded an error.
+func Dot(b Backend, x, y Vector) float64 {
+	out := []float64{0}
+	b.DotCols(x, y, out)
+	return out[0]
+}
+
+// Axpby computes y = a*x + c*y for one vector, not reading y when c == 0:
+// AxpbyCols of one column.
+func Axpby(b Backend, y Vector, a float64, x Vector, c float64) {
+	b.AxpbyCols(y, []float64{a}, x, []float64{c})
+}
+
+// Mul computes z = d .* r element-wise (Jacobi scaling): MulCols of one
+// column.
+func Mul(b Backend, z, d, r Vector) { b.MulCols(z, d, r, 1) }

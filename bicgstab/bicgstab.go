@@ -190,9 +190,10 @@ func (w *Workspace) iterate(M krylov.Preconditioner, x *ddmat.Dense, st *state, 
 	ddmat.Copy(w.s, w.r)
 	ddmat.Axpby(w.s, -st.alpha, w.v, 1)
 	sums, err := w.precProduct(M, w.t, w.sh, w.s, func() []float64 {
-		ts, tt := []float64{0}, []float64{0}
+		ss, ts, tt := []float64{0}, []float64{0}, []float64{0}
+		be.DotCols(w.s.V, w.s.V, ss)
 		be.DotPairCols(w.t.V, w.s.V, w.t.V, ts, tt)
-		return []float64{be.Dot(w.s.V, w.s.V), ts[0], tt[0]}
+		return []float64{ss[0], ts[0], tt[0]}
 	})
 	if err != nil {
 		return err

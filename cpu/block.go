@@ -11,14 +11,19 @@ import (
 // entries, entry (i, c) at i*k+c. They split the rows over the goroutines and
 // loop over a row's k entries innermost, on slices of length k (which lets
 // the compiler drop the bounds checks). With k = 1 they run one-column
-// loops (a slice of one entry per row cost PCG-Jacobi a fifth of its
-// iteration on poisson7:128) over the ranges of the one-column kernels,
-// adding in their order: the same bits.
+// loops (spmv, dot, axpby, mul: a slice of one entry per row cost
+// PCG-Jacobi a fifth of its iteration on poisson7:128), over the same
+// ranges and adding in the same order as the block loops would: the same
+// bits.
 
 // SpMM computes Y = A*X + beta*Y for blocks of k columns, reading each row of
 // A once for all k columns.
 func (b *Backend) SpMM(y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64) {
 	if !b.checkBeta("SpMM", beta) {
+		return
+	}
+	if k == 1 {
+		b.spmv(y, a, x, beta, nil)
 		return
 	}
 	b.parallel(a.Rows(), func(_, lo, hi int) { b.spmmRows(y, a, x, k, beta, nil, nil, lo, hi) })
@@ -113,7 +118,7 @@ func store(y, wi, dots []float64, c int, beta float64, s ...float64) {
 func (b *Backend) DotCols(x, y backend.Vector, out []float64) {
 	xv, yv, k := x.(Vector), y.(Vector), len(out)
 	if k == 1 {
-		out[0] = b.Dot(x, y)
+		out[0] = b.dot(xv, yv)
 		return
 	}
 	b.sumRows(len(xv)/k, out, func(lo, hi int, s []float64) {
@@ -128,7 +133,7 @@ func (b *Backend) DotCols(x, y backend.Vector, out []float64) {
 }
 
 // DotMany sets out[c] to the dot product of w with the c-th vector of
-// w's length in v, each summed in range order like Dot.
+// w's length in v, each summed in range order like dot.
 func (b *Backend) DotMany(v, w backend.Vector, out []float64) {
 	vv, wv, k := v.(Vector), w.(Vector), len(out)
 	n := len(wv)
@@ -236,7 +241,7 @@ func (b *Backend) DotPairCols(x, y, z backend.Vector, xy, xz []float64) {
 func (b *Backend) AxpbyCols(y backend.Vector, a []float64, x backend.Vector, beta []float64) {
 	yv, xv, k := y.(Vector), x.(Vector), len(a)
 	if k == 1 {
-		b.Axpby(y, a[0], x, beta[0])
+		b.axpby(yv, a[0], xv, beta[0])
 		return
 	}
 	b.parallel(len(yv)/k, func(_, lo, hi int) {
@@ -258,7 +263,7 @@ func (b *Backend) AxpbyCols(y backend.Vector, a []float64, x backend.Vector, bet
 func (b *Backend) MulCols(z, d, r backend.Vector, k int) {
 	zv, dv, rv := z.(Vector), d.(Vector), r.(Vector)
 	if k == 1 {
-		b.Mul(z, d, r)
+		b.mul(zv, dv, rv)
 		return
 	}
 	b.parallel(len(zv)/k, func(_, lo, hi int) {

@@ -101,14 +101,6 @@ func (b *Backend) Download(dst []float64, src backend.Vector) error {
 
 func (b *Backend) Pin(host []float64) (func(), error) { return func() {}, nil }
 
-// SpMV computes y = A*x + beta*y; a beta other than 0 or 1 is recorded as
-// an error (Err) and computes nothing.
-func (b *Backend) SpMV(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64) {
-	if b.checkBeta("SpMV", beta) {
-		b.spmv(y, a, x, beta, nil)
-	}
-}
-
 // checkBeta reports whether beta is 0 or 1, as the products' contract
 // says, and records an error naming call when it is not.
 func (b *Backend) checkBeta(call string, beta float64) bool {
@@ -126,8 +118,8 @@ func (b *Backend) fail(err error) {
 	}
 }
 
-// spmv is SpMV that returns w'(A*x) over the rows it computes when w is not
-// nil, summed in range order like Dot.
+// spmv is SpMM of one column, which returns w'(A*x) over the rows it
+// computes when w is not nil, summed in range order like dot.
 func (b *Backend) spmv(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64, w []float64) float64 {
 	m, xv, yv := a.(*Matrix), x.(Vector), y.(Vector)
 	rows := func(lo, hi int) float64 {
@@ -136,7 +128,7 @@ func (b *Backend) spmv(y backend.Vector, a backend.Matrix, x backend.Vector, bet
 		}
 		return spmvRows(m.f64, m.rowMap, xv, beta, yv, w, lo, hi)
 	}
-	if w == nil { // no partial sums to keep: SpMV allocates nothing
+	if w == nil { // no partial sums to keep: the product allocates nothing
 		b.parallel(m.rows, func(_, lo, hi int) { rows(lo, hi) })
 		return 0
 	}
@@ -218,10 +210,9 @@ func (b *Backend) Fill(x backend.Vector, v float64) {
 
 func (b *Backend) Copy(dst, src backend.Vector) { copy(dst.(Vector), src.(Vector)) }
 
-// Axpby computes y = a*x + c*y; with c == 0 it does not read y (which may
-// hold NaN), as in BLAS and as the GPU kernel.
-func (b *Backend) Axpby(y backend.Vector, a float64, x backend.Vector, c float64) {
-	yv, xv := y.(Vector), x.(Vector)
+// axpby computes y = a*x + c*y, AxpbyCols of one column; with c == 0 it
+// does not read y (which may hold NaN), as in BLAS and as the GPU kernel.
+func (b *Backend) axpby(yv Vector, a float64, xv Vector, c float64) {
 	b.parallel(len(yv), func(_, lo, hi int) {
 		if c == 0 {
 			for i := lo; i < hi; i++ {
@@ -235,8 +226,8 @@ func (b *Backend) Axpby(y backend.Vector, a float64, x backend.Vector, c float64
 	})
 }
 
-func (b *Backend) Mul(z, d, r backend.Vector) {
-	zv, dv, rv := z.(Vector), d.(Vector), r.(Vector)
+// mul computes z = d .* r, MulCols of one column.
+func (b *Backend) mul(zv, dv, rv Vector) {
 	b.parallel(len(zv), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			zv[i] = dv[i] * rv[i]
@@ -244,8 +235,8 @@ func (b *Backend) Mul(z, d, r backend.Vector) {
 	})
 }
 
-func (b *Backend) Dot(x, y backend.Vector) float64 {
-	xv, yv := x.(Vector), y.(Vector)
+// dot returns x'y, DotCols of one column, summed in range order.
+func (b *Backend) dot(xv, yv Vector) float64 {
 	return b.sum(len(xv), func(lo, hi int) float64 {
 		var s float64
 		for i := lo; i < hi; i++ {

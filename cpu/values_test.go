@@ -32,7 +32,7 @@ func TestSetValues(t *testing.T) {
 		want := make([]float64, m.Rows)
 		csr.MulVec(ref, x, 0, want)
 		y := make(Vector, m.Rows)
-		b.SpMV(y, a, Vector(x), 0)
+		backend.SpMV(b, y, a, Vector(x), 0)
 		for i := range want {
 			if y[i] != want[i] { // small integers and halves: exact in float32
 				t.Fatalf("%v: y[%d] = %g, want %g", p, i, y[i], want[i])

@@ -66,7 +66,7 @@ func Sum(c *comm.Comm, local ...float64) ([]float64, error) {
 
 // Dot returns the global x'y of two vectors.
 func Dot(x, y *Dense) (float64, error) {
-	local := x.BE.Dot(x.V, y.V)
+	local := backend.Dot(x.BE, x.V, y.V)
 	if err := x.BE.Err(); err != nil {
 		return 0, err
 	}
@@ -84,20 +84,14 @@ func Norm(x *Dense) (float64, error) {
 }
 
 // Axpby sets y = a*x + b*y.
-func Axpby(y *Dense, a float64, x *Dense, b float64) { y.BE.Axpby(y.V, a, x.V, b) }
+func Axpby(y *Dense, a float64, x *Dense, b float64) { backend.Axpby(y.BE, y.V, a, x.V, b) }
 
 // Copy sets dst = src.
 func Copy(dst, src *Dense) { dst.BE.Copy(dst.V, src.V) }
 
 // LocalDots sets out[c] to this rank's part of the dot product of columns c
 // of x and y; len(out) is their number of columns.
-func LocalDots(x, y *Dense, out []float64) {
-	if x.Cols == 1 {
-		out[0] = x.BE.Dot(x.V, y.V)
-		return
-	}
-	x.BE.DotCols(x.V, y.V, out)
-}
+func LocalDots(x, y *Dense, out []float64) { x.BE.DotCols(x.V, y.V, out) }
 
 // Norms returns the global 2-norm of every column of x. The plain sum of
 // squares (one Allreduce) serves every vector whose norm squared is a normal
@@ -165,19 +159,7 @@ func scaledSumSquares(x *Dense, scale []float64) ([]float64, error) {
 }
 
 // ScaleRows sets z[i,c] = d[i]*r[i,c]: one diagonal scaling of every column.
-func ScaleRows(z *Dense, d backend.Vector, r *Dense) {
-	if r.Cols == 1 {
-		z.BE.Mul(z.V, d, r.V)
-		return
-	}
-	z.BE.MulCols(z.V, d, r.V, r.Cols)
-}
+func ScaleRows(z *Dense, d backend.Vector, r *Dense) { z.BE.MulCols(z.V, d, r.V, r.Cols) }
 
 // AxpbyCols sets y[:,c] = a[c]*x[:,c] + b[c]*y[:,c] for every column c.
-func AxpbyCols(y *Dense, a []float64, x *Dense, b []float64) {
-	if y.Cols == 1 {
-		y.BE.Axpby(y.V, a[0], x.V, b[0])
-		return
-	}
-	y.BE.AxpbyCols(y.V, a, x.V, b)
-}
+func AxpbyCols(y *Dense, a []float64, x *Dense, b []float64) { y.BE.AxpbyCols(y.V, a, x.V, b) }

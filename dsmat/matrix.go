@@ -47,13 +47,18 @@ type Matrix struct {
 	Comm *comm.Comm
 	Part Partition
 	// Diag is the diagonal block, columns numbered from the stripe's first
-	// row; nil when a backend holds it alone (NewLocalOffDiagonal).
+	// row; nil when a backend holds it alone (NewLocalOffDiagonal). Its
+	// values change through SetValues and ValueSlots, which keep
+	// DiagonalRange current.
 	Diag *csr.Matrix[float64]
 	Off  []Block // left blocks then right blocks, by rank
 	// Sends lists, per neighbour that needs entries of this rank's part of a
 	// vector, which local entries it needs (the halo plan).
 	Sends []Send
 	nnz   int64 // global, both triangles
+	// diagRange is Diag's diagonal range as the last pass that wrote its
+	// values recorded it, or nil (DiagonalRange)
+	diagRange *diagRange
 }
 
 // Send is what one neighbour receives from this rank in every SpMV.
@@ -98,7 +103,7 @@ func (m *Matrix) finish(nnz int64) error {
 }
 
 // split sorts the entries of the stripe into the diagonal block and one block
-// per column owner, on all cores.
+// per column owner, on all cores, and records the diagonal's range.
 func (m *Matrix) split(rows *Rows) {
 	lo, hi := m.Part.Range(m.Comm.Rank())
 	nrows := rows.Count()
@@ -126,8 +131,10 @@ func (m *Matrix) split(rows *Rows) {
 	m.Diag.ColIdx = make([]int32, m.Diag.RowPtr[nrows])
 	m.Diag.Val = make([]float64, len(m.Diag.ColIdx))
 	off, rowAt, nnzAt := counts.entries()
+	diag := newRangeParts(nrows)
 	parallel.For(nrows, func(c, a, b int) {
 		r, o := rowAt[c], nnzAt[c]
+		acc := newDiagAcc()
 		for i := a; i < b; i++ {
 			w, start := m.Diag.RowPtr[i], o
 			for k := rows.RowPtr[i]; k < rows.RowPtr[i+1]; k++ {
@@ -143,8 +150,11 @@ func (m *Matrix) split(rows *Rows) {
 				off.rows[r], off.ptr[r+1] = int32(i), int64(o)
 				r++
 			}
+			acc.add(diagonalEntry(m.Diag, i))
 		}
+		diag[c] = acc
 	})
+	m.diagRange = diag.total(m.Diag)
 	if off != nil {
 		m.Off = m.offBlocks(off)
 	}

@@ -60,8 +60,10 @@ func (s *ValueSlots) SetOffDiagonal(vals []float64) {
 }
 
 // Set stores vals, a stripe's values in the order of the rows given to
-// NewValueSlots, into the matrix's blocks.
+// NewValueSlots, into the matrix's blocks. The diagonal's range is then
+// found when asked for (DiagonalRange).
 func (s *ValueSlots) Set(vals []float64) {
 	parallel.Gather(s.m.Diag.Val, vals, s.diag)
+	s.m.diagRange = nil
 	s.SetOffDiagonal(vals)
 }

@@ -414,14 +414,11 @@ func (op *Operator) apply(y, x backend.Vector, k int, dot bool) error {
 // product queues y = a*x + beta*y for blocks of ex.k columns, adding the
 // columns' w'(a*x) to ex.dot when w is not nil.
 func (op *Operator) product(y backend.Vector, a backend.Matrix, x backend.Vector, ex *haloBuffers, beta float64, w backend.Vector) {
-	switch {
-	case w != nil:
+	if w != nil {
 		op.be.SpMMDot(y, a, x, ex.k, beta, w, ex.dot)
-	case ex.k == 1:
-		op.be.SpMV(y, a, x, beta)
-	default:
-		op.be.SpMM(y, a, x, ex.k, beta)
+		return
 	}
+	op.be.SpMM(y, a, x, ex.k, beta)
 }
 
 // land makes the arrived halo of off-diagonal block i visible to the

@@ -13,7 +13,8 @@ import (
 // have the pattern the matrix was built from: the same rows and, row by row,
 // the same columns. The blocks keep their memory and the halo plan stays, so
 // an Operator bound to the matrix needs only Refresh. Nothing changes when
-// the pattern differs. Not collective.
+// the pattern differs. It records the new diagonal's range
+// (DiagonalRange). Not collective.
 func (m *Matrix) SetValues(rows *Rows) error {
 	lo, hi := m.Part.Range(m.Comm.Rank())
 	if m.Diag == nil {
@@ -36,12 +37,17 @@ func (m *Matrix) SetValues(rows *Rows) error {
 // blocks: row by row, the left blocks, the diagonal block and the right
 // blocks, each in ascending columns. Since owners ascend with columns, that
 // is the order of rows itself. It checks every column against the block's
-// and, when write is set, stores the value. Every chunk of rows runs on its
-// own core; the error names the first row that differs.
+// and, when write is set, stores the value and records the diagonal's
+// range. Every chunk of rows runs on its own core; the error names the
+// first row that differs.
 func (m *Matrix) place(rows *Rows, write bool) error {
 	bad := make([]int, parallel.Chunks(rows.Count())) // per chunk: first row that differs, or -1
+	var diag rangeParts                               // nil: not written
+	if write {
+		diag = newRangeParts(rows.Count())
+	}
 	parallel.For(rows.Count(), func(c, lo, hi int) {
-		bad[c] = m.placeRows(rows, write, lo, hi)
+		bad[c] = m.placeRows(rows, diag, c, lo, hi)
 	})
 	for _, i := range bad {
 		if i >= 0 {
@@ -49,12 +55,18 @@ func (m *Matrix) place(rows *Rows, write bool) error {
 			return fmt.Errorf("dsmat: set values: row %d: the columns differ from the matrix's pattern", first+int64(i))
 		}
 	}
+	if write {
+		m.diagRange = diag.total(m.Diag)
+	}
 	return nil
 }
 
-// placeRows is place on local rows [lo, hi); it returns the first row that
-// differs, or -1.
-func (m *Matrix) placeRows(rows *Rows, write bool, lo, hi int) int {
+// placeRows is place on local rows [lo, hi), chunk c of parallel.For,
+// writing the values and the range of their diagonal entries (diag[c])
+// when diag is not nil; it returns the first row that differs, or -1.
+func (m *Matrix) placeRows(rows *Rows, diag rangeParts, c, lo, hi int) int {
+	write := diag != nil
+	acc := newDiagAcc()
 	first, _ := m.Part.Range(m.Comm.Rank())
 	next := make([]int, len(m.Off)) // each block's next stored row
 	for b := range m.Off {
@@ -108,6 +120,12 @@ func (m *Matrix) placeRows(rows *Rows, write bool, lo, hi int) int {
 		if !ok || k != end {
 			return i
 		}
+		if write {
+			acc.add(diagonalEntry(m.Diag, i))
+		}
+	}
+	if write {
+		diag[c] = acc
 	}
 	return -1
 }

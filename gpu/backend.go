@@ -6,9 +6,9 @@
 // GPU machine. The kernels (package kernels) are compiled by NVRTC for the
 // GPU found, once per process, and cached on disk under
 // os.UserCacheDir()/fsai-dist. Each kernel is launched through one typed
-// Go function that mirrors its C signature (launch.go), and the tests
-// assert that the structs passed by value are laid out as their Go mirrors
-// (layoutAsserts). Raw gives a package with kernels of its own (the CUDA
+// Go function that mirrors its C signature (launch.go), and Open checks on
+// the GPU that the structs passed by value are laid out as their Go
+// mirrors (layout.go). Raw gives a package with kernels of its own (the CUDA
 // FSAI set-up, afsai/cudafsai) the backend's memory, stream and module;
 // this package knows no algorithm.
 //
@@ -16,7 +16,7 @@
 // distributed SpMV's halos (PackHalo, UploadHalo), which run on a second
 // stream beside the kernels (halo.go). Kernels report no errors
 // themselves: the first failure is kept and returned by Err, Sync, Download
-// and Close (Dot and the other reductions return NaN once it is set), and calls after it
+// and Close (the reductions return NaN once it is set), and calls after it
 // do nothing.
 //
 // Threads: a CUDA context is current per OS thread, and Go moves goroutines
@@ -25,7 +25,7 @@
 // (cuCtxSetCurrent; both together about 0.2 us on an H200 machine), so a
 // Backend can be used from any goroutine, one at a time, and the caller
 // needs no runtime.LockOSThread. A kernel launch costs about 4.5 us of host
-// time there, and a reduction's round trip (Dot) about 13 us.
+// time there, and a reduction's round trip (a dot product) about 13 us.
 package gpu
 
 import (
@@ -91,8 +91,10 @@ type Backend struct {
 	// while keepSpare is set (retire)
 	spare     []uintptr
 	keepSpare bool
-	err       error
-	closed    bool
+	// layouts are the answers of Raw.CheckLayout, by struct and mirror
+	layouts map[layoutKey]error
+	err     error
+	closed  bool
 }
 
 var errClosed = errors.New("gpu: backend is closed")
@@ -178,6 +180,9 @@ func (b *Backend) open() error {
 	b.pinner.Pin(b.args)
 	for i := range b.args.ptrs {
 		b.args.ptrs[i] = uintptr(unsafe.Pointer(&b.args.vals[i]))
+	}
+	if err := b.probeLayout(b.module, "FsaiCols", fsaiCols{}); err != nil {
+		return fmt.Errorf("gpu: %w", err)
 	}
 	return d.StreamSynchronize(b.stream, "")
 }

@@ -211,7 +211,7 @@ func TestSpMV(t *testing.T) {
 			}
 			// The public entry point with the width the rule picked.
 			yv := newVec(t, b, make([]float64, m.Rows))
-			b.SpMV(yv, a, xv, 0)
+			backend.SpMV(b, yv, a, xv, 0)
 			got := download(t, b, yv)
 			want := make([]float64, m.Rows)
 			csr.MulVec(ref, x, 0, want)
@@ -248,7 +248,7 @@ func TestVectorOps(t *testing.T) {
 		b.Copy(z, x)
 		checkClose(t, "Copy", download(t, b, z), xh, nil, 0)
 
-		b.Axpby(z, 0.75, y, -1.25) // z = 0.75 y - 1.25 x
+		backend.Axpby(b, z, 0.75, y, -1.25) // z = 0.75 y - 1.25 x
 		want, scale := make([]float64, n), make([]float64, n)
 		for i := range want {
 			want[i] = 0.75*yh[i] - 1.25*xh[i]
@@ -257,13 +257,13 @@ func TestVectorOps(t *testing.T) {
 		checkClose(t, "Axpby", download(t, b, z), want, scale, 1e-15)
 
 		b.Fill(z, math.NaN())
-		b.Axpby(z, -3, x, 0) // z = -3 x: the NaN in z must not be read
+		backend.Axpby(b, z, -3, x, 0) // z = -3 x: the NaN in z must not be read
 		for i := range want {
 			want[i] = -3 * xh[i]
 		}
 		checkClose(t, "Axpby b=0", download(t, b, z), want, nil, 0)
 
-		b.Mul(z, x, y)
+		backend.Mul(b, z, x, y)
 		for i := range want {
 			want[i] = xh[i] * yh[i]
 		}
@@ -282,11 +282,11 @@ func TestDot(t *testing.T) {
 			want += xh[i] * yh[i]
 			scale += math.Abs(xh[i] * yh[i])
 		}
-		got := b.Dot(x, y)
+		got := backend.Dot(b, x, y)
 		if !near(got, want, scale, 1e-12) {
 			t.Errorf("n=%d: Dot = %v, want %v", n, got, want)
 		}
-		if again := b.Dot(x, y); again != got {
+		if again := backend.Dot(b, x, y); again != got {
 			t.Errorf("n=%d: Dot not deterministic: %v then %v", n, got, again)
 		}
 	}
@@ -516,7 +516,7 @@ func TestPin(t *testing.T) {
 		t.Errorf("pinning twice: %v", err)
 	}
 	v := newVec(t, b, host[:1000])
-	b.Axpby(v, 2, v, 0)
+	backend.Axpby(b, v, 2, v, 0)
 	if err := b.Download(host[5000:6000], v); err != nil {
 		t.Fatal(err)
 	}
@@ -549,11 +549,11 @@ func TestErrorsStick(t *testing.T) {
 	b := openUnclosed(t)
 	x, _ := b.NewVector(10)
 	y, _ := b.NewVector(11)
-	b.Axpby(y, 1, x, 1)
+	backend.Axpby(b, y, 1, x, 1)
 	if err := b.Sync(); err == nil || !strings.Contains(err.Error(), "Axpby") {
 		t.Errorf("Sync after a length mismatch: %v", err)
 	}
-	if d := b.Dot(x, x); !math.IsNaN(d) {
+	if d := backend.Dot(b, x, x); !math.IsNaN(d) {
 		t.Errorf("Dot after an error = %v, want NaN", d)
 	}
 	x.Free()
@@ -586,7 +586,7 @@ func TestAnyGoroutine(t *testing.T) {
 		go func() {
 			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
 			b.Fill(v, float64(i))
-			done <- b.Dot(v, v)
+			done <- backend.Dot(b, v, v)
 		}()
 		if got, want := <-done, 1000*float64(i*i); got != want {
 			t.Fatalf("goroutine %d: Dot = %v, want %v (%v)", i, got, want, b.Err())

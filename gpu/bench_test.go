@@ -98,9 +98,9 @@ func BenchmarkBandwidth(b *testing.B) {
 		}
 		a.Free()
 	}
-	b.Run("axpby", func(b *testing.B) { measure(b, be, 24*n, func() { be.Axpby(y, 0.5, x, 0.5) }) })
-	b.Run("mul", func(b *testing.B) { measure(b, be, 24*n, func() { be.Mul(z, x, y) }) })
-	b.Run("dot", func(b *testing.B) { measure(b, be, 16*n, func() { be.Dot(x, y) }) })
+	b.Run("axpby", func(b *testing.B) { measure(b, be, 24*n, func() { backend.Axpby(be, y, 0.5, x, 0.5) }) })
+	b.Run("mul", func(b *testing.B) { measure(b, be, 24*n, func() { backend.Mul(be, z, x, y) }) })
+	b.Run("dot", func(b *testing.B) { measure(b, be, 16*n, func() { backend.Dot(be, x, y) }) })
 	// r, q and d read, r written
 	b.Run("updaterz", func(b *testing.B) {
 		measure(b, be, 32*n, func() { be.UpdateRZCols(y, []float64{1e-9}, z, w, sums[:1], sums[1:]) })
@@ -271,7 +271,7 @@ func BenchmarkLaunch(b *testing.B) {
 	})
 	b.Run("dot1000", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			be.Dot(small, small)
+			backend.Dot(be, small, small)
 		}
 	})
 }

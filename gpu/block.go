@@ -13,8 +13,8 @@ import (
 // of an n x k block at element i*k+c (kernels/block.cu and spmm.cu). One
 // launch covers at most colChunk columns; wider blocks go chunk by chunk,
 // each launch given the block's row stride and pointers to its first column.
-// With k = 1 every method runs its one-column counterpart, so it returns
-// the same bits.
+// With k = 1 every method runs its one-column kernel (spmv, spmvDot, dot,
+// axpby, mul, updateRZ, updateXP), tuned for one vector.
 
 // colChunk is FSAI_COLS of kernels/block.cu: the most columns of one launch,
 // whose per-column scalars travel by value in a kernel parameter.
@@ -71,10 +71,10 @@ func (b *Backend) spmm(y backend.Vector, a backend.Matrix, x backend.Vector, k i
 	}
 	switch {
 	case k == 1 && w != nil:
-		b.spmvDot(y, a, x, beta, w, s, 0)
+		b.queueSpMVDot(m, xv, yv, beta, wv, sum, 0)
 		return
 	case k == 1:
-		b.spmv(y, a, x, beta, 0)
+		b.queueSpMV(m, xv, yv, beta, 0)
 		return
 	}
 	for c0 := 0; c0 < k; c0 += colChunk {
@@ -139,8 +139,8 @@ func spmmLanesRule(kc, width int) int {
 }
 
 // DotCols sets out[c] to the dot product of columns c of x and y, summed in
-// an order fixed by the sizes and the GPU (deterministic like Dot). NaNs
-// once an error is recorded.
+// an order fixed by the sizes and the GPU, so the same inputs give the same
+// bits on every run. NaNs once an error is recorded.
 func (b *Backend) DotCols(x, y backend.Vector, out []float64) {
 	defer b.enter()()
 	k := len(out)
@@ -149,7 +149,7 @@ func (b *Backend) DotCols(x, y backend.Vector, out []float64) {
 	case vs == nil:
 		fillNaN(out)
 	case k == 1:
-		out[0] = b.Dot(x, y)
+		out[0] = b.dot(vs[0], vs[1])
 	default:
 		rows := vs[0].n / k
 		b.reduceCols(kDotCols, rows, k, [][]float64{out}, func(c Cfg, c0, kc int) {
@@ -236,7 +236,7 @@ func (b *Backend) AxpbyCols(y backend.Vector, a []float64, x backend.Vector, bet
 	case len(beta) != k:
 		b.fail(fmt.Errorf("gpu: AxpbyCols: %d scalars a but %d scalars b", k, len(beta)))
 	case k == 1:
-		b.Axpby(y, a[0], x, beta[0])
+		b.axpby(vs[0], a[0], vs[1], beta[0])
 	default:
 		rows := vs[0].n / k
 		for c0 := 0; c0 < k; c0 += colChunk {
@@ -255,7 +255,7 @@ func (b *Backend) MulCols(z, d, r backend.Vector, k int) {
 	case vs == nil || dv == nil || !b.diagonal("MulCols", dv, vs[0], k):
 		// the error is recorded
 	case k == 1:
-		b.Mul(z, d, r)
+		b.mul(vs[0], dv, vs[1])
 	default:
 		rows := dv.n
 		for c0 := 0; c0 < k; c0 += colChunk {
@@ -368,7 +368,7 @@ func (b *Backend) colBlocks(rows, kc, limit int) int {
 // column chunk by chunk: launch(c, c0, kc) queues it on c for the kc
 // columns from c0, and sum s of column c goes into outs[s][c]. It waits
 // for each chunk; on an error it fills outs with NaN. The kernel writes
-// its sums into page-locked host memory, as Dot's does (reduced).
+// its sums into page-locked host memory, as dot's does (reduced).
 func (b *Backend) reduceCols(k KernelID, rows, width int, outs [][]float64, launch func(c Cfg, c0, kc int)) {
 	if rows == 0 {
 		for _, o := range outs {

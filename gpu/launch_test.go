@@ -42,17 +42,22 @@ func init() {
 	}
 }
 
-// TestLayouts compiles the kernels with the asserts that the structs
-// passed by value are laid out as their Go mirrors (layoutAsserts). NVRTC
-// 12 and later refuse the asserts' constant offsets, so it runs with NVRTC
-// 11 (the test machine's); the layout is the ABI's, the same for both.
-func TestLayouts(t *testing.T) {
-	nv := needNVRTC(t)
-	if major, _, _ := strings.Cut(nv.Version(), "."); major != "11" {
-		t.Skipf("the layout asserts need NVRTC 11, not %s", nv.Version())
-	}
-	if _, err := nv.Compile(kernelSource()+layoutAsserts(), kernelsName, cuda.Target{Arch: 80}); err != nil {
+// TestLayoutProbe runs the layout probe of FsaiCols, which Open ran
+// before (it would have failed), and the probe on a mirror out of step
+// with the C struct, whose error must name the member.
+func TestLayoutProbe(t *testing.T) {
+	b := openGPU(t)
+	defer b.enter()()
+	if err := b.probeLayout(b.module, "FsaiCols", fsaiCols{}); err != nil {
 		t.Fatal(err)
+	}
+	type half struct {
+		v [colChunk / 2]float64
+	}
+	err := b.probeLayout(b.module, "FsaiCols", half{})
+	want := "C struct FsaiCols member v of 512 bytes, Go mirror gpu.half.v of 256"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("mirror of half the size: error %v, want one that says %q", err, want)
 	}
 }
 

@@ -79,20 +79,9 @@ func (s *KernelSet) lookup(d *cuda.Driver, module uintptr, occupancy bool) ([]Ke
 // kernelsName names the kernel sources in compiler messages.
 const kernelsName = "fsai-kernels.cu"
 
-// kernelSource is the translation unit the backend compiles.
-func kernelSource() string { return kernels.Source() }
-
-// layoutAsserts asserts that the structs Go passes the kernels by value are
-// laid out as their Go mirrors, so that a mirror out of step with its C
-// struct fails to compile with a message naming the member. The tests
-// compile it with the kernels (TestLaunchSignatures); Open does not, since
-// the form of constant offset NVRTC 11 evaluates is one NVRTC 13 refuses
-// as not constant, and NVRTC 11 has no __builtin_offsetof. The layout of
-// these structs (fixed-width members, no packing) is the ABI's, the same
-// for every compiler version.
-func layoutAsserts() string {
-	return cuda.LayoutAsserts("FsaiCols", fsaiCols{})
-}
+// kernelSource is the translation unit the backend compiles: the kernels
+// and the layout probe of FsaiCols (colsProbe), which Open runs.
+func kernelSource() string { return kernels.Source() + colsProbe() }
 
 // loadModule compiles (or finds in the cache) the kernels for the device and
 // loads them into the current context. A cached image that the driver
@@ -164,7 +153,7 @@ type colArgs struct {
 }
 
 // fsaiCols mirrors struct FsaiCols of kernels/block.cu: per-column scalars
-// passed by value (its layout is asserted: layoutAsserts).
+// passed by value (Open compares the layouts: colsProbe).
 type fsaiCols struct {
 	v [colChunk]float64
 }

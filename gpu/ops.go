@@ -2,29 +2,25 @@ package gpu
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/fsai-dist/fsai-dist/backend"
 )
 
-// SpMV computes y = A*x + beta*y with beta 0 or 1, with a.Width() threads
-// per row.
-func (b *Backend) SpMV(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64) {
-	b.spmv(y, a, x, beta, 0)
-}
-
-// spmv is SpMV with w threads per row (one of spmvWidths), or the matrix's
-// own width when w is 0.
+// spmv is SpMM of one column, y = A*x + beta*y with beta 0 or 1, with w
+// threads per row (one of spmvWidths), or the matrix's own width when w is
+// 0: the miniwarp kernels tuned for one vector (kernels/spmv.cu).
 func (b *Backend) spmv(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64, w int) {
 	defer b.enter()()
-	m := b.spmvCheck("SpMV", y, a, x, beta)
-	if m == nil {
-		return
+	if m := b.spmvCheck("SpMM", y, a, x, beta); m != nil {
+		b.queueSpMV(m, x.(*Vector), y.(*Vector), beta, w)
 	}
+}
+
+// queueSpMV is spmv on arguments checked already.
+func (b *Backend) queueSpMV(m *Matrix, x, y *Vector, beta float64, w int) {
 	i, w := widthIndex(m, w)
-	yv, xv := y.(*Vector), x.(*Vector)
 	b.launchSpMV(b.blocks(ceilDiv(m.rows*w, blockSize)), m.prec, i,
-		int32(m.rows), m.rowPtr, m.col, m.val, xv.ptr, yv.ptr, int32(beta), m.rowMap)
+		int32(m.rows), m.rowPtr, m.col, m.val, x.ptr, y.ptr, int32(beta), m.rowMap)
 }
 
 // spmvCheck returns a as a matrix of this backend, or records why y = a*x +
@@ -110,40 +106,29 @@ func (b *Backend) Copy(dst, src backend.Vector) {
 	b.copyDevice(d.ptr, s.ptr, 8*d.n)
 }
 
-// Axpby computes y = a*x + b*y; with b == 0 the old y is not read.
-func (b *Backend) Axpby(y backend.Vector, a float64, x backend.Vector, beta float64) {
-	defer b.enter()()
-	yv, xv := b.vector("Axpby", y), b.vector("Axpby", x)
-	if yv != nil && xv != nil && b.sameLen("Axpby", yv.n, xv.n) {
-		b.launchAxpby(b.blocks(b.elementBlocks(yv.n)), int64(yv.n), a, xv.ptr, beta, yv.ptr)
-	}
+// axpby is AxpbyCols of one column: y = a*x + beta*y; with beta == 0 the
+// old y is not read.
+func (b *Backend) axpby(y *Vector, a float64, x *Vector, beta float64) {
+	b.launchAxpby(b.blocks(b.elementBlocks(y.n)), int64(y.n), a, x.ptr, beta, y.ptr)
 }
 
-// Mul computes z = d .* r.
-func (b *Backend) Mul(z, d, r backend.Vector) {
-	defer b.enter()()
-	zv, dv, rv := b.vector("Mul", z), b.vector("Mul", d), b.vector("Mul", r)
-	if zv != nil && dv != nil && rv != nil && b.sameLen("Mul", zv.n, dv.n, rv.n) {
-		b.launchMul(b.blocks(b.elementBlocks(zv.n)), int64(zv.n), dv.ptr, rv.ptr, zv.ptr)
-	}
+// mul is MulCols of one column: z = d .* r.
+func (b *Backend) mul(z, d, r *Vector) {
+	b.launchMul(b.blocks(b.elementBlocks(z.n)), int64(z.n), d.ptr, r.ptr, z.ptr)
 }
 
-// Dot returns x'y, summed in an order fixed by the length and the GPU: the
-// same inputs give the same bits on every run. NaN once an error is recorded.
-func (b *Backend) Dot(x, y backend.Vector) float64 {
-	defer b.enter()()
-	xv, yv := b.vector("Dot", x), b.vector("Dot", y)
-	if xv == nil || yv == nil || !b.sameLen("Dot", xv.n, yv.n) {
-		return math.NaN()
-	}
-	if xv.n == 0 {
+// dot is DotCols of one column: x'y, summed in an order fixed by the
+// length and the GPU, so the same inputs give the same bits on every run.
+// NaN once an error is recorded.
+func (b *Backend) dot(x, y *Vector) float64 {
+	if x.n == 0 {
 		return 0
 	}
-	b.launchDot(b.reduceGrid(kDot, xv.n), int64(xv.n), xv.ptr, yv.ptr, b.partials, b.counter, uintptr(b.host))
+	b.launchDot(b.reduceGrid(kDot, x.n), int64(x.n), x.ptr, y.ptr, b.partials, b.counter, uintptr(b.host))
 	return b.reduced()[0]
 }
 
-// updateRZ is UpdateRZCols for one column: deterministic like Dot, NaNs
+// updateRZ is UpdateRZCols for one column: deterministic like dot, NaNs
 // once an error is recorded.
 func (b *Backend) updateRZ(r *Vector, a float64, q, d *Vector) (float64, float64) {
 	if r.n == 0 {

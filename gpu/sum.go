@@ -84,9 +84,7 @@ func (b *Backend) SpMMDot(y backend.Vector, a backend.Matrix, x backend.Vector, 
 }
 
 // spmvDot is SpMMDot of one column with width threads per row (one of
-// spmvWidths), or the matrix's own width when width is 0. The kernel strides
-// over the rows with one wave of blocks, which the deterministic grid-wide
-// sum has room for.
+// spmvWidths), or the matrix's own width when width is 0.
 func (b *Backend) spmvDot(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64, w backend.Vector, s backend.Sum, width int) {
 	defer b.enter()()
 	m := b.spmvCheck("SpMMDot", y, a, x, beta)
@@ -99,9 +97,15 @@ func (b *Backend) spmvDot(y backend.Vector, a backend.Matrix, x backend.Vector, 
 		b.fail(fmt.Errorf("gpu: SpMMDot: w of %d for y of %d", wv.n, y.Len()))
 		return
 	}
+	b.queueSpMVDot(m, x.(*Vector), y.(*Vector), beta, wv, sum, width)
+}
+
+// queueSpMVDot is spmvDot on arguments checked already. The kernel strides
+// over the rows with one wave of blocks, which the deterministic grid-wide
+// sum has room for.
+func (b *Backend) queueSpMVDot(m *Matrix, x, y *Vector, beta float64, w *Vector, sum *Sum, width int) {
 	i, width := widthIndex(m, width)
-	yv, xv := y.(*Vector), x.(*Vector)
 	c := b.blocks(b.wave(kSpmvDot[m.prec][i], ceilDiv(m.rows*width, blockSize)))
-	b.launchSpMVDot(c, m.prec, i, int32(m.rows), m.rowPtr, m.col, m.val, xv.ptr, yv.ptr, int32(beta), m.rowMap,
-		wv.ptr, b.partials, b.counter, uintptr(sum.p))
+	b.launchSpMVDot(c, m.prec, i, int32(m.rows), m.rowPtr, m.col, m.val, x.ptr, y.ptr, int32(beta), m.rowMap,
+		w.ptr, b.partials, b.counter, uintptr(sum.p))
 }

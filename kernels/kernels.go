@@ -23,16 +23,26 @@ var files embed.FS
 // Source returns the translation unit that package gpu compiles: the shared
 // headers followed by every .cu file. #line directives keep the file names and
 // line numbers in compiler messages those of the files here.
-func Source() string {
-	// The calls read the embedded tree, fixed at build time: they cannot fail.
-	headers, _ := fs.Glob(files, "*.cuh")
-	names, _ := fs.Glob(files, "*.cu")
-	sort.Strings(headers)
-	sort.Strings(names)
+func Source() string { return join("*.cuh", "*.cu") }
+
+// Headers returns the shared headers alone, in the order Source has them:
+// the definitions of the structs that Go passes kernels by value, which a
+// layout probe (package gpu, Raw.CheckLayout) compiles without the kernels.
+func Headers() string { return join("*.cuh") }
+
+// join returns the files that match each pattern in turn, in name order,
+// each after a #line directive.
+func join(patterns ...string) string {
 	var b strings.Builder
-	for _, name := range append(headers, names...) {
-		data, _ := files.ReadFile(name)
-		fmt.Fprintf(&b, "#line 1 \"%s\"\n%s\n", name, data)
+	for _, pattern := range patterns {
+		// The calls read the embedded tree, fixed at build time: they
+		// cannot fail.
+		names, _ := fs.Glob(files, pattern)
+		sort.Strings(names)
+		for _, name := range names {
+			data, _ := files.ReadFile(name)
+			fmt.Fprintf(&b, "#line 1 \"%s\"\n%s\n", name, data)
+		}
 	}
 	return b.String()
 }

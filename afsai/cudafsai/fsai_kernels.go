@@ -1,8 +1,11 @@
 package cudafsai
 
 import (
+	"fmt"
+
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/gpu"
+	"github.com/fsai-dist/fsai-dist/kernels"
 )
 
 // The kernels of the FSAI set-ups, one typed function each, in the order
@@ -20,8 +23,14 @@ type fsaiKernels []gpu.Kernel
 // fsaiKernels looks the set-up kernels up in the backend's module. They are
 // part of the module that gpu.Open loaded, but not of the kernels that the
 // solver launches, and a set-up runs once: looking them up per set-up
-// costs microseconds.
+// costs microseconds. Before the first lookup on a backend it compares the
+// layout of struct FsaiSetup with its Go mirror, fsaiSetup, on the GPU
+// (gpu.Raw.CheckLayout), so that no kernel reads a set-up's state from the
+// wrong bytes.
 func (b *Device) fsaiKernels() (fsaiKernels, error) {
+	if err := b.CheckLayout(kernels.Headers(), "FsaiSetup", fsaiSetup{}); err != nil {
+		return nil, fmt.Errorf("cudafsai: %w", err)
+	}
 	ks, err := b.Lookup(&fsaiKernelSet)
 	return fsaiKernels(ks), err
 }

@@ -10,8 +10,8 @@ import (
 
 // fsaiSetup mirrors struct FsaiSetup of kernels/fsai.cuh, member for member
 // (a `c` tag names a member whose name differs): device pointers and 8-byte
-// scalars, so that both sides lay it out alike. The tests compile the
-// kernels with asserts of this layout (layoutAsserts).
+// scalars, so that both sides lay it out alike. The layouts are compared
+// on the GPU before the first set-up on a backend (Device.fsaiKernels).
 type fsaiSetup struct {
 	rowptr, col, val, diag       uintptr // A
 	rows, len, ncand, state, psi uintptr // per batch row

@@ -3,6 +3,7 @@ package cudafsai
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,19 +51,67 @@ func needNVRTC(t *testing.T) *cuda.NVRTC {
 	return nv
 }
 
-// TestLayouts compiles the kernels with the asserts that FsaiSetup is laid
-// out as its Go mirror, fsaiSetup (cuda.LayoutAsserts). NVRTC 12 and later
-// refuse the asserts' constant offsets, so it runs with NVRTC 11; the
-// layout is the ABI's, the same for both.
-func TestLayouts(t *testing.T) {
+// TestLayoutProbeCompiles compiles the layout probe of FsaiSetup after the
+// kernels' headers, as Device.fsaiKernels does on a GPU, with the
+// machine's NVRTC: the headers define the struct without the kernels.
+func TestLayoutProbeCompiles(t *testing.T) {
 	nv := needNVRTC(t)
-	if major, _, _ := strings.Cut(nv.Version(), "."); major != "11" {
-		t.Skipf("the layout asserts need NVRTC 11, not %s", nv.Version())
-	}
-	src := kernels.Source() + cuda.LayoutAsserts("FsaiSetup", fsaiSetup{})
-	if _, err := nv.Compile(src, kernelsName, cuda.Target{Arch: 80}); err != nil {
+	src := kernels.Headers() + cuda.LayoutProbe("layout_FsaiSetup", "FsaiSetup", fsaiSetup{})
+	if _, err := nv.Compile(src, "layout probe of FsaiSetup", cuda.Target{Arch: 80}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestLayoutOnGPU compares FsaiSetup with its mirror on the GPU, as the
+// first set-up does, and with mirrors out of step with it: two members
+// exchanged, a member missing. Each error must name the first member or
+// the size that differs.
+func TestLayoutOnGPU(t *testing.T) {
+	b := openGPU(t)
+	if err := b.CheckLayout(kernels.Headers(), "FsaiSetup", fsaiSetup{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.fsaiKernels(); err != nil {
+		t.Fatal(err)
+	}
+	swapped := mirrorOf(func(fs []reflect.StructField) []reflect.StructField {
+		i := slices.IndexFunc(fs, func(f reflect.StructField) bool { return f.Name == "Fnb" })
+		fs[i], fs[i+1] = fs[i+1], fs[i] // nb and mmax
+		return fs
+	})
+	short := mirrorOf(func(fs []reflect.StructField) []reflect.StructField { return fs[:len(fs)-1] })
+	for _, c := range []struct {
+		what   string
+		mirror any
+		want   []string
+	}{
+		{"nb and mmax exchanged", swapped, []string{"C struct FsaiSetup member mmax at offset 128, Go mirror ", ".Fmmax at 120"}},
+		{"gdiag missing", short, []string{"C struct FsaiSetup of 208 bytes, Go mirror ", " of 200"}},
+	} {
+		err := b.CheckLayout(kernels.Headers(), "FsaiSetup", c.mirror)
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %v, want one that says %q", c.what, err, w)
+			}
+		}
+	}
+}
+
+// mirrorOf returns a zero value of a mirror of FsaiSetup made of
+// fsaiSetup's fields as edit leaves them, each named F and its Go name and
+// tagged with its member.
+func mirrorOf(edit func([]reflect.StructField) []reflect.StructField) any {
+	t := reflect.TypeFor[fsaiSetup]()
+	var fs []reflect.StructField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		member := f.Tag.Get("c")
+		if member == "" {
+			member = f.Name
+		}
+		fs = append(fs, reflect.StructField{Name: "F" + f.Name, Type: f.Type, Tag: reflect.StructTag(`c:"` + member + `"`)})
+	}
+	return reflect.New(reflect.StructOf(edit(fs))).Elem().Interface()
 }
 
 // TestLaunchSignatures compiles the kernels to PTX as gpu.Open does and

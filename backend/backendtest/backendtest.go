@@ -13,19 +13,19 @@
 // rectangular and with a row map, and rows with no entries.
 //
 // Results that the contract fixes bit for bit are compared bit for bit:
-// transfers, Fill, Copy, Mul, MulCols, Gather, the halo pack and upload,
-// the rows of y that a row-mapped product must not touch, Dot and
+// transfers, Fill, Copy, MulCols, Gather, the halo pack and upload, the
+// rows of y that a row-mapped product must not touch, DotCols, DotMany and
 // SpMMDot's sums repeated on the same inputs (a run must repeat), sums
-// that start at zero and are zero after TakeSum, and a block of one
-// column, which must give the bits of the one-column method (SpMM and
-// SpMMDot those of SpMV, DotCols those of Dot, AxpbyCols those of Axpby,
-// MulCols those of Mul), so that algorithms may treat a vector as a block
-// of one. Results that are sums,
-// which a backend may add in any order, or products that it may fuse
-// (a*x + b*y in one rounding), are compared within 1e-14 times the number
-// of terms times the sum of the terms' magnitudes.
+// that start at zero and are zero after TakeSum, and SpMMDot's y with one
+// column, which must be SpMM's. Results that are sums, which a backend may
+// add in any order, or products that it may fuse (a*x + b*y in one
+// rounding), are compared within 1e-14 times the number of terms times the
+// sum of the terms' magnitudes. A vector is a block of one column: the
+// one-vector functions of package backend (SpMV, Dot, Axpby, Mul), which
+// call the block methods with k = 1, are checked on vectors of every
+// length beside the blocks.
 //
-// The contract's edges are checked too: SpMV, SpMM and SpMMDot refuse a
+// The contract's edges are checked too: SpMM and SpMMDot refuse a
 // beta other than 0 or 1 by recording an error, which Err, Sync, Download,
 // TakeSum and Close then return; with beta 0 or b == 0 the old values of
 // y are not read (they may be NaN); NewMatrix refuses a row map of the

@@ -79,7 +79,7 @@ func (s *suite) testSlice() {
 		// a view of a view: entries [off+1, off+1+len-2) of the parent
 		if c.len >= 2 {
 			w := v.Slice(1, c.len-2)
-			s.b.Mul(w, w, w)
+			backend.Mul(s.b, w, w, w)
 			for i := c.off + 1; i < c.off+c.len-1; i++ {
 				parent[i] *= parent[i]
 			}
@@ -114,7 +114,8 @@ func (s *suite) testCopy() {
 	}
 }
 
-// testAxpby: y = a*x + b*y; with b == 0 the old y (NaN here) is not read.
+// testAxpby: backend.Axpby (AxpbyCols of one column) on vectors of every
+// length: y = a*x + b*y; with b == 0 the old y (NaN here) is not read.
 func (s *suite) testAxpby() {
 	for _, n := range lengths {
 		for _, c := range []struct{ a, b float64 }{{1.5, -0.75}, {-2, 1}, {0.3, 0}, {0, 2}} {
@@ -123,7 +124,7 @@ func (s *suite) testAxpby() {
 				ys = nans(n)
 			}
 			x, y := s.vector(xs), s.vector(ys)
-			s.b.Axpby(y, c.a, x, c.b)
+			backend.Axpby(s.b, y, c.a, x, c.b)
 			want, scale := make([]float64, n), make([]float64, n)
 			for i := range want {
 				want[i], scale[i] = axpby(c.a, xs[i], c.b, ys[i])
@@ -142,34 +143,36 @@ func axpby(a, x, b, y float64) (v, scale float64) {
 	return a*x + b*y, math.Abs(a*x) + math.Abs(b*y)
 }
 
-// testMul: z = d .* r, one rounding each: exact; z may be r itself.
+// testMul: backend.Mul (MulCols of one column) on vectors of every length:
+// z = d .* r, one rounding each: exact; z may be r itself.
 func (s *suite) testMul() {
 	for _, n := range lengths {
 		ds, rs := s.random(n), s.random(n)
 		d, r, z := s.vector(ds), s.vector(rs), s.vector(s.random(n))
-		s.b.Mul(z, d, r)
+		backend.Mul(s.b, z, d, r)
 		want := make([]float64, n)
 		for i := range want {
 			want[i] = ds[i] * rs[i]
 		}
 		s.exact(name("n=%d", n), s.host(z), want)
-		s.b.Mul(r, d, r)
+		backend.Mul(s.b, r, d, r)
 		s.exact(name("n=%d, in place", n), s.host(r), want)
 	}
 }
 
-// testDot: x'y over the entries, in any order, the same bits every time
-// (a run must repeat); x'x through the same vector.
+// testDot: backend.Dot (DotCols of one column) on vectors of every length:
+// x'y over the entries, in any order, the same bits every time (a run must
+// repeat); x'x through the same vector.
 func (s *suite) testDot() {
 	for _, n := range lengths {
 		xs, ys := s.random(n), s.random(n)
 		x, y := s.vector(xs), s.vector(ys)
 		want, scale := dot(xs, ys)
-		got := []float64{s.b.Dot(x, y)}
+		got := []float64{backend.Dot(s.b, x, y)}
 		s.near(name("n=%d", n), got, []float64{want}, []float64{scale}, n)
-		s.exact(name("n=%d, again", n), []float64{s.b.Dot(x, y)}, got)
+		s.exact(name("n=%d, again", n), []float64{backend.Dot(s.b, x, y)}, got)
 		want, scale = dot(xs, xs)
-		s.near(name("n=%d, x'x", n), []float64{s.b.Dot(x, x)}, []float64{want}, []float64{scale}, n)
+		s.near(name("n=%d, x'x", n), []float64{backend.Dot(s.b, x, x)}, []float64{want}, []float64{scale}, n)
 	}
 }
 
@@ -250,7 +253,7 @@ func (s *suite) testHalo() {
 			if err != nil {
 				s.t.Fatalf("Pin: %v", err)
 			}
-			s.b.Axpby(x, 2, x, 0)
+			backend.Axpby(s.b, x, 2, x, 0)
 			wait := s.b.PackHalo(host, stage, x, ix)
 			if err := wait(); err != nil {
 				s.t.Fatalf("PackHalo's wait: %v", err)
