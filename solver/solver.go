@@ -11,6 +11,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 	"github.com/fsai-dist/fsai-dist/krylov"
+	"github.com/fsai-dist/fsai-dist/spai"
 )
 
 // Solver solves A x = b by a Krylov method (Options.Method) with a
@@ -463,13 +464,23 @@ func (s *Solver) Matrix() *Matrix { return s.m }
 func (s *Solver) Backend() backend.Backend { return s.be }
 
 // Preconditioner returns the preconditioner; for afsai and fsai it is an
-// *afsai.Preconditioner, whose Info describes it (FSAIInfo).
+// *afsai.Preconditioner, whose Info describes it (FSAIInfo), for spai an
+// *spai.Preconditioner (SPAIInfo).
 func (s *Solver) Preconditioner() krylov.Preconditioner { return s.prec }
 
 // FSAIInfo describes the set-up of an FSAI preconditioner, and is nil for
 // the others.
 func (s *Solver) FSAIInfo() *FSAIInfo {
 	if p, ok := s.prec.(*afsai.Preconditioner); ok {
+		return &p.Info
+	}
+	return nil
+}
+
+// SPAIInfo describes the set-up of a SPAI preconditioner, and is nil for
+// the others.
+func (s *Solver) SPAIInfo() *SPAIInfo {
+	if p, ok := s.prec.(*spai.Preconditioner); ok {
 		return &p.Info
 	}
 	return nil
