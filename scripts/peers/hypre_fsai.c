@@ -21,51 +21,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <HYPRE.h>
-#include <HYPRE_IJ_mv.h>
-#include <HYPRE_parcsr_ls.h>
+#include "hypre_common.h"
 /* Internal header, installed with hypre: hypre_ParFSAIData gives the factor G,
  * whose size the public API does not report. */
 #include <_hypre_parcsr_ls.h>
 
-#include "peers_common.h"
-
 static const char usage[] =
   "usage: hypre_fsai (-problem poisson7:N | -matrix PATH.mtx) [-prec fsai|jacobi]\n"
   "       [-fsai.steps K] [-fsai.step-size S] [-fsai.eps EPS] [-tol T] [-maxit M] [-json PATH]\n";
-
-/* die prints a message, prefixed with this rank, and aborts every rank. */
-static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static void die(const char *fmt, ...) {
-  va_list ap;
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  fprintf(stderr, "hypre_fsai: rank %d: ", rank);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  exit(1); /* not reached */
-}
-
-/* HYPRE_CALL aborts with hypre's description when a call reports an error. */
-#define HYPRE_CALL(call)                                                     \
-  do {                                                                       \
-    HYPRE_Int ierr_ = (call);                                                \
-    if (ierr_) {                                                             \
-      char msg_[256] = "";                                                   \
-      HYPRE_DescribeError(ierr_, msg_);                                      \
-      die("%s:%d: %s: hypre error %d: %s", __FILE__, __LINE__, #call,        \
-          (int)ierr_, msg_);                                                 \
-    }                                                                        \
-  } while (0)
-
-/* MPI_CALL aborts when an MPI call fails. */
-#define MPI_CALL(call)                                                       \
-  do {                                                                       \
-    if ((call) != MPI_SUCCESS) die("%s:%d: %s failed", __FILE__, __LINE__, #call); \
-  } while (0)
 
 typedef enum { PREC_FSAI, PREC_JACOBI } prec_kind;
 
@@ -80,27 +43,6 @@ typedef struct {
   double tol;
   int maxit;
 } options;
-
-/* parse_int and parse_real read the value of a flag or abort. */
-static int parse_int(const char *flag, const char *s, int min) {
-  char *end;
-  long v;
-  errno = 0;
-  v = strtol(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < min || v > 1000000000)
-    die("%s %s: want an integer >= %d", flag, s, min);
-  return (int)v;
-}
-
-static double parse_real(const char *flag, const char *s) {
-  char *end;
-  double v;
-  errno = 0;
-  v = strtod(s, &end);
-  if (errno != 0 || end == s || *end != '\0' || !(v > 0) || !isfinite(v))
-    die("%s %s: want a positive number", flag, s);
-  return v;
-}
 
 /* parse_options reads argv; defaults are hypre's own ij driver's FSAI
  * settings (5 steps of 3 entries, eps 1e-3), tol 1e-8, maxit 10000. */
@@ -134,87 +76,6 @@ static options parse_options(int argc, char **argv) {
   if (!o.problem == !o.matrix) die("give exactly one of -problem poisson7:N and -matrix PATH.mtx\n%s", usage);
   if (o.tol >= 1) die("-tol %g: want tol < 1", o.tol);
   return o;
-}
-
-/* load_rows gives this rank's stripe of A: generated or read. */
-static void load_rows(const options *o, int size, int rank, peer_rows *rows) {
-  char err[512];
-  if (o->problem) {
-    int64_t N, lo, hi;
-    if (peer_parse_poisson7(o->problem, &N, err, sizeof err) != 0) die("%s", err);
-    peer_split(N * N * N, size, rank, &lo, &hi);
-    if (peer_poisson7(N, lo, hi, rows, err, sizeof err) != 0) die("%s", err);
-  } else if (peer_read_mm(o->matrix, size, rank, rows, err, sizeof err) != 0) {
-    die("%s", err);
-  }
-  if (rows->n > 2147483647 || peer_rows_nnz(rows) > 2147483647)
-    die("matrix too large for hypre built with 32-bit HYPRE_Int/HYPRE_BigInt");
-}
-
-/* build_matrix assembles the IJ matrix from the stripe, with exact
- * preallocation of the diagonal and off-diagonal blocks. */
-static HYPRE_IJMatrix build_matrix(const peer_rows *r) {
-  HYPRE_IJMatrix ij;
-  HYPRE_BigInt lo = (HYPRE_BigInt)r->first, hi = (HYPRE_BigInt)(r->first + r->nrows) - 1;
-  HYPRE_Int nrows = (HYPRE_Int)r->nrows, *ncols, *diag, *offd;
-  HYPRE_BigInt *rows, *cols;
-  int64_t i, k, nnz = peer_rows_nnz(r);
-
-  ncols = malloc((size_t)(nrows + 1) * sizeof *ncols);
-  diag = malloc((size_t)(nrows + 1) * sizeof *diag);
-  offd = malloc((size_t)(nrows + 1) * sizeof *offd);
-  rows = malloc((size_t)(nrows + 1) * sizeof *rows);
-  cols = malloc((size_t)(nnz + 1) * sizeof *cols);
-  if (!ncols || !diag || !offd || !rows || !cols) die("out of memory assembling %lld rows", (long long)nrows);
-  for (i = 0; i < nrows; i++) {
-    rows[i] = (HYPRE_BigInt)(r->first + i);
-    ncols[i] = (HYPRE_Int)(r->rowptr[i + 1] - r->rowptr[i]);
-    diag[i] = offd[i] = 0;
-    for (k = r->rowptr[i]; k < r->rowptr[i + 1]; k++) {
-      cols[k] = (HYPRE_BigInt)r->col[k];
-      if (cols[k] >= lo && cols[k] <= hi) diag[i]++;
-      else offd[i]++;
-    }
-  }
-
-  HYPRE_CALL(HYPRE_IJMatrixCreate(MPI_COMM_WORLD, lo, hi, lo, hi, &ij));
-  HYPRE_CALL(HYPRE_IJMatrixSetObjectType(ij, HYPRE_PARCSR));
-  HYPRE_CALL(HYPRE_IJMatrixSetDiagOffdSizes(ij, diag, offd));
-  HYPRE_CALL(HYPRE_IJMatrixInitialize(ij));
-  if (nrows > 0) HYPRE_CALL(HYPRE_IJMatrixSetValues(ij, nrows, ncols, rows, cols, r->val));
-  HYPRE_CALL(HYPRE_IJMatrixAssemble(ij));
-
-  free(ncols);
-  free(diag);
-  free(offd);
-  free(rows);
-  free(cols);
-  return ij;
-}
-
-/* new_vector creates an assembled ParCSR vector over rows [lo, hi] set to value. */
-static HYPRE_IJVector new_vector(HYPRE_BigInt lo, HYPRE_BigInt hi, double value, HYPRE_ParVector *par) {
-  HYPRE_IJVector v;
-  HYPRE_CALL(HYPRE_IJVectorCreate(MPI_COMM_WORLD, lo, hi, &v));
-  HYPRE_CALL(HYPRE_IJVectorSetObjectType(v, HYPRE_PARCSR));
-  HYPRE_CALL(HYPRE_IJVectorInitialize(v));
-  HYPRE_CALL(HYPRE_IJVectorAssemble(v));
-  HYPRE_CALL(HYPRE_IJVectorGetObject(v, (void **)par));
-  HYPRE_CALL(HYPRE_ParVectorSetConstantValues(*par, value));
-  return v;
-}
-
-/* global_nnz is the number of stored entries of a ParCSR matrix, all ranks. */
-static double global_nnz(hypre_ParCSRMatrix *M) {
-  HYPRE_CALL(hypre_ParCSRMatrixSetDNumNonzeros(M));
-  return hypre_ParCSRMatrixDNumNonzeros(M);
-}
-
-/* elapsed returns the slowest rank's seconds since t0. */
-static double elapsed(double t0) {
-  double local = MPI_Wtime() - t0, max;
-  MPI_CALL(MPI_Allreduce(&local, &max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-  return max;
 }
 
 /* setup_precond attaches the preconditioner to pcg and returns the FSAI
@@ -258,6 +119,7 @@ int main(int argc, char **argv) {
   peer_json j;
   char err[512];
 
+  hypre_peer_name = "hypre_fsai";
   MPI_CALL(MPI_Init(&argc, &argv));
   MPI_CALL(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   MPI_CALL(MPI_Comm_size(MPI_COMM_WORLD, &size));
@@ -266,7 +128,7 @@ int main(int argc, char **argv) {
 
   MPI_CALL(MPI_Barrier(MPI_COMM_WORLD));
   t0 = MPI_Wtime();
-  load_rows(&o, size, rank, &rows);
+  load_rows(o.problem, o.matrix, size, rank, &rows);
   ij = build_matrix(&rows);
   HYPRE_CALL(HYPRE_IJMatrixGetObject(ij, (void **)&A));
   assembly_s = elapsed(t0);
