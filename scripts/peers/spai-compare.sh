@@ -4,7 +4,8 @@
 # nonsymmetric matrices and on convdiff problems, on 1 and 2 ranks: b = A*1,
 # x0 = 0, stop at ||b - A x||/||b|| <= 1e-8, at most 10000 iterations, one
 # thread per rank. Prints a Markdown table: per run the iterations (a count
-# followed by "limit" or "failed" did not converge), nnz(M)/nnz(A), the
+# followed by "limit" or "failed" did not converge; "failed" alone: the
+# program stopped with an error), nnz(M)/nnz(A), the
 # preconditioner's set-up and the solve in milliseconds (the slowest
 # rank's).
 #
@@ -39,8 +40,10 @@ done
 fsai() {
   local np=$1 method=$2
   shift 2
+  rm -f "$work/r.json"
   mpirun -np "$np" bin/fsai-dist -matrix "$f" -solver "$method" -backend cpu -threads 1 -tol 1e-8 -maxit 10000 \
     -progress 0 -report "$work/r.json" "$@" >/dev/null 2>&1 || true
+  [ -f "$work/r.json" ] || { echo "failed | | |"; return; }
   jq -r '(if .converged then "\(.iterations)" else "\(.iterations) \(if .reason == "max_iterations" then "limit" else "failed" end)" end)
     + " | \(.prec_density // 0 | . * 1000 | round / 1000) | \(.prec_setup_s * 1000 | . * 100 | round / 100) | \(.solve_s * 1000 | . * 100 | round / 100)"' "$work/r.json"
 }
@@ -48,9 +51,11 @@ fsai() {
 # parasails NP METHOD NLEVELS: one hypre run, as a table row's cells
 parasails() {
   local np=$1 method=$2 levels=$3
+  rm -f "$work/h.json"
   mpirun -np "$np" bin/peers/hypre_parasails -matrix "$f" -method "$method" -nlevels "$levels" -tol 1e-8 \
     -maxit 10000 -json "$work/h.json" >/dev/null 2>&1 || true
-  jq -r '(if .converged then "\(.iterations)" else "\(.iterations) limit" end)
+  [ -f "$work/h.json" ] || { echo "failed | | |"; return; }
+  jq -r '(if .converged then "\(.iterations)" elif .solve_error == 256 then "\(.iterations) limit" else "\(.iterations) failed" end)
     + " | \(.prec_density | . * 1000 | round / 1000) | \(.setup_s * 1000 | . * 100 | round / 100) | \(.solve_s * 1000 | . * 100 | round / 100)"' "$work/h.json"
 }
 
