@@ -75,11 +75,14 @@ type prec struct {
 	// unsymmetric: the preconditioner is not symmetric, so a method that
 	// needs an SPD one (CG) cannot use it.
 	unsymmetric bool
+	// anyDiagonal: the set-up takes any diagonal, zeros included, so
+	// UpdateValues does not check it.
+	anyDiagonal bool
 }
 
 // precs maps a preconditioner name to its entry.
 var precs = map[string]prec{
-	"none": {new: func(*dsmat.Operator, Options) (krylov.Preconditioner, error) { return precond.None{}, nil }},
+	"none": {new: func(*dsmat.Operator, Options) (krylov.Preconditioner, error) { return precond.None{}, nil }, anyDiagonal: true},
 	"jacobi": {new: func(op *dsmat.Operator, opt Options) (krylov.Preconditioner, error) {
 		if !MethodNeedsSPD(opt.Method) {
 			return precond.NewJacobiNonzero(op.Matrix(), op.Backend())
@@ -90,7 +93,7 @@ var precs = map[string]prec{
 	"fsai":  {new: newFSAI, spd: true},
 	"spai": {new: func(op *dsmat.Operator, opt Options) (krylov.Preconditioner, error) {
 		return spai.New(op.Matrix(), op.Backend(), spai.Config{Params: opt.SPAI})
-	}, unsymmetric: true},
+	}, unsymmetric: true, anyDiagonal: true},
 }
 
 // MethodNeedsSPD reports whether the Krylov method name needs a symmetric

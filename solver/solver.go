@@ -385,15 +385,17 @@ func (s *Solver) SetValues(vals []float64) error {
 // (afsai.Preconditioner.Update), without the pattern search and with the
 // same halo plans. Collective. The new values are checked before anything
 // changes: on bad input (a wrong length, a non-finite value, or, for every
-// preconditioner but none, a diagonal entry that New would refuse: not
-// positive where NeedsSPD, zero otherwise) every rank returns an error and
-// the solver solves the old system exactly as before.
+// preconditioner but none and spai, a diagonal entry that New would
+// refuse: not positive where NeedsSPD, zero otherwise) every rank returns
+// an error and the solver solves the old system exactly as before. SPAI is
+// set up anew on the new values; where that fails (a singular A) the
+// solver keeps the new values and the old M.
 func (s *Solver) UpdateValues(vals []float64) error {
 	if err := s.enter("update values"); err != nil {
 		return err
 	}
 	defer s.leave()
-	if err := s.setValues(vals, s.opt.Prec != "none"); err != nil {
+	if err := s.setValues(vals, !precs[s.opt.Prec].anyDiagonal); err != nil {
 		return err
 	}
 	return s.updatePrec()
