@@ -205,17 +205,25 @@ func reflect(y, v []float64, h float64) {
 	}
 }
 
-// norm is the 2-norm of x, scaled so that squares neither overflow nor
-// underflow.
+// norm is the 2-norm of x: the plain sum of squares where it can neither
+// overflow nor lose digits to underflow (the QR's inner loop), else scaled
+// by the largest magnitude.
 func norm(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v * v
+	}
+	if s > 0x1p-900 && s < 0x1p900 {
+		return math.Sqrt(s)
+	}
 	var big float64
 	for _, v := range x {
 		big = math.Max(big, math.Abs(v))
 	}
-	if big == 0 {
-		return 0
+	if big == 0 || math.IsInf(big, 0) {
+		return big
 	}
-	var s float64
+	s = 0
 	for _, v := range x {
 		s += (v / big) * (v / big)
 	}
