@@ -104,7 +104,7 @@ func collect(A *dsmat.Matrix, p Params) (*Local, error) {
 	held := &heldRows{ptr: []int64{0}}
 	seen := map[int64]bool{} // rows of other ranks asked for
 	frontier := wanted(l.Own, l.OwnMax, 0, l.Own.Count(), p.Tau)
-	for range p.K {
+	for round := range p.K {
 		asks := make([][]int64, c.Size())
 		for _, g := range frontier {
 			if g >= l.Own.First && g < l.Own.First+int64(l.Own.Count()) || seen[g] {
@@ -118,7 +118,9 @@ func collect(A *dsmat.Matrix, p Params) (*Local, error) {
 		if err := fetchRows(c, l.Own, asks, held); err != nil {
 			return nil, err
 		}
-		frontier = held.wanted(first, p.Tau)
+		if round+1 < p.K { // the last round's rows are needed whole, not followed
+			frontier = held.wanted(first, p.Tau)
+		}
 	}
 	l.setHeld(held)
 	return l, nil
