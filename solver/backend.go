@@ -11,6 +11,8 @@ import (
 	"github.com/fsai-dist/fsai-dist/cpu"
 	"github.com/fsai-dist/fsai-dist/gpu"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
+	"github.com/fsai-dist/fsai-dist/spai"
+	"github.com/fsai-dist/fsai-dist/spai/cudaspai"
 )
 
 // backends maps a backend name to what opens it for a rank: the CPU with
@@ -38,6 +40,32 @@ func cudaFSAI(be backend.Backend) afsai.Device {
 		return nil
 	}
 	return cudafsai.New(g)
+}
+
+// spaiDevices maps a backend name to the SPAI row computation on that
+// backend's device (spai.Config.Device); a backend without an entry
+// computes M's rows on the CPU.
+var spaiDevices = map[string]func(be backend.Backend) spai.Device{
+	"cuda": cudaSPAI,
+}
+
+// cudaSPAI is the SPAI row computation on the GPU of be, a CUDA backend.
+func cudaSPAI(be backend.Backend) spai.Device {
+	g, ok := be.(*gpu.Backend)
+	if !ok {
+		return nil
+	}
+	return cudaspai.New(g)
+}
+
+// spaiConfig is the SPAI configuration of params on the device of be
+// (spaiDevices).
+func spaiConfig(be backend.Backend, params spai.Params) spai.Config {
+	cfg := spai.Config{Params: params}
+	if devices := spaiDevices[be.Name()]; devices != nil {
+		cfg.Device = devices(be)
+	}
+	return cfg
 }
 
 // fsaiConfig returns cfg with the FSAI set-up on the device of be

@@ -92,7 +92,7 @@ var precs = map[string]prec{
 	"afsai": {new: newFSAI, spd: true},
 	"fsai":  {new: newFSAI, spd: true},
 	"spai": {new: func(op *dsmat.Operator, opt Options) (krylov.Preconditioner, error) {
-		return spai.New(op.Matrix(), op.Backend(), spai.Config{Params: opt.SPAI})
+		return spai.New(op.Matrix(), op.Backend(), spaiConfig(op.Backend(), opt.SPAI))
 	}, unsymmetric: true, anyDiagonal: true},
 }
 

@@ -43,7 +43,7 @@ func Rows(l *Local, p Params) (*dsmat.Rows, Stats, error) {
 			out.lens = append(out.lens, int64(len(w.J)))
 			out.cols = append(out.cols, w.J...)
 			out.vals = append(out.vals, w.b[:len(w.J)]...)
-			out.st.larger(Stats{MaxBlockRows: len(w.I), MaxBlockCols: len(w.J)})
+			out.st = out.st.Max(Stats{MaxBlockRows: len(w.I), MaxBlockCols: len(w.J)})
 		}
 	})
 	m := &dsmat.Rows{N: own.N, First: own.First, RowPtr: make([]int64, 1, n+1)}
@@ -57,7 +57,7 @@ func Rows(l *Local, p Params) (*dsmat.Rows, Stats, error) {
 		}
 		m.Col = append(m.Col, pt.cols...)
 		m.Val = append(m.Val, pt.vals...)
-		st.larger(pt.st)
+		st = st.Max(pt.st)
 	}
 	return m, st, nil
 }
@@ -83,9 +83,15 @@ func (w *worker) row(g int64) error {
 		return err
 	}
 	if !w.solve(len(w.I), len(w.J)) {
-		return fmt.Errorf("spai: row %d of M: its least-squares block (%d x %d) is rank deficient: A is singular", g+1, len(w.I), len(w.J))
+		return rankDeficient(g, len(w.I), len(w.J))
 	}
 	return nil
+}
+
+// rankDeficient is the error of global row g of M, whose m x n block is
+// rank deficient.
+func rankDeficient(g int64, m, n int) error {
+	return fmt.Errorf("spai: row %d of M: its least-squares block (%d x %d) is rank deficient: A is singular", g+1, m, n)
 }
 
 // pattern sets w.J to row g of the pattern of A~^K, sorted: the columns

@@ -121,6 +121,9 @@ type Info struct {
 	// |I| x |J|, over ranks (the one with the most entries)
 	MaxBlockRows int `json:"max_block_rows"`
 	MaxBlockCols int `json:"max_block_cols"`
+	// Batches is the most batches a rank's Device solved its rows in (the
+	// batches are sized to the device's free memory); 0 on the host
+	Batches int `json:"batches"`
 	// CollectedRows is how many rows of other ranks the ranks collected,
 	// summed.
 	CollectedRows int64 `json:"collected_rows"`
@@ -139,13 +142,17 @@ type Info struct {
 type Stats struct {
 	// the largest block |I| x |J| of the rank's rows
 	MaxBlockRows, MaxBlockCols int
+	// Batches is how many batches a Device solved the rows in (0 on the
+	// host, which solves each row where it gathers it)
+	Batches int
 }
 
-// larger keeps the block with more entries.
-func (s *Stats) larger(o Stats) {
+// Max returns the stats of the larger block, s's or o's, and s's batches.
+func (s Stats) Max(o Stats) Stats {
 	if o.MaxBlockRows*o.MaxBlockCols > s.MaxBlockRows*s.MaxBlockCols {
-		*s = o
+		s.MaxBlockRows, s.MaxBlockCols = o.MaxBlockRows, o.MaxBlockCols
 	}
+	return s
 }
 
 // Preconditioner is M ~ A^-1, distributed by rows as A; Apply is z = M r,
@@ -221,16 +228,16 @@ func (info *Info) reduce(c *comm.Comm, M, A *dsmat.Matrix, st Stats, held int64)
 	if err := comm.Allreduce(c, comm.Max, size); err != nil {
 		return err
 	}
-	block := []int64{0, 0}
+	block := []int64{0, 0, int64(st.Batches)}
 	if float64(st.MaxBlockRows)*float64(st.MaxBlockCols) == size[0] {
-		block = []int64{int64(st.MaxBlockRows), int64(st.MaxBlockCols)}
+		block[0], block[1] = int64(st.MaxBlockRows), int64(st.MaxBlockCols)
 	}
 	if err := comm.Allreduce(c, comm.Max, block); err != nil {
 		return err
 	}
 	info.NNZ = M.NNZ()
 	info.Density = float64(M.NNZ()) / math.Max(1, float64(A.NNZ()))
-	info.MaxBlockRows, info.MaxBlockCols = int(block[0]), int(block[1])
+	info.MaxBlockRows, info.MaxBlockCols, info.Batches = int(block[0]), int(block[1]), int(block[2])
 	info.CollectedRows = held
 	info.GatherS, info.ComputeS, info.UploadS = size[1], size[2], size[3]
 	return nil
