@@ -30,32 +30,26 @@ var backends = map[string]func(o BackendOptions, nodeRank, nodeSize int) (backen
 // (afsai.Config.Device, set by fsaiConfig); a backend without an entry sets
 // up on the CPU.
 var fsaiDevices = map[string]func(be backend.Backend) afsai.Device{
-	"cuda": cudaFSAI,
-}
-
-// cudaFSAI is the FSAI set-up on the GPU of be, a CUDA backend.
-func cudaFSAI(be backend.Backend) afsai.Device {
-	g, ok := be.(*gpu.Backend)
-	if !ok {
-		return nil
-	}
-	return cudafsai.New(g)
+	"cuda": onGPU(func(g *gpu.Backend) afsai.Device { return cudafsai.New(g) }),
 }
 
 // spaiDevices maps a backend name to the SPAI row computation on that
 // backend's device (spai.Config.Device); a backend without an entry
 // computes M's rows on the CPU.
 var spaiDevices = map[string]func(be backend.Backend) spai.Device{
-	"cuda": cudaSPAI,
+	"cuda": onGPU(func(g *gpu.Backend) spai.Device { return cudaspai.New(g) }),
 }
 
-// cudaSPAI is the SPAI row computation on the GPU of be, a CUDA backend.
-func cudaSPAI(be backend.Backend) spai.Device {
-	g, ok := be.(*gpu.Backend)
-	if !ok {
-		return nil
+// onGPU is the entry of a device registry whose set-up newDevice makes on
+// the GPU of a CUDA backend: nil for a backend of another type.
+func onGPU[D any](newDevice func(*gpu.Backend) D) func(backend.Backend) D {
+	return func(be backend.Backend) D {
+		if g, ok := be.(*gpu.Backend); ok {
+			return newDevice(g)
+		}
+		var none D
+		return none
 	}
-	return cudaspai.New(g)
 }
 
 // spaiConfig is the SPAI configuration of params on the device of be

@@ -1,10 +1,8 @@
 package spai
 
 import (
-	"bufio"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,11 +12,9 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/cpu"
-	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 	"github.com/fsai-dist/fsai-dist/internal/testmatrices"
-	"github.com/fsai-dist/fsai-dist/matfile"
 )
 
 func TestMain(m *testing.M) { mpitest.Main(m) }
@@ -34,60 +30,14 @@ func shared(t *testing.T, name string) string {
 	return filepath.Join(dir, name+".mtx")
 }
 
-// readWhole reads a Matrix Market coordinate file, general or symmetric
-// (lower triangle stored), into one stripe of all its rows.
+// readWhole reads a Matrix Market file into one stripe of all its rows.
 func readWhole(t *testing.T, path string) *dsmat.Rows {
 	t.Helper()
-	f, err := os.Open(path)
+	a, err := testmatrices.ReadMTX(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	var n, nnz int
-	var e []csr.Entry[float64]
-	symmetric, header := false, false
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		switch {
-		case strings.HasPrefix(line, "%%"):
-			symmetric = strings.Contains(strings.ToLower(line), "symmetric")
-			continue
-		case line == "" || line[0] == '%':
-			continue
-		case !header:
-			if _, err := fmt.Sscan(line, &n, &n, &nnz); err != nil {
-				t.Fatal(err)
-			}
-			header = true
-			continue
-		}
-		var i, j int32
-		var v float64
-		if _, err := fmt.Sscan(line, &i, &j, &v); err != nil {
-			t.Fatal(err)
-		}
-		e = append(e, csr.Entry[float64]{Row: i - 1, Col: j - 1, Val: v})
-		if symmetric && i != j {
-			e = append(e, csr.Entry[float64]{Row: j - 1, Col: i - 1, Val: v})
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return fromCSR(csr.FromEntries(n, n, e))
-}
-
-// fromCSR is the stripe of all rows of a.
-func fromCSR(a *csr.Matrix[float64]) *dsmat.Rows {
-	r := &dsmat.Rows{N: int64(a.Rows), RowPtr: make([]int64, a.Rows+1), Col: make([]int64, a.NNZ()), Val: a.Val}
-	for i, p := range a.RowPtr {
-		r.RowPtr[i] = int64(p)
-	}
-	for k, c := range a.ColIdx {
-		r.Col[k] = int64(c)
-	}
-	return r
+	return testmatrices.Stripe(a)
 }
 
 // refPattern is row i of the pattern of A~^k from the definition: the
@@ -216,14 +166,7 @@ func TestSameMOnAnyRanks(t *testing.T) {
 			for _, name := range []string{"nonsym/orsirr_1", "nonsym/sherman5", "nos4"} {
 				path := shared(t, name)
 				whole := readWhole(t, path)
-				rows, part, err := matfile.ReadMatrix(c, path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				A, err := dsmat.New(c, part, rows)
-				if err != nil {
-					t.Fatal(err)
-				}
+				A := testmatrices.ReadDistributed(t, c, path)
 				for _, p := range []Params{DefaultParams(), {Tau: 0.8, K: 2}} {
 					pre, err := New(A, be, Config{Params: p})
 					if err != nil {

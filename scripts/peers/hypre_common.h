@@ -45,6 +45,26 @@ int parse_int(const char *flag, const char *s, int min);
 /* parse_real reads a positive finite flag value, or aborts. */
 double parse_real(const char *flag, const char *s);
 
+/* common_options are the options every hypre driver takes: the matrix
+ * (-problem poisson7:N or -matrix PATH.mtx), -json PATH, -tol, -maxit. */
+typedef struct {
+  const char *problem, *matrix, *json;
+  double tol;
+  int maxit;
+} common_options;
+
+/* flag_value returns the value of flag argv[i]: for -h, -help and --help it
+ * prints usage and exits; a flag without a value aborts. */
+const char *flag_value(int argc, char **argv, int i, const char *usage);
+
+/* common_flag sets the option of c that flag names and returns 1, or
+ * returns 0 when flag is none of c's. */
+int common_flag(common_options *c, const char *flag, const char *val);
+
+/* check_common aborts unless exactly one of -problem and -matrix was given
+ * and tol < 1. */
+void check_common(const common_options *c, const char *usage);
+
 /* load_rows gives this rank's stripe of A: generated from problem
  * ("poisson7:N") when it is not NULL, else read from the Matrix Market
  * file matrix. */
@@ -61,7 +81,47 @@ HYPRE_IJVector new_vector(HYPRE_BigInt lo, HYPRE_BigInt hi, double value, HYPRE_
 /* global_nnz is the number of stored entries of a ParCSR matrix, all ranks. */
 double global_nnz(hypre_ParCSRMatrix *M);
 
+/* start_clock waits for every rank and returns the time: a stage timed
+ * from it by elapsed starts on all ranks together. */
+double start_clock(void);
+
 /* elapsed returns the slowest rank's seconds since t0. */
 double elapsed(double t0);
+
+/* hypre_system is a driver's problem: this rank's rows, A as a ParCSR
+ * matrix, b = A*1, x (zero to start), the residual's work vector, and the
+ * figures of the assembly. */
+typedef struct {
+  peer_rows rows;
+  HYPRE_IJMatrix ij;
+  HYPRE_ParCSRMatrix A;
+  HYPRE_IJVector ijx, ijb, ijones, ijr;
+  HYPRE_ParVector x, b, ones, r;
+  int rank, size;
+  double assembly_s; /* generating or reading A and assembling it, slowest rank */
+  double nnz;        /* stored entries of A, all ranks */
+} hypre_system;
+
+/* system_start initializes MPI and hypre for the program name (die's
+ * prefix) and returns s's rank and size; system_load then makes the
+ * matrix (generated from problem, or read from the file matrix) and the
+ * vectors. */
+void system_start(hypre_system *s, const char *name, int *argc, char ***argv);
+void system_load(hypre_system *s, const char *problem, const char *matrix);
+
+/* system_relres is the true ||b - A x||_2 / ||b||_2. */
+double system_relres(hypre_system *s);
+
+/* system_json_head starts the JSON of a result with the fields every
+ * driver reports before its own: peer, prec, matrix, n, nnz, ranks, tol. */
+void system_json_head(const hypre_system *s, peer_json *j, const char *prec, const char *matrix, double tol);
+
+/* system_json writes the fields every driver reports after its own, from
+ * "iterations" on, in this order. */
+void system_json(const hypre_system *s, peer_json *j, int its, int converged, double relres, double hypre_relres,
+                 double setup_s, double solve_s, double prec_nnz);
+
+/* system_finish releases s and finalizes hypre and MPI. */
+void system_finish(hypre_system *s);
 
 #endif

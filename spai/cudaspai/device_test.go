@@ -6,33 +6,14 @@ import (
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/dsmat"
-	"github.com/fsai-dist/fsai-dist/gpu"
+	"github.com/fsai-dist/fsai-dist/gpu/gputest"
 	"github.com/fsai-dist/fsai-dist/problem"
 	"github.com/fsai-dist/fsai-dist/spai"
 )
 
 // openGPU opens device 0 for a test and returns the SPAI row computation
-// on it, or skips the test without a GPU.
-func openGPU(t *testing.T) *Device {
-	t.Helper()
-	n, err := gpu.Available()
-	if err != nil {
-		t.Skipf("no GPU: %v", err)
-	}
-	if n == 0 {
-		t.Skip("no GPU: the driver sees no device")
-	}
-	be, err := gpu.Open(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := be.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return New(be)
-}
+// on it, or skips the test without a GPU (gputest.Open).
+func openGPU(t *testing.T) *Device { return New(gputest.Open(t)) }
 
 // TestRowsGPU: the rows of M solved on the GPU have the host's patterns
 // and the host's values (spai.Rows) within 1e-12 of each row's largest
