@@ -9,6 +9,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
+	"github.com/fsai-dist/fsai-dist/internal/testmatrices"
 )
 
 // globalRows turns the local rows of G into the rank's stripe in global
@@ -82,7 +83,7 @@ func transposeWhole(w *dsmat.Rows) *dsmat.Rows {
 	for k, c := range w.Col {
 		a.ColIdx[k] = int32(c)
 	}
-	return toRows(csr.Transpose(a))
+	return testmatrices.Stripe(csr.Transpose(a))
 }
 
 // TestFactorBlocks: G's blocks made straight from the local system's

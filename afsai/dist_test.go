@@ -15,7 +15,6 @@ import (
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 	"github.com/fsai-dist/fsai-dist/internal/testmatrices"
-	"github.com/fsai-dist/fsai-dist/matfile"
 	krylov "github.com/fsai-dist/fsai-dist/pcg"
 	"github.com/fsai-dist/fsai-dist/problem"
 )
@@ -38,8 +37,8 @@ func distCases(t *testing.T, c *comm.Comm) []distCase {
 		cases = append(cases, distCase{spec, generated(t, c, spec), wholeProblem(t, spec)})
 	}
 	for _, name := range []string{"nos6", "494_bus", "bcsstk15"} {
-		A := readDistributed(t, c, filepath.Join(testmatrices.Dir(), name+".mtx"))
-		cases = append(cases, distCase{name, A, toRows(readMM(t, name))})
+		A := testmatrices.ReadDistributed(t, c, filepath.Join(testmatrices.Dir(), name+".mtx"))
+		cases = append(cases, distCase{name, A, testmatrices.Stripe(readMM(t, name))})
 	}
 	return cases
 }
@@ -63,32 +62,6 @@ func generated(t *testing.T, c *comm.Comm, spec string) *dsmat.Matrix {
 		t.Fatal(err)
 	}
 	return A
-}
-
-// readDistributed reads a matrix file over the ranks of c.
-func readDistributed(t *testing.T, c *comm.Comm, path string) *dsmat.Matrix {
-	t.Helper()
-	rows, part, err := matfile.ReadMatrix(c, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	A, err := dsmat.New(c, part, rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return A
-}
-
-// toRows holds a whole CSR matrix as one stripe.
-func toRows(a *csr.Matrix[float64]) *dsmat.Rows {
-	r := &dsmat.Rows{N: int64(a.Rows), RowPtr: make([]int64, a.Rows+1), Col: make([]int64, a.NNZ()), Val: a.Val}
-	for i, p := range a.RowPtr {
-		r.RowPtr[i] = int64(p)
-	}
-	for k, c := range a.ColIdx {
-		r.Col[k] = int64(c)
-	}
-	return r
 }
 
 // entry returns a_ij of a whole matrix.

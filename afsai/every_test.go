@@ -21,7 +21,7 @@ func everyMatrix(t *testing.T, c *comm.Comm) []distCase {
 		t.Skip(testmatrices.Missing)
 	}
 	for _, f := range files {
-		cases = append(cases, distCase{name: filepath.Base(f), A: readDistributed(t, c, f)})
+		cases = append(cases, distCase{name: filepath.Base(f), A: testmatrices.ReadDistributed(t, c, f)})
 	}
 	for _, spec := range []string{"poisson7:9", "poisson27:7", "diffusion:9", "aniso:9"} {
 		cases = append(cases, distCase{name: spec, A: generated(t, c, spec)})

@@ -144,7 +144,8 @@ func fsai_matrix_free(m C.int64_t) C.int {
 }
 
 // fsai_solver_create sets up a solver for matrix m: preconditioner prec
-// (one of solver.Precs: "afsai", "fsai", "jacobi", "none"; NULL: afsai),
+// (one of solver.Precs: "afsai", "fsai", "jacobi", "none", "spai"; NULL:
+// afsai; spai only with bicgstab or gmres),
 // optionally preceded by the Krylov method and a colon ("gmres:jacobi";
 // one of solver.Methods: "cg", the default, "bicgstab", "gmres" with
 // restart 30), tolerance tol on

@@ -102,12 +102,14 @@ int fsai_matrix_create(int64_t n, int64_t first, int64_t nlocal, const int64_t *
  * refused (FSAI_ERR_HANDLE). Not collective. */
 int fsai_matrix_free(fsai_matrix matrix);
 
-/* Sets up a solver: prec "afsai", "fsai", "jacobi" or "none" (NULL: afsai),
- * optionally preceded by the Krylov method and a colon: "cg:afsai",
- * "bicgstab:jacobi", "gmres:none" (cg, conjugate gradients for SPD
- * matrices, when no method is named; bicgstab and gmres, GMRES(30), are
+/* Sets up a solver: prec "afsai", "fsai", "jacobi", "none" or "spai"
+ * (NULL: afsai), optionally preceded by the Krylov method and a colon:
+ * "cg:afsai", "bicgstab:jacobi", "gmres:spai" (cg, conjugate gradients for
+ * SPD matrices, when no method is named; bicgstab and gmres, GMRES(30), are
  * right preconditioned, for nonsymmetric matrices, and solve one
- * right-hand side at a time: fsai_solve_many with k > 1 is refused);
+ * right-hand side at a time: fsai_solve_many with k > 1 is refused; spai,
+ * the sparse approximate inverse, is not symmetric: with cg it is refused,
+ * FSAI_ERR_INPUT);
  * tol on ||b - A x||/||b|| (0: 1e-8); maxit (0: 10000); backend "auto",
  * "cpu" or "cuda" (NULL: auto, the GPU of the rank's node-local rank when
  * there is one). Collective. A matrix the set-up refuses (a diagonal entry

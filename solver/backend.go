@@ -11,6 +11,8 @@ import (
 	"github.com/fsai-dist/fsai-dist/cpu"
 	"github.com/fsai-dist/fsai-dist/gpu"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
+	"github.com/fsai-dist/fsai-dist/spai"
+	"github.com/fsai-dist/fsai-dist/spai/cudaspai"
 )
 
 // backends maps a backend name to what opens it for a rank: the CPU with
@@ -28,16 +30,36 @@ var backends = map[string]func(o BackendOptions, nodeRank, nodeSize int) (backen
 // (afsai.Config.Device, set by fsaiConfig); a backend without an entry sets
 // up on the CPU.
 var fsaiDevices = map[string]func(be backend.Backend) afsai.Device{
-	"cuda": cudaFSAI,
+	"cuda": onGPU(func(g *gpu.Backend) afsai.Device { return cudafsai.New(g) }),
 }
 
-// cudaFSAI is the FSAI set-up on the GPU of be, a CUDA backend.
-func cudaFSAI(be backend.Backend) afsai.Device {
-	g, ok := be.(*gpu.Backend)
-	if !ok {
-		return nil
+// spaiDevices maps a backend name to the SPAI row computation on that
+// backend's device (spai.Config.Device); a backend without an entry
+// computes M's rows on the CPU.
+var spaiDevices = map[string]func(be backend.Backend) spai.Device{
+	"cuda": onGPU(func(g *gpu.Backend) spai.Device { return cudaspai.New(g) }),
+}
+
+// onGPU is the entry of a device registry whose set-up newDevice makes on
+// the GPU of a CUDA backend: nil for a backend of another type.
+func onGPU[D any](newDevice func(*gpu.Backend) D) func(backend.Backend) D {
+	return func(be backend.Backend) D {
+		if g, ok := be.(*gpu.Backend); ok {
+			return newDevice(g)
+		}
+		var none D
+		return none
 	}
-	return cudafsai.New(g)
+}
+
+// spaiConfig is the SPAI configuration of params on the device of be
+// (spaiDevices).
+func spaiConfig(be backend.Backend, params spai.Params) spai.Config {
+	cfg := spai.Config{Params: params}
+	if devices := spaiDevices[be.Name()]; devices != nil {
+		cfg.Device = devices(be)
+	}
+	return cfg
 }
 
 // fsaiConfig returns cfg with the FSAI set-up on the device of be

@@ -15,7 +15,7 @@ import (
 // registries are then the one place that names them.
 func TestThinLayers(t *testing.T) {
 	const module = "github.com/fsai-dist/fsai-dist/"
-	forbidden := []string{"afsai", "pcg", "precond", "cpu", "gpu"}
+	forbidden := []string{"afsai", "spai", "spai/cudaspai", "pcg", "precond", "cpu", "gpu"}
 	for _, dir := range []string{"../cmd/fsai-dist", "../capi"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil || len(files) == 0 {

@@ -320,7 +320,7 @@ func TestMisuse(t *testing.T) {
 				{"NaN value", newMatrix(sys.n, sys.first, sys.rowPtr, sys.cols, nan), "solver: value 2 of the stripe is NaN", nil},
 				{"nil matrix", setUp(nil, solver.Options{}), "solver: new: the matrix is nil, or not made by NewMatrix", nil},
 				{"zero matrix", setUp(&solver.Matrix{}, solver.Options{}), "solver: new: the matrix is nil, or not made by NewMatrix", nil},
-				{"unknown preconditioner", setUp(A, solver.Options{Prec: "ilu"}), `solver: preconditioner "ilu" is not one of [afsai fsai jacobi none]`, nil},
+				{"unknown preconditioner", setUp(A, solver.Options{Prec: "ilu"}), `solver: preconditioner "ilu" is not one of [afsai fsai jacobi none spai]`, nil},
 				{"tolerance 2", setUp(A, solver.Options{Tol: 2}), "solver: tolerance 2 is not in (0,1)", nil},
 				{"negative iteration limit", setUp(A, solver.Options{MaxIt: -1}), "solver: iteration limit -1 is negative", nil},
 				{"unknown backend", setUp(A, solver.Options{Backend: "gpu"}), `solver: backend "gpu" is not one of [auto cpu cuda]`, nil},

@@ -8,6 +8,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/gmres"
 	"github.com/fsai-dist/fsai-dist/krylov"
+	"github.com/fsai-dist/fsai-dist/spai"
 )
 
 // Options configure a Solver. A zero field takes its default, so the zero
@@ -24,11 +25,14 @@ type Options struct {
 	// rank's rows on the backend.
 	GMRESRestart int
 	// Prec is the preconditioner (Precs): "afsai" (adaptive FSAI, the
-	// default), "fsai" (static FSAI), "jacobi" or "none".
+	// default), "fsai" (static FSAI), "spai" (static sparse approximate
+	// inverse, not symmetric: with bicgstab or gmres), "jacobi" or "none".
 	Prec string
 	// FSAI configures afsai and fsai (its Static field is set from Prec,
 	// its Wide from Wide); a zero Power means afsai.DefaultConfig().
 	FSAI FSAIConfig
+	// SPAI is the pattern of spai; a zero K means spai.DefaultParams().
+	SPAI SPAIParams
 	// Tol is the relative residual ||b - A x||/||b|| to stop at (1e-8).
 	Tol float64
 	// MaxIt is the iteration limit (10000).
@@ -70,7 +74,7 @@ type Options struct {
 // at most 10000 iterations, GMRES restart 30, no stagnation test,
 // the method's divergence test, backend auto.
 func DefaultOptions() Options {
-	return Options{Method: "cg", Prec: "afsai", FSAI: afsai.DefaultConfig(), Tol: 1e-8, MaxIt: 10000, GMRESRestart: gmres.DefaultRestart,
+	return Options{Method: "cg", Prec: "afsai", FSAI: afsai.DefaultConfig(), SPAI: spai.DefaultParams(), Tol: 1e-8, MaxIt: 10000, GMRESRestart: gmres.DefaultRestart,
 		Stagnation: krylov.DefaultStagnation, Backend: "auto"}
 }
 
@@ -85,6 +89,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FSAI.Power == 0 {
 		o.FSAI = def.FSAI
+	}
+	if o.SPAI.K == 0 {
+		o.SPAI = def.SPAI
 	}
 	if o.Tol == 0 {
 		o.Tol = def.Tol
@@ -111,6 +118,10 @@ func (o Options) check() (Options, error) {
 		return o, fmt.Errorf("solver: method %q is not one of %v", o.Method, Methods)
 	case precs[o.Prec].new == nil:
 		return o, fmt.Errorf("solver: preconditioner %q is not one of %v", o.Prec, Precs)
+	case CheckPair(o.Method, o.Prec) != nil:
+		return o, CheckPair(o.Method, o.Prec)
+	case o.Prec == "spai" && o.SPAI.Check() != nil:
+		return o, o.SPAI.Check()
 	case !(o.Tol > 0 && o.Tol < 1) || math.IsInf(o.Tol, 0):
 		return o, fmt.Errorf("solver: tolerance %g is not in (0,1)", o.Tol)
 	case o.GMRESRestart < 0 || o.Method == "gmres" && o.GMRESRestart == 0:

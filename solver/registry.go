@@ -2,6 +2,7 @@ package solver
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/krylov"
 	"github.com/fsai-dist/fsai-dist/pcg"
 	"github.com/fsai-dist/fsai-dist/precond"
+	"github.com/fsai-dist/fsai-dist/spai"
 )
 
 // The registries below are the one place where names meet packages: the
@@ -75,11 +77,17 @@ type prec struct {
 	new func(op *dsmat.Operator, opt Options) (krylov.Preconditioner, error)
 	// spd: the preconditioner needs a symmetric positive definite matrix.
 	spd bool
+	// unsymmetric: the preconditioner is not symmetric, so a method that
+	// needs an SPD one (CG) cannot use it.
+	unsymmetric bool
+	// anyDiagonal: the set-up takes any diagonal, zeros included, so
+	// UpdateValues does not check it.
+	anyDiagonal bool
 }
 
 // precs maps a preconditioner name to its entry.
 var precs = map[string]prec{
-	"none": {new: func(*dsmat.Operator, Options) (krylov.Preconditioner, error) { return precond.None{}, nil }},
+	"none": {new: func(*dsmat.Operator, Options) (krylov.Preconditioner, error) { return precond.None{}, nil }, anyDiagonal: true},
 	"jacobi": {new: func(op *dsmat.Operator, opt Options) (krylov.Preconditioner, error) {
 		if !MethodNeedsSPD(opt.Method) {
 			return precond.NewJacobiNonzero(op.Matrix(), op.Backend())
@@ -88,6 +96,9 @@ var precs = map[string]prec{
 	}},
 	"afsai": {new: newFSAI, spd: true},
 	"fsai":  {new: newFSAI, spd: true},
+	"spai": {new: func(op *dsmat.Operator, opt Options) (krylov.Preconditioner, error) {
+		return spai.New(op.Matrix(), op.Backend(), spaiConfig(op.Backend(), opt.SPAI))
+	}, unsymmetric: true, anyDiagonal: true},
 }
 
 // MethodNeedsSPD reports whether the Krylov method name needs a symmetric
@@ -102,6 +113,19 @@ func MethodSolvesBlocks(name string) bool { return methods[name].blocks }
 // PrecNeedsSPD reports whether the preconditioner name needs a symmetric
 // positive definite matrix (afsai and fsai do; jacobi and none do not).
 func PrecNeedsSPD(name string) bool { return precs[name].spd }
+
+// PrecSymmetric reports whether the preconditioner name is symmetric, as
+// CG needs: spai is not; afsai, fsai, jacobi and none are.
+func PrecSymmetric(name string) bool { return !precs[name].unsymmetric }
+
+// CheckPair refuses a method that needs a symmetric preconditioner (CG)
+// with one that is not (spai); unknown names pass, for Options' check.
+func CheckPair(method, prec string) error {
+	if MethodNeedsSPD(method) && !PrecSymmetric(prec) {
+		return fmt.Errorf("solver: preconditioner %s is not symmetric, which %s needs: use bicgstab or gmres", prec, method)
+	}
+	return nil
+}
 
 // newFSAI sets up adaptive or static FSAI (Options.FSAI, whose Static and
 // Wide check has set from Prec and Wide).
@@ -122,6 +146,16 @@ func sortedNames[V any](m map[string]V) []string { return slices.Sorted(maps.Key
 
 // FSAIInfo describes an FSAI preconditioner's set-up (Solver.FSAIInfo).
 type FSAIInfo = afsai.Info
+
+// SPAIInfo describes a SPAI preconditioner's set-up (Solver.SPAIInfo).
+type SPAIInfo = spai.Info
+
+// SPAIParams are the a priori pattern of the SPAI preconditioner
+// (Options.SPAI).
+type SPAIParams = spai.Params
+
+// SPAIMaxK is the largest power SPAIParams.K takes.
+const SPAIMaxK = spai.MaxK
 
 // FSAIConfig configures the FSAI preconditioners (Options.FSAI).
 type FSAIConfig = afsai.Config

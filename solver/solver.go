@@ -11,6 +11,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 	"github.com/fsai-dist/fsai-dist/krylov"
+	"github.com/fsai-dist/fsai-dist/spai"
 )
 
 // Solver solves A x = b by a Krylov method (Options.Method) with a
@@ -384,15 +385,17 @@ func (s *Solver) SetValues(vals []float64) error {
 // (afsai.Preconditioner.Update), without the pattern search and with the
 // same halo plans. Collective. The new values are checked before anything
 // changes: on bad input (a wrong length, a non-finite value, or, for every
-// preconditioner but none, a diagonal entry that New would refuse: not
-// positive where NeedsSPD, zero otherwise) every rank returns an error and
-// the solver solves the old system exactly as before.
+// preconditioner but none and spai, a diagonal entry that New would
+// refuse: not positive where NeedsSPD, zero otherwise) every rank returns
+// an error and the solver solves the old system exactly as before. SPAI is
+// set up anew on the new values; where that fails (a singular A) the
+// solver keeps the new values and the old M.
 func (s *Solver) UpdateValues(vals []float64) error {
 	if err := s.enter("update values"); err != nil {
 		return err
 	}
 	defer s.leave()
-	if err := s.setValues(vals, s.opt.Prec != "none"); err != nil {
+	if err := s.setValues(vals, !precs[s.opt.Prec].anyDiagonal); err != nil {
 		return err
 	}
 	return s.updatePrec()
@@ -463,13 +466,23 @@ func (s *Solver) Matrix() *Matrix { return s.m }
 func (s *Solver) Backend() backend.Backend { return s.be }
 
 // Preconditioner returns the preconditioner; for afsai and fsai it is an
-// *afsai.Preconditioner, whose Info describes it (FSAIInfo).
+// *afsai.Preconditioner, whose Info describes it (FSAIInfo), for spai an
+// *spai.Preconditioner (SPAIInfo).
 func (s *Solver) Preconditioner() krylov.Preconditioner { return s.prec }
 
 // FSAIInfo describes the set-up of an FSAI preconditioner, and is nil for
 // the others.
 func (s *Solver) FSAIInfo() *FSAIInfo {
 	if p, ok := s.prec.(*afsai.Preconditioner); ok {
+		return &p.Info
+	}
+	return nil
+}
+
+// SPAIInfo describes the set-up of a SPAI preconditioner, and is nil for
+// the others.
+func (s *Solver) SPAIInfo() *SPAIInfo {
+	if p, ok := s.prec.(*spai.Preconditioner); ok {
 		return &p.Info
 	}
 	return nil

@@ -5,33 +5,13 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
-	"github.com/fsai-dist/fsai-dist/gpu"
+	"github.com/fsai-dist/fsai-dist/gpu/gputest"
 	"github.com/fsai-dist/fsai-dist/internal/testmatrices"
 )
 
 // openGPU opens device 0 for a test and returns the FSAI set-up on it, or
-// skips the test without a GPU; the test fails if the backend's Close
-// reports an error at its end.
-func openGPU(t testing.TB) *Device {
-	t.Helper()
-	n, err := gpu.Available()
-	if err != nil {
-		t.Skipf("no GPU: %v", err)
-	}
-	if n == 0 {
-		t.Skip("no GPU: the driver sees no device")
-	}
-	be, err := gpu.Open(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := be.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return New(be)
-}
+// skips the test without a GPU (gputest.Open).
+func openGPU(t testing.TB) *Device { return New(gputest.Open(t)) }
 
 // readBack is ReadMatrix that fails the test on an error.
 func readBack(t *testing.T, b *Device, m backend.Matrix) (*csr.Matrix[float64], []int32) {

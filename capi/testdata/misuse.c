@@ -171,6 +171,13 @@ int main(int argc, char **argv) {
 	int close = sqrt(diff) <= 1e-6 * sqrt(norm);
 	fprintf(out, "%d gmres_gives_cg_iterate %d %s\n", rank, close ? 0 : 1, close ? "" : "GMRES's iterate is not CG's");
 	report("solver_free_gmres", fsai_solver_free(g));
+	/* SPAI, with BiCGSTAB: a solve to the tolerance; with CG: refused,
+	 * M is not symmetric */
+	memset(xg, 0, nlocal * sizeof *xg);
+	report("solver_create_spai", fsai_solver_create(m, "bicgstab:spai", 1e-10, 0, "cpu", &g));
+	report("solve_spai", fsai_solve(g, b, xg, NULL, NULL));
+	report("solver_free_spai", fsai_solver_free(g));
+	report("solver_cg_spai", fsai_solver_create(m, "cg:spai", 0, 0, "cpu", &scratch_s));
 	free(xg);
 	report("solver_method_minres", fsai_solver_create(m, "minres:jacobi", 0, 0, "cpu", &scratch_s));
 	report("solve_handle_0", fsai_solve(0, b, x, NULL, NULL));

@@ -303,6 +303,12 @@ func TestFailures(t *testing.T) {
 		{name: "huge problem", args: []string{"-problem", "poisson27:1200"}, code: 2, want: "flag -problem: poisson27:1200 has 1728000000 rows and up to 46656000000 entries: about"},
 		// messages
 		{name: "infinite tau", args: []string{"-fsai.tau", "Inf"}, code: 2, want: "flag -fsai.tau: +Inf is not a finite number"},
+		{name: "spai with cg", args: []string{"-problem", "convdiff:6", "-prec", "spai"}, code: 2,
+			want: "flag -prec: spai is not symmetric, which -solver cg needs: use -solver bicgstab or gmres"},
+		{name: "spai tau above 1", args: []string{"-problem", "convdiff:6", "-solver", "gmres", "-prec", "spai", "-spai.tau", "1.5"}, code: 2,
+			want: "flag -spai.tau: 1.5 is not in [0,1]"},
+		{name: "spai power 0", args: []string{"-problem", "convdiff:6", "-solver", "gmres", "-prec", "spai", "-spai.k", "0"}, code: 2,
+			want: "flag -spai.k: 0 is not in [1,4]"},
 		{name: "nan tol", args: []string{"-tol", "NaN"}, code: 2, want: "flag -tol: NaN is not a finite number"},
 		{name: "hex value", args: []string{"-matrix", in("hex.mtx")}, code: 2, want: `hex.mtx line 10: malformed value "0x1p1"`},
 		{name: "long value", args: []string{"-matrix", in("long.mtx")}, code: 2, want: `long.mtx line 10: malformed value "2` + strings.Repeat("0", 79) + `"...`},
@@ -338,6 +344,8 @@ func TestFailures(t *testing.T) {
 		{name: "negative diagonal none", args: append([]string{"-matrix", in("negdiag.mtx")}, none...), code: 3, want: "diagonal entry A(10,10) = -2 is not positive"},
 		{name: "negative diagonal jacobi", args: []string{"-matrix", in("negdiag.mtx"), "-prec", "jacobi"}, code: 3, want: "diagonal entry A(10,10) = -2 is not positive"},
 		{name: "negative diagonal afsai", args: []string{"-matrix", in("negdiag.mtx"), "-prec", "afsai"}, code: 3, want: "diagonal entry A(10,10) = -2 is not positive"},
+		{name: "missing diagonal spai", args: []string{"-matrix", in("zerodiag.mtx"), "-solver", "bicgstab", "-prec", "spai", "-spai.tau", "0"}, code: 3,
+			want: "spai: row 10 of M: no row of its pattern (1 rows) has an entry in column 10 (a zero diagonal entry: raise tau or k)"},
 		{name: "missing diagonal fsai", args: []string{"-matrix", in("zerodiag.mtx"), "-prec", "fsai"}, code: 3, want: "diagonal entry A(10,10) = 0 is not positive"},
 		// item 2: numerical failures in the solve
 		{name: "breakdown", args: append([]string{"-matrix", in("indef.mtx"), "-rhs", in("alt.vec")}, none...), code: 3,
@@ -355,6 +363,12 @@ func TestFailures(t *testing.T) {
 			check: func(r map[string]any) bool {
 				info, _ := r["prec_info"].(map[string]any)
 				return info["scaled"] == true
+			}},
+		{name: "spai", args: []string{"-problem", "convdiff:6:100", "-solver", "bicgstab", "-prec", "spai"}, report: "converged", out: true,
+			check: func(r map[string]any) bool {
+				info, _ := r["prec_info"].(map[string]any)
+				params, _ := r["prec_params"].(map[string]any)
+				return info["max_block_rows"].(float64) > 1 && r["prec_density"].(float64) > 0 && params["spai.tau"] == "0.9" && params["spai.k"] == "1"
 			}},
 		{name: "matrix within a memory limit", args: []string{"-matrix", lap}, report: "converged", out: true, env: []string{"FSAI_RANK_MEMORY=1e6"}},
 		{name: "nearly symmetric", args: []string{"-matrix", in("symmetric.mtx")}, report: "converged", out: true},

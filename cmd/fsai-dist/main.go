@@ -66,6 +66,7 @@ type options struct {
 	cpuProfile      string
 	trace           string
 	fsai            fsaiFlags
+	spai            spaiFlags
 	progressEvery   int
 	benchSpMV       int
 	narrow          bool
@@ -111,6 +112,7 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.Float64Var(&o.divtol, "divtol", 0, "stop with reason diverged when the relative residual exceeds this many times the initial one (inf: never; 0, the default: 1e5 for bicgstab and gmres, never for cg, whose residual can grow 1e5-fold in a solve that converges)")
 	fs.BoolVar(&o.version, "version", false, "print the version (and the commit it was built from) and exit")
 	o.fsai.register(fs)
+	o.spai.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(usage, "usage: mpirun -np N fsai-dist [flags]\n")
@@ -152,6 +154,11 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 		return nil, fmt.Errorf("flag -nrhs: %d with -solver %s, which solves one right-hand side at a time", o.nrhs, o.method)
 	case !slices.Contains(solver.Precs, o.prec):
 		return nil, fmt.Errorf("flag -prec: %q is not one of %s", o.prec, strings.Join(solver.Precs, ", "))
+	case !solver.PrecSymmetric(o.prec) && solver.MethodNeedsSPD(o.method):
+		return nil, fmt.Errorf("flag -prec: %s is not symmetric, which -solver %s needs: use -solver bicgstab or gmres", o.prec, o.method)
+	}
+	if err := o.spai.check(fs); err != nil {
+		return nil, err
 	}
 	return o, o.fsai.check(fs)
 }

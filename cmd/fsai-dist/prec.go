@@ -37,12 +37,7 @@ func (f *fsaiFlags) register(fs *flag.FlagSet) {
 
 // check checks the parsed flags of fs and records their values.
 func (f *fsaiFlags) check(fs *flag.FlagSet) error {
-	f.values = map[string]string{}
-	fs.VisitAll(func(fl *flag.Flag) {
-		if strings.HasPrefix(fl.Name, "afsai.") || strings.HasPrefix(fl.Name, "fsai.") {
-			f.values[fl.Name] = fl.Value.String()
-		}
-	})
+	f.values = flagValues(fs, "afsai.", "fsai.")
 	p, s := f.cfg.Params, f.cfg.StaticParams
 	for _, v := range []struct {
 		flag  string
@@ -80,6 +75,44 @@ func (f *fsaiFlags) check(fs *flag.FlagSet) error {
 		return fmt.Errorf("flag -fsai.k: %d is not 1, 2 or 3", s.K)
 	case !(s.Delta >= 0):
 		return fmt.Errorf("flag -fsai.delta: %g is negative", s.Delta)
+	}
+	return nil
+}
+
+// flagValues returns the value, set or default, of every flag of fs whose
+// name starts with one of prefixes.
+func flagValues(fs *flag.FlagSet, prefixes ...string) map[string]string {
+	values := map[string]string{}
+	fs.VisitAll(func(fl *flag.Flag) {
+		for _, p := range prefixes {
+			if strings.HasPrefix(fl.Name, p) {
+				values[fl.Name] = fl.Value.String()
+			}
+		}
+	})
+	return values
+}
+
+// spaiFlags are the pattern flags of the SPAI preconditioner.
+type spaiFlags struct {
+	params solver.SPAIParams
+	values map[string]string // every SPAI flag's value, by name
+}
+
+func (f *spaiFlags) register(fs *flag.FlagSet) {
+	f.params = solver.DefaultOptions().SPAI
+	fs.Float64Var(&f.params.Tau, "spai.tau", f.params.Tau, "SPAI: keep a_ij in M's pattern when |a_ij| > (1-tau) max_j |a_ij| of its row (0 to 1; the diagonal always)")
+	fs.IntVar(&f.params.K, "spai.k", f.params.K, fmt.Sprintf("SPAI: M has the pattern of the thresholded A to the power k (1 to %d)", solver.SPAIMaxK))
+}
+
+// check checks the parsed flags of fs and records their values.
+func (f *spaiFlags) check(fs *flag.FlagSet) error {
+	f.values = flagValues(fs, "spai.")
+	switch {
+	case !(f.params.Tau >= 0 && f.params.Tau <= 1):
+		return fmt.Errorf("flag -spai.tau: %g is not in [0,1]", f.params.Tau)
+	case f.params.K < 1 || f.params.K > solver.SPAIMaxK:
+		return fmt.Errorf("flag -spai.k: %d is not in [1,%d]", f.params.K, solver.SPAIMaxK)
 	}
 	return nil
 }

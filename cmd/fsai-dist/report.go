@@ -75,16 +75,19 @@ type report struct {
 	// device (GPUs of one node, CUDA IPC) and through the host
 	HaloDeviceLinks int64 `json:"halo_device_links"`
 	HaloHostLinks   int64 `json:"halo_host_links"`
-	// FSAI preconditioners only
-	PrecNNZ     int64            `json:"prec_nnz,omitempty"`     // nonzeros of G
-	PrecDensity float64          `json:"prec_density,omitempty"` // nnz(G)/nnz(A)
-	PrecInfo    *solver.FSAIInfo `json:"prec_info,omitempty"`
+	// FSAI and SPAI preconditioners only: nonzeros of G (of M for spai),
+	// nnz(G)/nnz(A), and the set-up's figures (a *solver.FSAIInfo, or a
+	// *solver.SPAIInfo for spai)
+	PrecNNZ     int64   `json:"prec_nnz,omitempty"`
+	PrecDensity float64 `json:"prec_density,omitempty"`
+	PrecInfo    any     `json:"prec_info,omitempty"`
 	// the number of right-hand sides; with more than one, each one's
 	// outcome (the fields above are then the worst column's)
 	NRHS    int      `json:"nrhs"`
 	Columns []column `json:"columns,omitempty"`
-	// what reproduces the run: the values of the FSAI flags (-afsai.*,
-	// -fsai.*, set or default; FSAI preconditioners only), the program's
+	// what reproduces the run: the values of the preconditioner's flags
+	// (-afsai.* and -fsai.* for FSAI, -spai.* for SPAI; set or default),
+	// the program's
 	// version (see version) and its command line, program name first
 	PrecParams  map[string]string `json:"prec_params,omitempty"`
 	Version     string            `json:"version"`
@@ -95,8 +98,11 @@ type report struct {
 func newReport(c *comm.Comm, o *options) *report {
 	r := &report{Ranks: c.Size(), Solver: o.method, Prec: o.prec, Tol: o.tol, MaxIt: o.maxit, Partition: o.partition,
 		Version: version(), CommandLine: os.Args}
-	if o.prec == "afsai" || o.prec == "fsai" {
+	switch o.prec {
+	case "afsai", "fsai":
 		r.PrecParams = o.fsai.values
+	case "spai":
+		r.PrecParams = o.spai.values
 	}
 	if o.method == "gmres" {
 		r.GMRESRestart = o.gmresRestart

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/dsmat"
 )
 
 // Stencil3D returns the n^3 finite-difference Laplacian with the 7-point
@@ -95,8 +96,9 @@ func withDominantDiagonal(m *csr.Matrix[float64]) *csr.Matrix[float64] {
 	return csr.FromEntries(m.Rows, m.Cols, e)
 }
 
-// ReadMTX reads a Matrix Market "coordinate real symmetric" file (lower
-// triangle stored) into a full CSR matrix.
+// ReadMTX reads a Matrix Market "coordinate real" file into a full CSR
+// matrix: a symmetric one (one triangle stored) with both triangles, a
+// general one as stored.
 func ReadMTX(path string) (*csr.Matrix[float64], error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -106,9 +108,12 @@ func ReadMTX(path string) (*csr.Matrix[float64], error) {
 	sc := bufio.NewScanner(f)
 	var rows, cols, nnz int
 	var e []csr.Entry[float64]
-	header := false
+	header, symmetric := false, false
 	for line := 1; sc.Scan(); line++ {
 		t := strings.TrimSpace(sc.Text())
+		if line == 1 && strings.HasPrefix(t, "%%") {
+			symmetric = strings.Contains(strings.ToLower(t), "symmetric")
+		}
 		if t == "" || t[0] == '%' {
 			continue
 		}
@@ -125,7 +130,7 @@ func ReadMTX(path string) (*csr.Matrix[float64], error) {
 			return nil, fmt.Errorf("%s line %d: %w", path, line, err)
 		}
 		e = append(e, csr.Entry[float64]{Row: i - 1, Col: j - 1, Val: v})
-		if i != j {
+		if symmetric && i != j {
 			e = append(e, csr.Entry[float64]{Row: j - 1, Col: i - 1, Val: v})
 		}
 	}
@@ -134,6 +139,18 @@ func ReadMTX(path string) (*csr.Matrix[float64], error) {
 	}
 	m := csr.FromEntries(rows, cols, e)
 	return m, m.Check()
+}
+
+// Stripe holds a whole CSR matrix as one stripe of global rows.
+func Stripe(a *csr.Matrix[float64]) *dsmat.Rows {
+	r := &dsmat.Rows{N: int64(a.Rows), RowPtr: make([]int64, a.Rows+1), Col: make([]int64, a.NNZ()), Val: a.Val}
+	for i, p := range a.RowPtr {
+		r.RowPtr[i] = int64(p)
+	}
+	for k, c := range a.ColIdx {
+		r.Col[k] = int64(c)
+	}
+	return r
 }
 
 // Diff describes where got and want differ, "" when they are the same

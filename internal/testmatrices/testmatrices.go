@@ -6,7 +6,12 @@ package testmatrices
 import (
 	"os"
 
+	"testing"
+
+	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/matfile"
 	"github.com/fsai-dist/fsai-dist/problem"
 )
 
@@ -44,4 +49,19 @@ func Diffusion(n int) (*csr.Matrix[float64], error) {
 		m.ColIdx[k] = int32(c)
 	}
 	return m, nil
+}
+
+// ReadDistributed reads a matrix file over the ranks of c, as the command
+// line does, failing t on an error.
+func ReadDistributed(t testing.TB, c *comm.Comm, path string) *dsmat.Matrix {
+	t.Helper()
+	rows, part, err := matfile.ReadMatrix(c, path)
+	var A *dsmat.Matrix
+	if err == nil {
+		A, err = dsmat.New(c, part, rows)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return A
 }

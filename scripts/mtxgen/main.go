@@ -4,9 +4,10 @@
 //
 //	go run ./scripts/mtxgen -problem diffusion:24 -out diffusion24.mtx
 //
-// The file is "coordinate real symmetric" with the lower triangle stored,
-// 1-based, values printed with 17 significant digits so they read back bit
-// for bit.
+// The file of a symmetric problem is "coordinate real symmetric" with the
+// lower triangle stored, that of a nonsymmetric one (convdiff with
+// convection) "coordinate real general" with every entry; 1-based, values
+// printed with 17 significant digits so they read back bit for bit.
 package main
 
 import (
@@ -34,7 +35,8 @@ func main() {
 	}
 }
 
-// write generates the problem and writes its lower triangle to path.
+// write generates the problem and writes to path its lower triangle, or
+// every entry when it is not symmetric.
 func write(spec, path string) error {
 	s, err := problem.Parse(spec)
 	if err != nil {
@@ -45,11 +47,16 @@ func write(spec, path string) error {
 	if err != nil {
 		return err
 	}
-	lower := int64(0)
+	symmetric, kind := s.Symmetric(), "symmetric"
+	if !symmetric {
+		kind = "general"
+	}
+	stored := func(i, j int64) bool { return !symmetric || j <= i }
+	count := int64(0)
 	for i := range r.Count() {
 		for k := r.RowPtr[i]; k < r.RowPtr[i+1]; k++ {
-			if r.Col[k] <= int64(i) {
-				lower++
+			if stored(int64(i), r.Col[k]) {
+				count++
 			}
 		}
 	}
@@ -60,10 +67,10 @@ func write(spec, path string) error {
 	}
 	defer os.Remove(f.Name()) // no-op after the rename
 	w := bufio.NewWriter(f)
-	fmt.Fprintf(w, "%%%%MatrixMarket matrix coordinate real symmetric\n%% %s, written by scripts/mtxgen\n%d %d %d\n", s, n, n, lower)
+	fmt.Fprintf(w, "%%%%MatrixMarket matrix coordinate real %s\n%% %s, written by scripts/mtxgen\n%d %d %d\n", kind, s, n, n, count)
 	buf := make([]byte, 0, 64)
 	for i := range r.Count() {
-		for k := r.RowPtr[i]; k < r.RowPtr[i+1] && r.Col[k] <= int64(i); k++ {
+		for k := r.RowPtr[i]; k < r.RowPtr[i+1] && stored(int64(i), r.Col[k]); k++ {
 			buf = strconv.AppendInt(buf[:0], int64(i)+1, 10)
 			buf = append(buf, ' ')
 			buf = strconv.AppendInt(buf, r.Col[k]+1, 10)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# build.sh: compile the CPU peer drivers petsc_cg and hypre_fsai with mpicc.
+# build.sh: compile the CPU peer drivers petsc_cg, hypre_fsai and
+# hypre_parasails with mpicc.
 #
 #   scripts/peers/build.sh [OUTDIR]     (default: bin/peers, relative to the current directory)
 #
@@ -64,7 +65,9 @@ mkdir -p "$out"
 # shellcheck disable=SC2086 # the flag strings are meant to split
 $cc $cflags $warn -o "$out/petsc_cg" "$here/petsc_cg.c" "$here/peers_common.c" $petsc -lm ||
   die "compiling petsc_cg failed"
-# shellcheck disable=SC2086
-$cc $cflags $warn -o "$out/hypre_fsai" "$here/hypre_fsai.c" "$here/peers_common.c" $hypre ||
-  die "compiling hypre_fsai failed"
-echo "built $out/petsc_cg $out/hypre_fsai"
+for prog in hypre_fsai hypre_parasails; do
+  # shellcheck disable=SC2086
+  $cc $cflags $warn -o "$out/$prog" "$here/$prog.c" "$here/hypre_common.c" "$here/peers_common.c" $hypre ||
+    die "compiling $prog failed"
+done
+echo "built $out/petsc_cg $out/hypre_fsai $out/hypre_parasails"

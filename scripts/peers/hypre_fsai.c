@@ -21,200 +21,45 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <HYPRE.h>
-#include <HYPRE_IJ_mv.h>
-#include <HYPRE_parcsr_ls.h>
+#include "hypre_common.h"
 /* Internal header, installed with hypre: hypre_ParFSAIData gives the factor G,
  * whose size the public API does not report. */
 #include <_hypre_parcsr_ls.h>
-
-#include "peers_common.h"
 
 static const char usage[] =
   "usage: hypre_fsai (-problem poisson7:N | -matrix PATH.mtx) [-prec fsai|jacobi]\n"
   "       [-fsai.steps K] [-fsai.step-size S] [-fsai.eps EPS] [-tol T] [-maxit M] [-json PATH]\n";
 
-/* die prints a message, prefixed with this rank, and aborts every rank. */
-static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static void die(const char *fmt, ...) {
-  va_list ap;
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  fprintf(stderr, "hypre_fsai: rank %d: ", rank);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  exit(1); /* not reached */
-}
-
-/* HYPRE_CALL aborts with hypre's description when a call reports an error. */
-#define HYPRE_CALL(call)                                                     \
-  do {                                                                       \
-    HYPRE_Int ierr_ = (call);                                                \
-    if (ierr_) {                                                             \
-      char msg_[256] = "";                                                   \
-      HYPRE_DescribeError(ierr_, msg_);                                      \
-      die("%s:%d: %s: hypre error %d: %s", __FILE__, __LINE__, #call,        \
-          (int)ierr_, msg_);                                                 \
-    }                                                                        \
-  } while (0)
-
-/* MPI_CALL aborts when an MPI call fails. */
-#define MPI_CALL(call)                                                       \
-  do {                                                                       \
-    if ((call) != MPI_SUCCESS) die("%s:%d: %s failed", __FILE__, __LINE__, #call); \
-  } while (0)
-
 typedef enum { PREC_FSAI, PREC_JACOBI } prec_kind;
 
 typedef struct {
-  const char *problem; /* "poisson7:N" or NULL */
-  const char *matrix;  /* Matrix Market path or NULL */
-  const char *json;    /* output path or NULL */
+  common_options c;    /* the matrix, -json, -tol, -maxit */
   prec_kind prec;
   int fsai_steps;      /* adaptive steps per row of G */
   int fsai_step_size;  /* entries added per step */
   double fsai_eps;     /* Kaporin reduction factor that stops a row */
-  double tol;
-  int maxit;
 } options;
-
-/* parse_int and parse_real read the value of a flag or abort. */
-static int parse_int(const char *flag, const char *s, int min) {
-  char *end;
-  long v;
-  errno = 0;
-  v = strtol(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < min || v > 1000000000)
-    die("%s %s: want an integer >= %d", flag, s, min);
-  return (int)v;
-}
-
-static double parse_real(const char *flag, const char *s) {
-  char *end;
-  double v;
-  errno = 0;
-  v = strtod(s, &end);
-  if (errno != 0 || end == s || *end != '\0' || !(v > 0) || !isfinite(v))
-    die("%s %s: want a positive number", flag, s);
-  return v;
-}
 
 /* parse_options reads argv; defaults are hypre's own ij driver's FSAI
  * settings (5 steps of 3 entries, eps 1e-3), tol 1e-8, maxit 10000. */
 static options parse_options(int argc, char **argv) {
-  options o = {NULL, NULL, NULL, PREC_FSAI, 5, 3, 1e-3, 1e-8, 10000};
-  int i;
+  options o = {{NULL, NULL, NULL, 1e-8, 10000}, PREC_FSAI, 5, 3, 1e-3};
 
-  for (i = 1; i < argc; i++) {
-    const char *flag = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(flag, "-h") || !strcmp(flag, "-help") || !strcmp(flag, "--help")) {
-      fputs(usage, stdout);
-      MPI_Finalize();
-      exit(0);
-    }
-    if (!val) die("%s: missing value\n%s", flag, usage);
+  for (int i = 1; i < argc; i++) {
+    const char *flag = argv[i], *val = flag_value(argc, argv, i, usage);
     i++;
-    if (!strcmp(flag, "-problem")) o.problem = val;
-    else if (!strcmp(flag, "-matrix")) o.matrix = val;
-    else if (!strcmp(flag, "-json")) o.json = val;
-    else if (!strcmp(flag, "-prec")) {
+    if (common_flag(&o.c, flag, val)) continue;
+    if (!strcmp(flag, "-prec")) {
       if (!strcmp(val, "fsai")) o.prec = PREC_FSAI;
       else if (!strcmp(val, "jacobi")) o.prec = PREC_JACOBI;
       else die("-prec %s: want fsai or jacobi", val);
     } else if (!strcmp(flag, "-fsai.steps")) o.fsai_steps = parse_int(flag, val, 0);
     else if (!strcmp(flag, "-fsai.step-size")) o.fsai_step_size = parse_int(flag, val, 1);
     else if (!strcmp(flag, "-fsai.eps")) o.fsai_eps = parse_real(flag, val);
-    else if (!strcmp(flag, "-tol")) o.tol = parse_real(flag, val);
-    else if (!strcmp(flag, "-maxit")) o.maxit = parse_int(flag, val, 1);
     else die("unknown option %s\n%s", flag, usage);
   }
-  if (!o.problem == !o.matrix) die("give exactly one of -problem poisson7:N and -matrix PATH.mtx\n%s", usage);
-  if (o.tol >= 1) die("-tol %g: want tol < 1", o.tol);
+  check_common(&o.c, usage);
   return o;
-}
-
-/* load_rows gives this rank's stripe of A: generated or read. */
-static void load_rows(const options *o, int size, int rank, peer_rows *rows) {
-  char err[512];
-  if (o->problem) {
-    int64_t N, lo, hi;
-    if (peer_parse_poisson7(o->problem, &N, err, sizeof err) != 0) die("%s", err);
-    peer_split(N * N * N, size, rank, &lo, &hi);
-    if (peer_poisson7(N, lo, hi, rows, err, sizeof err) != 0) die("%s", err);
-  } else if (peer_read_mm(o->matrix, size, rank, rows, err, sizeof err) != 0) {
-    die("%s", err);
-  }
-  if (rows->n > 2147483647 || peer_rows_nnz(rows) > 2147483647)
-    die("matrix too large for hypre built with 32-bit HYPRE_Int/HYPRE_BigInt");
-}
-
-/* build_matrix assembles the IJ matrix from the stripe, with exact
- * preallocation of the diagonal and off-diagonal blocks. */
-static HYPRE_IJMatrix build_matrix(const peer_rows *r) {
-  HYPRE_IJMatrix ij;
-  HYPRE_BigInt lo = (HYPRE_BigInt)r->first, hi = (HYPRE_BigInt)(r->first + r->nrows) - 1;
-  HYPRE_Int nrows = (HYPRE_Int)r->nrows, *ncols, *diag, *offd;
-  HYPRE_BigInt *rows, *cols;
-  int64_t i, k, nnz = peer_rows_nnz(r);
-
-  ncols = malloc((size_t)(nrows + 1) * sizeof *ncols);
-  diag = malloc((size_t)(nrows + 1) * sizeof *diag);
-  offd = malloc((size_t)(nrows + 1) * sizeof *offd);
-  rows = malloc((size_t)(nrows + 1) * sizeof *rows);
-  cols = malloc((size_t)(nnz + 1) * sizeof *cols);
-  if (!ncols || !diag || !offd || !rows || !cols) die("out of memory assembling %lld rows", (long long)nrows);
-  for (i = 0; i < nrows; i++) {
-    rows[i] = (HYPRE_BigInt)(r->first + i);
-    ncols[i] = (HYPRE_Int)(r->rowptr[i + 1] - r->rowptr[i]);
-    diag[i] = offd[i] = 0;
-    for (k = r->rowptr[i]; k < r->rowptr[i + 1]; k++) {
-      cols[k] = (HYPRE_BigInt)r->col[k];
-      if (cols[k] >= lo && cols[k] <= hi) diag[i]++;
-      else offd[i]++;
-    }
-  }
-
-  HYPRE_CALL(HYPRE_IJMatrixCreate(MPI_COMM_WORLD, lo, hi, lo, hi, &ij));
-  HYPRE_CALL(HYPRE_IJMatrixSetObjectType(ij, HYPRE_PARCSR));
-  HYPRE_CALL(HYPRE_IJMatrixSetDiagOffdSizes(ij, diag, offd));
-  HYPRE_CALL(HYPRE_IJMatrixInitialize(ij));
-  if (nrows > 0) HYPRE_CALL(HYPRE_IJMatrixSetValues(ij, nrows, ncols, rows, cols, r->val));
-  HYPRE_CALL(HYPRE_IJMatrixAssemble(ij));
-
-  free(ncols);
-  free(diag);
-  free(offd);
-  free(rows);
-  free(cols);
-  return ij;
-}
-
-/* new_vector creates an assembled ParCSR vector over rows [lo, hi] set to value. */
-static HYPRE_IJVector new_vector(HYPRE_BigInt lo, HYPRE_BigInt hi, double value, HYPRE_ParVector *par) {
-  HYPRE_IJVector v;
-  HYPRE_CALL(HYPRE_IJVectorCreate(MPI_COMM_WORLD, lo, hi, &v));
-  HYPRE_CALL(HYPRE_IJVectorSetObjectType(v, HYPRE_PARCSR));
-  HYPRE_CALL(HYPRE_IJVectorInitialize(v));
-  HYPRE_CALL(HYPRE_IJVectorAssemble(v));
-  HYPRE_CALL(HYPRE_IJVectorGetObject(v, (void **)par));
-  HYPRE_CALL(HYPRE_ParVectorSetConstantValues(*par, value));
-  return v;
-}
-
-/* global_nnz is the number of stored entries of a ParCSR matrix, all ranks. */
-static double global_nnz(hypre_ParCSRMatrix *M) {
-  HYPRE_CALL(hypre_ParCSRMatrixSetDNumNonzeros(M));
-  return hypre_ParCSRMatrixDNumNonzeros(M);
-}
-
-/* elapsed returns the slowest rank's seconds since t0. */
-static double elapsed(double t0) {
-  double local = MPI_Wtime() - t0, max;
-  MPI_CALL(MPI_Allreduce(&local, &max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-  return max;
 }
 
 /* setup_precond attaches the preconditioner to pcg and returns the FSAI
@@ -244,61 +89,35 @@ static HYPRE_Solver setup_precond(HYPRE_Solver pcg, const options *o) {
 
 int main(int argc, char **argv) {
   options o;
-  peer_rows rows;
-  HYPRE_IJMatrix ij;
-  HYPRE_ParCSRMatrix A;
-  HYPRE_IJVector ijx, ijb, ijones, ijr;
-  HYPRE_ParVector x, b, ones, r;
+  hypre_system s;
   HYPRE_Solver pcg, fsai;
-  HYPRE_BigInt lo, hi;
   HYPRE_Int its, ierr;
-  HYPRE_Real hypre_relres, rr, bb;
-  int rank, size, converged;
-  double t0, assembly_s, setup_s, solve_s, nnz, prec_nnz;
+  HYPRE_Real hypre_relres;
+  int converged;
+  double t0, setup_s, solve_s, prec_nnz, relres;
   peer_json j;
   char err[512];
 
-  MPI_CALL(MPI_Init(&argc, &argv));
-  MPI_CALL(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  MPI_CALL(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  HYPRE_CALL(HYPRE_Init());
+  system_start(&s, "hypre_fsai", &argc, &argv);
   o = parse_options(argc, argv);
-
-  MPI_CALL(MPI_Barrier(MPI_COMM_WORLD));
-  t0 = MPI_Wtime();
-  load_rows(&o, size, rank, &rows);
-  ij = build_matrix(&rows);
-  HYPRE_CALL(HYPRE_IJMatrixGetObject(ij, (void **)&A));
-  assembly_s = elapsed(t0);
-  lo = (HYPRE_BigInt)rows.first;
-  hi = (HYPRE_BigInt)(rows.first + rows.nrows) - 1;
-  nnz = global_nnz((hypre_ParCSRMatrix *)A);
-
-  /* b = A*1, x0 = 0 */
-  ijones = new_vector(lo, hi, 1.0, &ones);
-  ijb = new_vector(lo, hi, 0.0, &b);
-  ijx = new_vector(lo, hi, 0.0, &x);
-  ijr = new_vector(lo, hi, 0.0, &r);
-  HYPRE_CALL(HYPRE_ParCSRMatrixMatvec(1.0, A, ones, 0.0, b));
+  system_load(&s, o.c.problem, o.c.matrix);
 
   HYPRE_CALL(HYPRE_ParCSRPCGCreate(MPI_COMM_WORLD, &pcg));
-  HYPRE_CALL(HYPRE_ParCSRPCGSetTol(pcg, o.tol));
+  HYPRE_CALL(HYPRE_ParCSRPCGSetTol(pcg, o.c.tol));
   HYPRE_CALL(HYPRE_ParCSRPCGSetAbsoluteTol(pcg, 0.0));
-  HYPRE_CALL(HYPRE_ParCSRPCGSetMaxIter(pcg, o.maxit));
+  HYPRE_CALL(HYPRE_ParCSRPCGSetMaxIter(pcg, o.c.maxit));
   HYPRE_CALL(HYPRE_ParCSRPCGSetTwoNorm(pcg, 1));
   HYPRE_CALL(HYPRE_ParCSRPCGSetRelChange(pcg, 0));
   HYPRE_CALL(HYPRE_ParCSRPCGSetPrintLevel(pcg, 0));
   HYPRE_CALL(HYPRE_ParCSRPCGSetLogging(pcg, 1));
   fsai = setup_precond(pcg, &o);
 
-  MPI_CALL(MPI_Barrier(MPI_COMM_WORLD));
-  t0 = MPI_Wtime();
-  HYPRE_CALL(HYPRE_ParCSRPCGSetup(pcg, A, b, x));
+  t0 = start_clock();
+  HYPRE_CALL(HYPRE_ParCSRPCGSetup(pcg, s.A, s.b, s.x));
   setup_s = elapsed(t0);
 
-  MPI_CALL(MPI_Barrier(MPI_COMM_WORLD));
-  t0 = MPI_Wtime();
-  ierr = HYPRE_ParCSRPCGSolve(pcg, A, b, x);
+  t0 = start_clock();
+  ierr = HYPRE_ParCSRPCGSolve(pcg, s.A, s.b, s.x);
   solve_s = elapsed(t0);
   /* Hitting maxit sets HYPRE_ERROR_CONV: a result, not a failure. */
   converged = !(ierr & HYPRE_ERROR_CONV);
@@ -306,58 +125,30 @@ int main(int argc, char **argv) {
   HYPRE_CALL(ierr & ~HYPRE_ERROR_CONV);
   HYPRE_CALL(HYPRE_ParCSRPCGGetNumIterations(pcg, &its));
   HYPRE_CALL(HYPRE_ParCSRPCGGetFinalRelativeResidualNorm(pcg, &hypre_relres));
-
-  /* true residual r = b - A x */
-  HYPRE_CALL(HYPRE_ParVectorCopy(b, r));
-  HYPRE_CALL(HYPRE_ParCSRMatrixMatvec(-1.0, A, x, 1.0, r));
-  HYPRE_CALL(HYPRE_ParVectorInnerProd(r, r, &rr));
-  HYPRE_CALL(HYPRE_ParVectorInnerProd(b, b, &bb));
+  relres = system_relres(&s);
 
   /* nnz of the preconditioner: G for FSAI (lower triangular, diagonal
    * included; G^T is not counted), the diagonal for Jacobi. */
   if (fsai)
     prec_nnz = global_nnz(hypre_ParFSAIDataGmat((hypre_ParFSAIData *)fsai));
   else
-    prec_nnz = (double)rows.n;
+    prec_nnz = (double)s.rows.n;
 
-  if (!converged && rank == 0)
+  if (!converged && s.rank == 0)
     fprintf(stderr, "hypre_fsai: warning: not converged after %d iterations\n", (int)its);
-  if (rank == 0) {
-    peer_json_init(&j);
-    peer_json_str(&j, "peer", "hypre");
-    peer_json_str(&j, "prec", o.prec == PREC_FSAI ? "fsai" : "jacobi");
-    peer_json_str(&j, "matrix", o.problem ? o.problem : o.matrix);
-    peer_json_int(&j, "n", rows.n);
-    peer_json_int(&j, "nnz", (int64_t)nnz);
-    peer_json_int(&j, "ranks", size);
-    peer_json_num(&j, "tol", o.tol);
+  if (s.rank == 0) {
+    system_json_head(&s, &j, o.prec == PREC_FSAI ? "fsai" : "jacobi", o.c.problem ? o.c.problem : o.c.matrix, o.c.tol);
     if (fsai) {
       peer_json_int(&j, "fsai_steps", o.fsai_steps);
       peer_json_int(&j, "fsai_step_size", o.fsai_step_size);
       peer_json_num(&j, "fsai_eps", o.fsai_eps);
     }
-    peer_json_int(&j, "iterations", its);
-    peer_json_bool(&j, "converged", converged);
-    peer_json_num(&j, "relres", sqrt(rr / bb));
-    peer_json_num(&j, "hypre_relres", hypre_relres);
-    peer_json_num(&j, "assembly_s", assembly_s);
-    peer_json_num(&j, "setup_s", setup_s);
-    peer_json_num(&j, "solve_s", solve_s);
-    peer_json_num(&j, "time_per_iter_s", its > 0 ? solve_s / its : NAN);
-    peer_json_int(&j, "prec_nnz", (int64_t)prec_nnz);
-    peer_json_num(&j, "prec_density", prec_nnz / nnz);
-    if (peer_json_finish(&j, o.json, err, sizeof err) != 0) die("%s", err);
+    system_json(&s, &j, its, converged, relres, hypre_relres, setup_s, solve_s, prec_nnz);
+    if (peer_json_finish(&j, o.c.json, err, sizeof err) != 0) die("%s", err);
   }
 
   if (fsai) HYPRE_CALL(HYPRE_FSAIDestroy(fsai));
   HYPRE_CALL(HYPRE_ParCSRPCGDestroy(pcg));
-  HYPRE_CALL(HYPRE_IJVectorDestroy(ijr));
-  HYPRE_CALL(HYPRE_IJVectorDestroy(ijx));
-  HYPRE_CALL(HYPRE_IJVectorDestroy(ijb));
-  HYPRE_CALL(HYPRE_IJVectorDestroy(ijones));
-  HYPRE_CALL(HYPRE_IJMatrixDestroy(ij));
-  peer_rows_free(&rows);
-  HYPRE_CALL(HYPRE_Finalize());
-  MPI_CALL(MPI_Finalize());
+  system_finish(&s);
   return 0;
 }

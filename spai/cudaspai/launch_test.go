@@ -1,0 +1,36 @@
+package cudaspai
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/fsai-dist/fsai-dist/gpu"
+	"github.com/fsai-dist/fsai-dist/internal/cuda"
+	"github.com/fsai-dist/fsai-dist/kernels"
+)
+
+// TestLaunchSignatures compiles the kernels to PTX as gpu.Open does and
+// checks spai_qr against its typed launch function (cuda.LaunchMismatches).
+// It needs no GPU: it runs wherever libnvrtc is found.
+func TestLaunchSignatures(t *testing.T) {
+	nv, err := cuda.LoadNVRTC()
+	if errors.Is(err, cuda.ErrNoNVRTC) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptx, err := nv.Compile(kernels.Source(), "spai-kernels.cu", cuda.Target{Arch: 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := func(f reflect.Type) []string {
+		return cuda.PTXParams(f, map[reflect.Type]string{
+			reflect.TypeFor[gpu.Raw](): "", reflect.TypeFor[[]gpu.Kernel](): "", reflect.TypeFor[gpu.Cfg](): "",
+		})
+	}
+	for _, e := range cuda.LaunchMismatches(string(ptx), spaiKernelSet.Names(), map[string]any{"spai_qr": launchQR}, params) {
+		t.Error(e)
+	}
+}

@@ -1,0 +1,293 @@
+package spai
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
+)
+
+// Local is what a rank's rows of M are computed from: its own stripe of A
+// and the rows of other ranks within K hops of its rows in the graph of
+// A~, whole, with global columns; every row's largest magnitude beside it.
+type Local struct {
+	Own    *dsmat.Rows
+	OwnMax []float64
+	// the collected rows, ascending by global index: row HeldRows[k] has
+	// columns HeldCol[HeldPtr[k]:HeldPtr[k+1]] and values HeldVal there
+	HeldRows []int64
+	HeldPtr  []int64
+	HeldCol  []int64
+	HeldVal  []float64
+	HeldMax  []float64
+}
+
+// NewLocal returns the local system of a rank that holds all the rows
+// its rows of M need in own (one rank, or a test's whole matrix): own's
+// rows after checking them (checkRows).
+func NewLocal(own *dsmat.Rows) (*Local, error) {
+	l := &Local{Own: own, HeldPtr: []int64{0}}
+	var err error
+	l.OwnMax, err = checkRows(own)
+	return l, err
+}
+
+// Row returns the columns, values and largest magnitude of global row g;
+// ok is false when the local system does not hold it.
+func (l *Local) Row(g int64) (cols []int64, vals []float64, max float64, ok bool) {
+	if i := g - l.Own.First; i >= 0 && i < int64(l.Own.Count()) {
+		a, b := l.Own.RowPtr[i], l.Own.RowPtr[i+1]
+		return l.Own.Col[a:b], l.Own.Val[a:b], l.OwnMax[i], true
+	}
+	k, found := slices.BinarySearch(l.HeldRows, g)
+	if !found {
+		return nil, nil, 0, false
+	}
+	a, b := l.HeldPtr[k], l.HeldPtr[k+1]
+	return l.HeldCol[a:b], l.HeldVal[a:b], l.HeldMax[k], true
+}
+
+// kept reports whether entry (r, c) of value v is in A~: the diagonal, or
+// |v| > (1 - tau) max, max the largest magnitude of row r.
+func kept(r, c int64, v, max, tau float64) bool {
+	return c == r || math.Abs(v) > (1-tau)*max
+}
+
+// checkRows returns the largest magnitude of every row of r and refuses a
+// value that is not finite and a row that holds no nonzero (A is then
+// singular, and no row of M can be fitted to it). Rows count from 1 in
+// the messages, as Matrix Market and the command line count them.
+func checkRows(r *dsmat.Rows) ([]float64, error) {
+	n := r.Count()
+	max := make([]float64, n)
+	errs := make([]error, parallel.Chunks(n))
+	parallel.For(n, func(ch, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			g := r.First + int64(i) + 1
+			for e := r.RowPtr[i]; e < r.RowPtr[i+1]; e++ {
+				v := math.Abs(r.Val[e])
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					errs[ch] = fmt.Errorf("spai: A(%d,%d) = %g is not finite", g, r.Col[e]+1, r.Val[e])
+					return
+				}
+				max[i] = math.Max(max[i], v)
+			}
+			if max[i] == 0 {
+				errs[ch] = fmt.Errorf("spai: row %d of A holds no nonzero: A is singular", g)
+				return
+			}
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return max, nil
+}
+
+// collect returns the rank's local system: its stripe of A and the rows
+// of other ranks within K hops of its rows in the graph of A~. Round r
+// (of K) asks the owners for the rows the kept entries of the rows of the
+// last round (its own rows first) name and it does not hold; one
+// Alltoall and four Alltoallv a round. Collective.
+func collect(A *dsmat.Matrix, p Params) (*Local, error) {
+	c := A.Comm
+	l, err := NewLocal(A.Rows())
+	if err := c.Agree(err); err != nil {
+		return nil, err
+	}
+	held := &heldRows{ptr: []int64{0}}
+	seen := map[int64]bool{} // rows of other ranks asked for
+	frontier := wanted(l.Own, l.OwnMax, 0, l.Own.Count(), p.Tau)
+	for round := range p.K {
+		asks := make([][]int64, c.Size())
+		for _, g := range frontier {
+			if g >= l.Own.First && g < l.Own.First+int64(l.Own.Count()) || seen[g] {
+				continue
+			}
+			seen[g] = true
+			q := A.Part.Owner(g)
+			asks[q] = append(asks[q], g)
+		}
+		first := len(held.rows)
+		if err := fetchRows(c, l.Own, asks, held); err != nil {
+			return nil, err
+		}
+		if round+1 < p.K { // the last round's rows are needed whole, not followed
+			frontier = held.wanted(first, p.Tau)
+		}
+	}
+	l.setHeld(held)
+	return l, nil
+}
+
+// wanted returns the columns of the kept entries of rows [lo, hi) of r
+// whose largest magnitudes are max: the rows the next round reaches.
+func wanted(r *dsmat.Rows, max []float64, lo, hi int, tau float64) []int64 {
+	var out []int64
+	for i := lo; i < hi; i++ {
+		g := r.First + int64(i)
+		for e := r.RowPtr[i]; e < r.RowPtr[i+1]; e++ {
+			if kept(g, r.Col[e], r.Val[e], max[i], tau) && r.Col[e] != g {
+				out = append(out, r.Col[e])
+			}
+		}
+	}
+	return out
+}
+
+// heldRows are the rows collected so far, in the order they arrived.
+type heldRows struct {
+	rows []int64
+	ptr  []int64
+	col  []int64
+	val  []float64
+	max  []float64
+}
+
+// wanted returns the columns of the kept entries of the rows from first
+// on.
+func (h *heldRows) wanted(first int, tau float64) []int64 {
+	var out []int64
+	for k := first; k < len(h.rows); k++ {
+		for e := h.ptr[k]; e < h.ptr[k+1]; e++ {
+			if kept(h.rows[k], h.col[e], h.val[e], h.max[k], tau) && h.col[e] != h.rows[k] {
+				out = append(out, h.col[e])
+			}
+		}
+	}
+	return out
+}
+
+// setHeld stores the collected rows in l, sorted by global index.
+func (l *Local) setHeld(h *heldRows) {
+	order := make([]int, len(h.rows))
+	for k := range order {
+		order[k] = k
+	}
+	sort.Slice(order, func(a, b int) bool { return h.rows[order[a]] < h.rows[order[b]] })
+	l.HeldRows = make([]int64, len(order))
+	l.HeldMax = make([]float64, len(order))
+	l.HeldPtr = make([]int64, len(order)+1)
+	l.HeldCol = make([]int64, 0, len(h.col))
+	l.HeldVal = make([]float64, 0, len(h.val))
+	for k, o := range order {
+		l.HeldRows[k], l.HeldMax[k] = h.rows[o], h.max[o]
+		l.HeldCol = append(l.HeldCol, h.col[h.ptr[o]:h.ptr[o+1]]...)
+		l.HeldVal = append(l.HeldVal, h.val[h.ptr[o]:h.ptr[o+1]]...)
+		l.HeldPtr[k+1] = int64(len(l.HeldCol))
+	}
+}
+
+// fetchRows sends every rank q the global rows asks[q] (rows q owns) and
+// appends the rows the others ask of own to h, whole: counts, then the
+// row numbers, the rows' lengths, columns and values. Collective; every
+// rank returns the same error or none.
+func fetchRows(c *comm.Comm, own *dsmat.Rows, asks [][]int64, h *heldRows) error {
+	np := c.Size()
+	sendN, recvN := make([]int64, np), make([]int64, np)
+	var flat []int64
+	for q, a := range asks {
+		sendN[q] = int64(len(a))
+		flat = append(flat, a...)
+	}
+	if err := comm.Alltoall(c, sendN, recvN); err != nil {
+		return fmt.Errorf("spai: collect rows: %w", err)
+	}
+	sendC, recvC := ints(sendN), ints(recvN)
+	got := make([]int64, sum(recvC))
+	if err := comm.Alltoallv(c, flat, sendC, got, recvC); err != nil {
+		return fmt.Errorf("spai: collect rows: %w", err)
+	}
+
+	// serve: the lengths of the rows asked of this rank, in the order asked
+	var bad error
+	lens := make([]int64, len(got))
+	entries := make([]int, np)
+	at := 0
+	for q, n := range recvC {
+		for k := at; k < at+n; k++ {
+			i := got[k] - own.First
+			if i < 0 || i >= int64(own.Count()) {
+				bad = fmt.Errorf("spai: collect rows: rank %d asks for row %d, which this rank does not own", q, got[k])
+				continue
+			}
+			lens[k] = own.RowPtr[i+1] - own.RowPtr[i]
+			entries[q] += int(lens[k])
+		}
+		at += n
+	}
+	rowLens := make([]int64, len(flat))
+	if err := comm.Alltoallv(c, lens, recvC, rowLens, sendC); err != nil {
+		return fmt.Errorf("spai: collect rows: %w", err)
+	}
+	if err := c.Agree(bad); err != nil {
+		return err
+	}
+	cols := make([]int64, 0, sum(entries))
+	vals := make([]float64, 0, sum(entries))
+	for _, g := range got {
+		i := g - own.First
+		cols = append(cols, own.Col[own.RowPtr[i]:own.RowPtr[i+1]]...)
+		vals = append(vals, own.Val[own.RowPtr[i]:own.RowPtr[i+1]]...)
+	}
+	inEntries := make([]int, np)
+	at = 0
+	for q, n := range sendC {
+		for _, v := range rowLens[at : at+n] {
+			inEntries[q] += int(v)
+		}
+		at += n
+	}
+	inCols := make([]int64, sum(inEntries))
+	inVals := make([]float64, len(inCols))
+	if err := comm.Alltoallv(c, cols, entries, inCols, inEntries); err != nil {
+		return fmt.Errorf("spai: collect rows: %w", err)
+	}
+	if err := comm.Alltoallv(c, vals, entries, inVals, inEntries); err != nil {
+		return fmt.Errorf("spai: collect rows: %w", err)
+	}
+	h.add(flat, rowLens, inCols, inVals)
+	return nil
+}
+
+// add appends the rows rows, of lengths lens, whose entries follow one
+// another in cols and vals.
+func (h *heldRows) add(rows, lens, cols []int64, vals []float64) {
+	at := int64(0)
+	for k, g := range rows {
+		cs, vs := cols[at:at+lens[k]], vals[at:at+lens[k]]
+		at += lens[k]
+		var m float64
+		for _, v := range vs {
+			m = math.Max(m, math.Abs(v))
+		}
+		h.rows = append(h.rows, g)
+		h.col = append(h.col, cs...)
+		h.val = append(h.val, vs...)
+		h.ptr = append(h.ptr, int64(len(h.col)))
+		h.max = append(h.max, m)
+	}
+}
+
+// ints converts counts to int.
+func ints(n []int64) []int {
+	out := make([]int, len(n))
+	for k, v := range n {
+		out[k] = int(v)
+	}
+	return out
+}
+
+func sum(n []int) int {
+	s := 0
+	for _, v := range n {
+		s += v
+	}
+	return s
+}

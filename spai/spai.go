@@ -1,0 +1,259 @@
+// Package spai is the static sparse approximate inverse preconditioner of
+// paper 002 (HybridSPAI): M ~ A^-1 on a sparsity pattern fixed a priori,
+// every row of M the solution of a small dense least-squares problem,
+// distributed by rows as A is, and applied as one SpMV.
+//
+// # The pattern
+//
+// Entry (i,j) of A is kept in A~ when |a_ij| > (1 - Tau) max_j |a_ij|, the
+// largest magnitude of row i (the paper's eq. 3; the diagonal is always
+// kept). M has the pattern of A~^K: row i of M holds the columns reachable
+// from i in at most K steps of the graph of A~.
+//
+// # Rows of a left inverse
+//
+// The paper computes M column by column, min ||A M - I||_F, each column m_j
+// from the columns of A it touches. Here M minimizes ||M A - I||_F row by
+// row instead: row m_i of M, on its pattern J, solves
+//
+//	min || A(J,I)' m_i(J) - e_i(I) ||_2,
+//
+// I the columns where the rows J of A hold entries. That reads rows of A,
+// which is how A is distributed (dsmat: each rank owns a stripe of rows):
+// a rank computes exactly the rows of M it owns, from its own rows of A and
+// those of its neighbours' rows that the patterns of its rows name (within
+// K hops of its rows), and M stays in the stripe layout the SpMV needs,
+// with no transposition and no second exchange. The columns of M, as the
+// paper computes them, would need the columns of A (rows of A', which a
+// rank holds none of) and produce columns of M, which another transpose
+// would redistribute.
+//
+// BiCGSTAB and GMRES here are right preconditioned: they iterate on A M
+// and form x = M u. M from the left problem serves there unchanged: A M =
+// A (M A) A^-1 is similar to M A, so the preconditioned operator has the
+// spectrum M A was fitted to bring near 1; where M A = I exactly, A M = I
+// too. For a matrix with a symmetric pattern the two fits differ only in
+// values; for a nonsymmetric one the row fit is the one the row layout
+// computes without moving A's columns.
+//
+// M is not symmetric, so CG cannot use it (package solver refuses the
+// pair).
+//
+// # The row computation
+//
+// For each own row i, the host builds J (the K-step search in A~), I
+// (the union of the rows J's columns), gathers the dense block A(J,I)'
+// (|I| x |J|, column-major), factors it by Householder QR, applies the
+// reflections to e_i and back-substitutes, in float64, on all cores
+// (internal/parallel). A Device may compute the same rows instead
+// (Config.Device), declining with ErrDeviceUnsupported.
+package spai
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/ddmat"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+)
+
+// Params are the a priori pattern of M.
+type Params struct {
+	// Tau keeps off-diagonal entry (i,j) of A in A~ when |a_ij| > (1 - Tau)
+	// max_j |a_ij|; in [0,1]: 0 keeps the diagonal alone, 1 every nonzero.
+	Tau float64
+	// K is the power: M has the pattern of A~^K (K >= 1).
+	K int
+}
+
+// DefaultParams are Tau 0.9 and K 1: the entries of at least a tenth of
+// their row's largest magnitude, on the pattern of A~ itself. The paper
+// leaves tau to the user and gives no value; a tenth is ParaSails' default
+// threshold (0.1 of the scaled entries) in the row-relative form.
+func DefaultParams() Params { return Params{Tau: 0.9, K: 1} }
+
+// MaxK is the largest power K takes: each step of K multiplies the rows a
+// rank collects and the size of the least-squares blocks.
+const MaxK = 4
+
+// Check refuses a Tau outside [0,1] and a K outside [1, MaxK].
+func (p Params) Check() error {
+	if !(p.Tau >= 0 && p.Tau <= 1) {
+		return fmt.Errorf("spai: tau %g is not in [0,1]", p.Tau)
+	}
+	if p.K < 1 || p.K > MaxK {
+		return fmt.Errorf("spai: power k %d is not in [1,%d]", p.K, MaxK)
+	}
+	return nil
+}
+
+// Config selects the pattern and where the rows of M are computed.
+type Config struct {
+	Params
+	// Device computes the rows of M on the backend's device; nil computes
+	// them on the host.
+	Device Device
+}
+
+// Device computes the rows of M on an accelerator, as afsai.Device does
+// the rows of an FSAI factor: from a rank's local system (its own rows of
+// A and the rows it collected), the rank's stripe of M in global columns,
+// the same rows as the host computes (Rows). A device that cannot compute
+// them returns ErrDeviceUnsupported and the host computes.
+type Device interface {
+	Name() string
+	Rows(l *Local, p Params) (*dsmat.Rows, Stats, error)
+}
+
+// ErrDeviceUnsupported is a Device's answer to a system it cannot compute.
+var ErrDeviceUnsupported = errors.New("spai: not supported on this device")
+
+// Info describes a computed SPAI preconditioner, summed or maximized over
+// ranks. Its JSON names share those of afsai.Info where they mean the same.
+type Info struct {
+	NNZ     int64   `json:"nnz"`     // nonzeros of M
+	Density float64 `json:"density"` // nnz(M)/nnz(A)
+	// MaxBlockRows x MaxBlockCols is the largest least-squares block,
+	// |I| x |J|, over ranks (the one with the most entries)
+	MaxBlockRows int `json:"max_block_rows"`
+	MaxBlockCols int `json:"max_block_cols"`
+	// Batches is the most batches a rank's Device solved its rows in (the
+	// batches are sized to the device's free memory); 0 on the host
+	Batches int `json:"batches"`
+	// CollectedRows is how many rows of other ranks the ranks collected,
+	// summed.
+	CollectedRows int64 `json:"collected_rows"`
+	// GatherS, ComputeS, UploadS are the slowest rank's seconds collecting
+	// the neighbours' rows, computing the rows of M and binding M.
+	GatherS  float64 `json:"gather_s"`
+	ComputeS float64 `json:"compute_s"`
+	UploadS  float64 `json:"upload_s"`
+	// SetupDevice is where M was computed: "cpu", or a Device's name.
+	SetupDevice string  `json:"setup_device"`
+	Tau         float64 `json:"tau"`
+	K           int     `json:"k"`
+}
+
+// Stats are one rank's figures of its row computation.
+type Stats struct {
+	// the largest block |I| x |J| of the rank's rows
+	MaxBlockRows, MaxBlockCols int
+	// Batches is how many batches a Device solved the rows in (0 on the
+	// host, which solves each row where it gathers it)
+	Batches int
+}
+
+// Max returns the stats of the larger block, s's or o's, and s's batches.
+func (s Stats) Max(o Stats) Stats {
+	if o.MaxBlockRows*o.MaxBlockCols > s.MaxBlockRows*s.MaxBlockCols {
+		s.MaxBlockRows, s.MaxBlockCols = o.MaxBlockRows, o.MaxBlockCols
+	}
+	return s
+}
+
+// Preconditioner is M ~ A^-1, distributed by rows as A; Apply is z = M r,
+// one overlapped SpMV.
+type Preconditioner struct {
+	M    *dsmat.Operator
+	Info Info
+}
+
+// New computes the SPAI of the distributed matrix A and binds M to be.
+// Collective: each rank collects the rows of other ranks within K hops of
+// its rows in the graph of A~, then computes its rows of M alone.
+func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, error) {
+	c := A.Comm
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	info := Info{SetupDevice: "cpu", Tau: cfg.Tau, K: cfg.K}
+	t := time.Now()
+	l, err := collect(A, cfg.Params)
+	if err := c.Agree(err); err != nil {
+		return nil, err
+	}
+	info.GatherS = time.Since(t).Seconds()
+
+	t = time.Now()
+	rows, st, err := computeOn(l, cfg, &info)
+	if err := c.Agree(err); err != nil {
+		return nil, err
+	}
+	info.ComputeS = time.Since(t).Seconds()
+
+	t = time.Now()
+	Mm, err := dsmat.New(c, A.Part, rows)
+	if err != nil {
+		return nil, err
+	}
+	op, err := Mm.Bind(be, backend.Double)
+	if err != nil {
+		return nil, fmt.Errorf("spai: M: %w", err)
+	}
+	info.UploadS = time.Since(t).Seconds()
+	p := &Preconditioner{M: op}
+	if err := info.reduce(c, Mm, A, st, int64(len(l.HeldRows))); err != nil {
+		p.Free()
+		return nil, err
+	}
+	p.Info = info
+	return p, nil
+}
+
+// computeOn computes the rank's rows of M on cfg.Device, or on the host
+// where there is none or it declines.
+func computeOn(l *Local, cfg Config, info *Info) (*dsmat.Rows, Stats, error) {
+	if cfg.Device != nil {
+		rows, st, err := cfg.Device.Rows(l, cfg.Params)
+		if !errors.Is(err, ErrDeviceUnsupported) {
+			info.SetupDevice = cfg.Device.Name()
+			return rows, st, err
+		}
+	}
+	return Rows(l, cfg.Params)
+}
+
+// reduce completes the figures that need every rank.
+func (info *Info) reduce(c *comm.Comm, M, A *dsmat.Matrix, st Stats, held int64) error {
+	held, err := comm.AllreduceScalar(c, comm.Sum, held)
+	if err != nil {
+		return err
+	}
+	// the largest block: its entries first, so that the maximum picks it
+	size := []float64{float64(st.MaxBlockRows) * float64(st.MaxBlockCols), info.GatherS, info.ComputeS, info.UploadS}
+	if err := comm.Allreduce(c, comm.Max, size); err != nil {
+		return err
+	}
+	block := []int64{0, 0, int64(st.Batches)}
+	if float64(st.MaxBlockRows)*float64(st.MaxBlockCols) == size[0] {
+		block[0], block[1] = int64(st.MaxBlockRows), int64(st.MaxBlockCols)
+	}
+	if err := comm.Allreduce(c, comm.Max, block); err != nil {
+		return err
+	}
+	info.NNZ = M.NNZ()
+	info.Density = float64(M.NNZ()) / math.Max(1, float64(A.NNZ()))
+	info.MaxBlockRows, info.MaxBlockCols, info.Batches = int(block[0]), int(block[1]), int(block[2])
+	info.CollectedRows = held
+	info.GatherS, info.ComputeS, info.UploadS = size[1], size[2], size[3]
+	return nil
+}
+
+// Name is "spai".
+func (p *Preconditioner) Name() string { return "spai" }
+
+// Apply computes z = M r for every column of r at once.
+func (p *Preconditioner) Apply(z, r *ddmat.Dense) error {
+	return p.M.ApplyBlock(z.V, r.V, r.Cols)
+}
+
+// Free releases M's device memory.
+func (p *Preconditioner) Free() {
+	if p.M != nil {
+		p.M.Free()
+	}
+}
