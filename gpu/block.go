@@ -201,6 +201,53 @@ func (b *Backend) AxpyMany(w, v backend.Vector, a []float64) {
 	}
 }
 
+// manyFused is FSAI_MANY of kernels/gramschmidt.cu: the most vectors one
+// launch of axpy_dot_many holds in registers.
+const manyFused = 32
+
+// AxpyDotMany is AxpyMany, then out[c] = v_c'w and out[len(a)] = w'w with
+// the updated w, in one launch that reads each vector once (a thread per
+// entry, kernels/gramschmidt.cu), for up to manyFused vectors. With more,
+// the vectors before the last manyFused are added first (AxpyMany) and
+// their dots taken after (DotMany): those are read twice. NaNs once an
+// error is recorded.
+func (b *Backend) AxpyDotMany(w, v backend.Vector, a, out []float64) {
+	defer b.enter()()
+	k := len(a)
+	wv, vv := b.vector("AxpyDotMany", w), b.vector("AxpyDotMany", v)
+	switch {
+	case wv == nil || vv == nil:
+		fillNaN(out)
+	case len(out) != k+1:
+		b.fail(fmt.Errorf("gpu: AxpyDotMany: %d sums for %d vectors", len(out), k))
+		fillNaN(out)
+	case vv.n < k*wv.n:
+		b.fail(fmt.Errorf("gpu: AxpyDotMany: %d vectors of %d entries in %d", k, wv.n, vv.n))
+		fillNaN(out)
+	case wv.n == 0:
+		clear(out)
+	default:
+		n, first := wv.n, max(0, k-manyFused) // the vectors read twice
+		if first > 0 {
+			b.AxpyMany(w, v, a[:first])
+		}
+		kc := k - first
+		b.launchAxpyDotMany(b.reduceGrid(kAxpyDotMany, n), a[first:], int64(n), int32(kc), vv.at(first*n), wv.ptr,
+			b.partials, b.counter, uintptr(b.host))
+		if b.syncLocked() != nil {
+			fillNaN(out)
+			return
+		}
+		copy(out[first:], unsafe.Slice((*float64)(b.host), kc+1))
+		if first > 0 {
+			b.DotMany(v, w, out[:first])
+		}
+		if b.err != nil {
+			fillNaN(out)
+		}
+	}
+}
+
 // DotPairCols sets xy[c] = x[:,c]'y[:,c] and xz[c] = x[:,c]'z[:,c] in one
 // reduction (also for one column: one round trip instead of two).
 func (b *Backend) DotPairCols(x, y, z backend.Vector, xy, xz []float64) {

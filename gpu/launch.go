@@ -60,6 +60,13 @@ func (b *Backend) launchUpdateXPCols(c Cfg, a, beta []float64, n int64, ld, kc i
 	b.launchCols(kUpdateXPCols, c, [][]float64{a, beta}, I64(n), I32(ld), I32(kc), Ptr(x), Ptr(p), Ptr(d), Ptr(r))
 }
 
+// gramschmidt.cu
+var kAxpyDotMany = backendKernels.Declare("axpy_dot_many")
+
+func (b *Backend) launchAxpyDotMany(c Cfg, a []float64, n int64, kc int32, v, w, partials, counter, result uintptr) {
+	b.launchCols(kAxpyDotMany, c, [][]float64{a}, I64(n), I32(kc), Ptr(v), Ptr(w), Ptr(partials), Ptr(counter), Ptr(result))
+}
+
 // gather.cu
 var (
 	kGather    = backendKernels.Declare("gather")

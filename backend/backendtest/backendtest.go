@@ -85,6 +85,7 @@ var checks = []struct {
 	{"DotPairCols", (*suite).testDotPairCols},
 	{"DotMany", (*suite).testDotMany},
 	{"AxpyMany", (*suite).testAxpyMany},
+	{"AxpyDotMany", (*suite).testAxpyDotMany},
 	{"AxpbyCols", (*suite).testAxpbyCols},
 	{"MulCols", (*suite).testMulCols},
 	{"UpdateRZCols", (*suite).testUpdateRZCols},

@@ -84,6 +84,43 @@ func (s *suite) testAxpyMany() {
 	}
 }
 
+// testAxpyDotMany: w += sum_c a[c]*v_c, then out[c] = v_c'w and out[k] =
+// w'w with the updated w, for the vectors v_c of w's length that follow
+// one another in v, which may hold more (left out), v unchanged; also more
+// vectors than one GPU launch holds (40), over many rows.
+func (s *suite) testAxpyDotMany() {
+	for _, sh := range append(shapes[:len(shapes):len(shapes)], struct{ rows, k int }{bigRows, 6}, struct{ rows, k int }{1000, 40}) {
+		n, k := sh.rows, sh.k
+		a, vs, ws := s.random(k), s.random(n*(k+1)), s.random(n)
+		v, w := s.vector(vs), s.vector(ws)
+		out := make([]float64, k+1)
+		s.b.AxpyDotMany(w, v, a, out)
+		wantW, scaleW := make([]float64, n), make([]float64, n)
+		for i, x := range ws {
+			wantW[i], scaleW[i] = x, math.Abs(x)
+			for c, ac := range a {
+				wantW[i] += ac * vs[c*n+i]
+				scaleW[i] += math.Abs(ac * vs[c*n+i])
+			}
+		}
+		// the dots take w as the backend updated it (within its
+		// rounding, which each term carries as |v_c[i]| times that)
+		want, scale := make([]float64, k+1), make([]float64, k+1)
+		for i, x := range wantW {
+			for c := range k {
+				want[c] += vs[c*n+i] * x
+				scale[c] += math.Abs(vs[c*n+i]) * (math.Abs(x) + float64(k+1)*scaleW[i])
+			}
+			want[k] += x * x
+			scale[k] += math.Abs(x) * (math.Abs(x) + 2*float64(k+1)*scaleW[i])
+		}
+		what := name("%d vectors of %d", k, n)
+		s.near(what+": w", s.host(w), wantW, scaleW, k+1)
+		s.near(what+": dots", out, want, scale, n)
+		s.exact(what+": v", s.host(v), vs)
+	}
+}
+
 // testDotPairCols: xy[c] = x[:,c]'y[:,c] and xz[c] = x[:,c]'z[:,c].
 func (s *suite) testDotPairCols() {
 	for _, sh := range shapes {
