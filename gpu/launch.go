@@ -15,6 +15,27 @@ import (
 // backendKernels are looked up when the backend opens.
 var backendKernels KernelSet
 
+// bicgstab.cu
+var (
+	kBiCGSTABDirection = backendKernels.Declare("bicgstab_direction")
+	kBiCGSTABHalf      = backendKernels.Declare("bicgstab_half")
+	kBiCGSTABStep      = backendKernels.Declare("bicgstab_step")
+)
+
+func (b *Backend) launchBiCGSTABDirection(c Cfg, n int64, beta, omega float64, p, r, v, d, ph uintptr) {
+	b.launch(b.fn, kBiCGSTABDirection, c, I64(n), F64(beta), F64(omega), Ptr(p), Ptr(r), Ptr(v), Ptr(d), Ptr(ph))
+}
+
+func (b *Backend) launchBiCGSTABHalf(c Cfg, n int64, alpha float64, s, r, v, d, sh, partials, counter, result uintptr) {
+	b.launch(b.fn, kBiCGSTABHalf, c, I64(n), F64(alpha), Ptr(s), Ptr(r), Ptr(v), Ptr(d), Ptr(sh),
+		Ptr(partials), Ptr(counter), Ptr(result))
+}
+
+func (b *Backend) launchBiCGSTABStep(c Cfg, n int64, alpha, omega float64, x, ph, sh, r, s, t, rhat, partials, counter, result uintptr) {
+	b.launch(b.fn, kBiCGSTABStep, c, I64(n), F64(alpha), F64(omega), Ptr(x), Ptr(ph), Ptr(sh), Ptr(r), Ptr(s), Ptr(t), Ptr(rhat),
+		Ptr(partials), Ptr(counter), Ptr(result))
+}
+
 // block.cu
 var (
 	kAxpbyCols    = backendKernels.Declare("axpby_cols")
@@ -60,13 +81,6 @@ func (b *Backend) launchUpdateXPCols(c Cfg, a, beta []float64, n int64, ld, kc i
 	b.launchCols(kUpdateXPCols, c, [][]float64{a, beta}, I64(n), I32(ld), I32(kc), Ptr(x), Ptr(p), Ptr(d), Ptr(r))
 }
 
-// gramschmidt.cu
-var kAxpyDotMany = backendKernels.Declare("axpy_dot_many")
-
-func (b *Backend) launchAxpyDotMany(c Cfg, a []float64, n int64, kc int32, v, w, partials, counter, result uintptr) {
-	b.launchCols(kAxpyDotMany, c, [][]float64{a}, I64(n), I32(kc), Ptr(v), Ptr(w), Ptr(partials), Ptr(counter), Ptr(result))
-}
-
 // gather.cu
 var (
 	kGather    = backendKernels.Declare("gather")
@@ -79,6 +93,13 @@ func (b *Backend) launchGather(c Cfg, n int64, idx, src, dst uintptr) {
 
 func (b *Backend) launchGatherF32(c Cfg, n int64, idx, src, dst uintptr) {
 	b.launch(b.fn, kGatherF32, c, I64(n), Ptr(idx), Ptr(src), Ptr(dst))
+}
+
+// gramschmidt.cu
+var kAxpyDotMany = backendKernels.Declare("axpy_dot_many")
+
+func (b *Backend) launchAxpyDotMany(c Cfg, a []float64, n int64, kc int32, v, w, partials, counter, result uintptr) {
+	b.launchCols(kAxpyDotMany, c, [][]float64{a}, I64(n), I32(kc), Ptr(v), Ptr(w), Ptr(partials), Ptr(counter), Ptr(result))
 }
 
 // reduce.cu

@@ -90,6 +90,9 @@ var checks = []struct {
 	{"MulCols", (*suite).testMulCols},
 	{"UpdateRZCols", (*suite).testUpdateRZCols},
 	{"UpdateXPCols", (*suite).testUpdateXPCols},
+	{"BiCGSTABDirection", (*suite).testBiCGSTABDirection},
+	{"BiCGSTABHalf", (*suite).testBiCGSTABHalf},
+	{"BiCGSTABStep", (*suite).testBiCGSTABStep},
 }
 
 // lengths are the vector lengths of the element-wise checks: empty, one,
