@@ -42,7 +42,6 @@ var (
 	kMulCols      = backendKernels.Declare("mul_cols")
 	kDotCols      = backendKernels.Declare("dot_cols")
 	kDotPairCols  = backendKernels.Declare("dot_pair_cols")
-	kDotMany      = backendKernels.Declare("dot_many")
 	kAxpyMany     = backendKernels.Declare("axpy_many")
 	kUpdateRZCols = backendKernels.Declare("update_rz_cols")
 	kUpdateXPCols = backendKernels.Declare("update_xp_cols")
@@ -58,10 +57,6 @@ func (b *Backend) launchMulCols(c Cfg, n int64, ld, kc int32, d, r, z uintptr) {
 
 func (b *Backend) launchDotCols(c Cfg, n int64, ld, kc int32, x, y, partials, counter, result uintptr) {
 	b.launch(b.fn, kDotCols, c, I64(n), I32(ld), I32(kc), Ptr(x), Ptr(y), Ptr(partials), Ptr(counter), Ptr(result))
-}
-
-func (b *Backend) launchDotMany(c Cfg, n int64, kc int32, v, w, partials, counter, result uintptr) {
-	b.launch(b.fn, kDotMany, c, I64(n), I32(kc), Ptr(v), Ptr(w), Ptr(partials), Ptr(counter), Ptr(result))
 }
 
 func (b *Backend) launchAxpyMany(c Cfg, a []float64, n int64, kc int32, v, w uintptr) {
@@ -95,11 +90,11 @@ func (b *Backend) launchGatherF32(c Cfg, n int64, idx, src, dst uintptr) {
 	b.launch(b.fn, kGatherF32, c, I64(n), Ptr(idx), Ptr(src), Ptr(dst))
 }
 
-// gramschmidt.cu
-var kAxpyDotMany = backendKernels.Declare("axpy_dot_many")
+// gramschmidt.cu: many_{8,32}, [index in manySizes]
+var kMany = [...]KernelID{backendKernels.Declare("many_8"), backendKernels.Declare("many_32")}
 
-func (b *Backend) launchAxpyDotMany(c Cfg, a []float64, n int64, kc int32, v, w, partials, counter, result uintptr) {
-	b.launchCols(kAxpyDotMany, c, [][]float64{a}, I64(n), I32(kc), Ptr(v), Ptr(w), Ptr(partials), Ptr(counter), Ptr(result))
+func (b *Backend) launchMany(c Cfg, i int, a []float64, n int64, kc, update int32, v, w, partials, counter, result uintptr) {
+	b.launchCols(kMany[i], c, [][]float64{a}, I64(n), I32(kc), I32(update), Ptr(v), Ptr(w), Ptr(partials), Ptr(counter), Ptr(result))
 }
 
 // reduce.cu
