@@ -70,18 +70,26 @@ func (s *suite) testAxpyMany() {
 		a, vs, ws := s.random(k), s.random(n*(k+1)), s.random(n)
 		v, w := s.vector(vs), s.vector(ws)
 		s.b.AxpyMany(w, v, a)
-		want, scale := make([]float64, n), make([]float64, n)
-		for i, x := range ws {
-			want[i], scale[i] = x, math.Abs(x)
-			for c, ac := range a {
-				want[i] += ac * vs[c*n+i]
-				scale[i] += math.Abs(ac * vs[c*n+i])
-			}
-		}
+		want, scale := axpyMany(ws, vs, a)
 		what := name("%d vectors of %d", k, n)
 		s.near(what, s.host(w), want, scale, k+1)
 		s.exact(what+": v", s.host(v), vs)
 	}
+}
+
+// axpyMany returns w + sum_c a[c]*v_c for the vectors v_c of w's length
+// in v, and the sums of its terms' magnitudes.
+func axpyMany(w, v, a []float64) (want, scale []float64) {
+	n := len(w)
+	want, scale = make([]float64, n), make([]float64, n)
+	for i, x := range w {
+		want[i], scale[i] = x, math.Abs(x)
+		for c, ac := range a {
+			want[i] += ac * v[c*n+i]
+			scale[i] += math.Abs(ac * v[c*n+i])
+		}
+	}
+	return want, scale
 }
 
 // testAxpyDotMany: w += sum_c a[c]*v_c, then out[c] = v_c'w and out[k] =
@@ -95,14 +103,7 @@ func (s *suite) testAxpyDotMany() {
 		v, w := s.vector(vs), s.vector(ws)
 		out := make([]float64, k+1)
 		s.b.AxpyDotMany(w, v, a, out)
-		wantW, scaleW := make([]float64, n), make([]float64, n)
-		for i, x := range ws {
-			wantW[i], scaleW[i] = x, math.Abs(x)
-			for c, ac := range a {
-				wantW[i] += ac * vs[c*n+i]
-				scaleW[i] += math.Abs(ac * vs[c*n+i])
-			}
-		}
+		wantW, scaleW := axpyMany(ws, vs, a)
 		// the dots take w as the backend updated it (within its
 		// rounding, which each term carries as |v_c[i]| times that)
 		want, scale := make([]float64, k+1), make([]float64, k+1)
