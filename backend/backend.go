@@ -162,6 +162,15 @@ type Backend interface {
 	// of x) in one pass. Each entry adds its terms in an order the
 	// backend fixes; the result is within rounding of len(a) Axpby calls.
 	AxpyMany(w, v Vector, a []float64)
+	// AxpyDotMany is AxpyMany followed by DotMany and w's squared norm, in
+	// one pass: w += sum_c a[c]*v_c over the len(a) vectors v_c of w.Len()
+	// entries that follow one another in v, then out[c] = v_c'w for c <
+	// len(a) and out[len(a)] = w'w, with w as updated (len(out) ==
+	// len(a)+1). Each entry of w is final once its terms are added, so
+	// the dots are taken in the same pass and each v_c is read once, where
+	// AxpyMany then DotMany read it twice: GMRES's Gram-Schmidt projection
+	// and its reorthogonalization's dots in one pass.
+	AxpyDotMany(w, v Vector, a, out []float64)
 	// AxpbyCols computes y[:,c] = a[c]*x[:,c] + b[c]*y[:,c] for blocks of
 	// len(a) == len(b) columns; a column with b[c] == 0 does not read y,
 	// which may then hold anything, NaN included (as in BLAS).

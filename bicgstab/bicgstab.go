@@ -16,6 +16,27 @@
 //  3. (r, r), (r0^, r) and the ranks' stop votes together, for the
 //     residual estimate and the next rho.
 //
+// On a backend with the fused updates (Fused: the cpu and gpu backends)
+// the vector work of an iteration is three passes and two dot products,
+// with Jacobi applied inside the passes; in vectors of n float64 read or
+// written (8n bytes each), with Jacobi:
+//
+//	p = r + beta (p - omega v), ph = D^-1 p   read r, p, v, D^-1; write p, ph  6
+//	v = A ph                                  (SpMV)
+//	(r0^, v), (v, v)                          read r0^, v                      2
+//	s = r - alpha v, sh = D^-1 s, (s, s)      read r, v, D^-1; write s, sh     5
+//	t = A sh                                  (SpMV)
+//	(t, s), (t, t)                            read t, s                        2
+//	x += alpha ph + omega sh,
+//	r = s - omega t, (r, r), (r0^, r)         read x, ph, sh, s, t, r0^;       8
+//	                                          write x, r
+//
+// 23 passes and two SpMVs (scripts/bench-nonsym-gpu.sh counts these bytes).
+// With another preconditioner the updates leave out D^-1 and its output,
+// and M's Apply reads p (s) and writes ph (sh). Without Fused, the same
+// updates are block operations (Copy, Axpby, DotCols, DotPairCols) and
+// Apply: 33 passes with Jacobi.
+//
 // The breakdown guards test each quotient's divisor for zero to working
 // precision (the cosine of the two vectors' angle below cosTol). A shadow
 // residual orthogonal to r (rho = (r0^, r) = 0) or to v ((r0^, v) = 0)
@@ -46,6 +67,7 @@ import (
 type Workspace struct {
 	A                           krylov.Operator
 	r, rhat, p, v, s, t, ph, sh *ddmat.Dense
+	fused                       Fused // the backend's fused updates; nil: none
 }
 
 // NewWorkspace allocates the work vectors for A, shaped like b, which must
@@ -55,6 +77,7 @@ func NewWorkspace(A krylov.Operator, b *ddmat.Dense) (*Workspace, error) {
 		return nil, fmt.Errorf("bicgstab: %d right-hand sides: BiCGSTAB solves one at a time", b.Cols)
 	}
 	w := &Workspace{A: A}
+	w.fused, _ = b.BE.(Fused)
 	for _, v := range w.vectors() {
 		d, err := ddmat.NewVector(b.Comm, b.BE, b.Rows)
 		if err != nil {
@@ -187,13 +210,14 @@ func (w *Workspace) iterate(M krylov.Preconditioner, x *ddmat.Dense, st *state, 
 	}
 	st.alpha = alpha
 	// s = r - alpha v, t = A M^{-1} s; (s, s), (t, s), (t, t).
-	ddmat.Copy(w.s, w.r)
-	ddmat.Axpby(w.s, -st.alpha, w.v, 1)
-	sums, err := w.precProduct(M, w.t, w.sh, w.s, func() []float64 {
-		ss, ts, tt := []float64{0}, []float64{0}, []float64{0}
-		be.DotCols(w.s.V, w.s.V, ss)
+	ss, err := w.half(M, alpha)
+	if err != nil {
+		return err
+	}
+	sums, err := w.product(w.t, w.sh, func() []float64 {
+		ts, tt := []float64{0}, []float64{0}
 		be.DotPairCols(w.t.V, w.s.V, w.t.V, ts, tt)
-		return []float64{ss[0], ts[0], tt[0]}
+		return []float64{ss, ts[0], tt[0]}
 	})
 	if err != nil {
 		return err
@@ -220,16 +244,11 @@ func (w *Workspace) iterate(M krylov.Preconditioner, x *ddmat.Dense, st *state, 
 	}
 	st.omega = omega
 	// x += alpha M^{-1} p + omega M^{-1} s, r = s - omega t.
-	ddmat.Axpby(x, st.alpha, w.ph, 1)
-	ddmat.Axpby(x, omega, w.sh, 1)
-	ddmat.Axpby(w.s, -omega, w.t, 1)
-	w.r, w.s = w.s, w.r
-	rr, rrhat := []float64{0}, []float64{0}
-	be.DotPairCols(w.r.V, w.r.V, w.rhat.V, rr, rrhat)
+	rr, rrhat := w.step(x, st.alpha, omega)
 	if err := be.Err(); err != nil {
 		return err
 	}
-	sums, err = ddmat.Sum(x.Comm, rr[0], rrhat[0], opt.StopVote())
+	sums, err = ddmat.Sum(x.Comm, rr, rrhat, opt.StopVote())
 	if err != nil {
 		return err
 	}
@@ -259,14 +278,14 @@ func (w *Workspace) direction(M krylov.Preconditioner, st *state, it int) (alpha
 		case orthogonal(st.rho, st.rhatNorm, st.rnorm):
 			w.newShadow(st)
 		}
-		if st.fresh {
-			ddmat.Copy(w.p, w.r)
-		} else {
-			beta := st.rho / st.rhoOld * st.alpha / st.omega
-			ddmat.Axpby(w.p, -st.omega, w.v, 1)
-			ddmat.Axpby(w.p, 1, w.r, beta)
+		beta := 0.0 // p = r
+		if !st.fresh {
+			beta = st.rho / st.rhoOld * st.alpha / st.omega
 		}
-		rv, err := w.precProduct(M, w.v, w.ph, w.p, func() []float64 {
+		if err := w.newDirection(M, beta, st.omega); err != nil {
+			return 0, false, err
+		}
+		rv, err := w.product(w.v, w.ph, func() []float64 {
 			rv, vv := []float64{0}, []float64{0}
 			be.DotPairCols(w.v.V, w.rhat.V, w.v.V, rv, vv)
 			return []float64{rv[0], vv[0]}
@@ -296,12 +315,9 @@ func (w *Workspace) newShadow(st *state) {
 	st.restart(st.rnorm)
 }
 
-// precProduct sets z = M^{-1} u and y = A z, then sums the local dots
-// returns over the ranks (one Allreduce).
-func (w *Workspace) precProduct(M krylov.Preconditioner, y, z, u *ddmat.Dense, dots func() []float64) ([]float64, error) {
-	if err := M.Apply(z, u); err != nil {
-		return nil, err
-	}
+// product sets y = A z, then sums the local dots returns over the ranks
+// (one Allreduce).
+func (w *Workspace) product(y, z *ddmat.Dense, dots func() []float64) ([]float64, error) {
 	if err := w.A.ApplyBlock(y.V, z.V, 1); err != nil {
 		return nil, err
 	}

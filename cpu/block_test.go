@@ -220,3 +220,33 @@ func checkBlock(t *testing.T, what string, got, want []float64) {
 		}
 	}
 }
+
+// BenchmarkGramSchmidt: one GMRES(30) reorthogonalization pass on 30
+// vectors of 262144 entries (convdiff:64's rows), one thread: the
+// projection and the next dots as AxpyMany then DotMany, against
+// AxpyDotMany, which reads the vectors once; and DotMany alone.
+func BenchmarkGramSchmidt(b *testing.B) {
+	n, k := 262144, 30
+	be := New(1)
+	v := make(Vector, n*(k+1))
+	for i := range v {
+		v[i] = float64(i%7) * 0.1
+	}
+	w, a, out := v[k*n:], make([]float64, k), make([]float64, k+1)
+	b.Run("AxpyMany+DotMany", func(b *testing.B) {
+		for range b.N {
+			be.AxpyMany(w, v, a)
+			be.DotMany(v, w, out[:k])
+		}
+	})
+	b.Run("AxpyDotMany", func(b *testing.B) {
+		for range b.N {
+			be.AxpyDotMany(w, v, a, out)
+		}
+	})
+	b.Run("DotMany", func(b *testing.B) {
+		for range b.N {
+			be.DotMany(v, w, out[:k])
+		}
+	})
+}

@@ -8,16 +8,22 @@
 // The basis V of m+1 vectors lives on the backend (device memory on a GPU)
 // as one block, each vector a contiguous view of it, so that products and
 // preconditioners take its vectors as they are. Arnoldi orthogonalizes by
-// classical Gram-Schmidt with one reorthogonalization (CGS2): in each of
-// the two passes the j dot products of a new vector against the basis are
-// one backend operation (DotMany) summed over the ranks in one Allreduce,
-// and the projections are subtracted in one more backend operation
-// (AxpyMany, which also forms V y at the end of a cycle), each reading
-// the new vector once. The second pass's
-// reduction carries the new vector's squared norm (its norm after the
-// second pass follows by Pythagoras, or from one more reduction where that
-// would cancel) and the ranks' stop votes. So a step costs one product
-// with A, one application of M^{-1} and two global
+// classical Gram-Schmidt with one reorthogonalization (CGS2), in three
+// backend operations, each one pass over the basis so far (the j+1 vectors
+// v_0..v_j of step j) and the new vector w:
+//
+//  1. DotMany: the dots V'w, summed over the ranks in one Allreduce;
+//  2. AxpyDotMany: the projection w -= V h1 and, in the same pass, the
+//     second pass's dots V'w of the updated w and its squared norm, summed
+//     with the ranks' stop votes in the second Allreduce;
+//  3. AxpyMany: the second projection w -= V h2 (AxpyMany also forms V y
+//     at the end of a cycle).
+//
+// So a step reads the basis three times (CGS2 run pass by pass reads it
+// four: dots, projection, dots, projection) and w three times, writing w
+// twice; the new vector's norm after the second pass follows by
+// Pythagoras (or from one more reduction where that would cancel). A step
+// costs one product with A, one application of M^{-1} and two global
 // reductions, where modified Gram-Schmidt would cost j+1. Givens rotations
 // keep the Hessenberg matrix triangular and give the residual estimate of
 // every step, which the monitor records. At each restart, and when the
@@ -203,33 +209,41 @@ func (w *Workspace) cycle(M krylov.Preconditioner, mon *krylov.Monitor, it *int,
 // arnoldi sets v[j+1] = A M^{-1} v[j] orthogonalized against v[0..j] by
 // CGS2, column j of h to its coefficients, and returns the norm of v[j+1]
 // (not yet normalized), the subdiagonal entry h[j+1][j]; vote is this
-// rank's stop vote, which the second reduction carries.
+// rank's stop vote, which the second reduction carries. The basis is read
+// three times: the first pass's dots (DotMany), its projection fused with
+// the second pass's dots and the new vector's squared norm (AxpyDotMany),
+// and the second projection (AxpyMany).
 func (w *Workspace) arnoldi(M krylov.Preconditioner, j int, vote float64) (float64, error) {
 	nv := w.v[j+1]
+	be := nv.BE
 	if err := M.Apply(w.z, w.v[j]); err != nil {
 		return 0, err
 	}
 	if err := w.A.ApplyBlock(nv.V, w.z.V, 1); err != nil {
 		return 0, err
 	}
+	k := j + 1 // the basis vectors so far
 	h := w.h[j]
 	clear(h)
-	first, err := w.project(j, false, 0)
+	be.DotMany(w.basis, nv.V, w.local[:k])
+	first, err := w.sum(nv, w.local[:k])
 	if err != nil {
 		return 0, err
 	}
-	copy(h, first[:j+1])
-	second, err := w.project(j, true, vote)
+	copy(h, first)
+	be.AxpyDotMany(nv.V, w.basis, w.negated(first), w.local[:k+1])
+	second, err := w.sum(nv, append(w.local[:k+1], vote))
 	if err != nil {
 		return 0, err
 	}
-	norm2 := second[j+1]
-	for c := range j + 1 {
+	be.AxpyMany(nv.V, w.basis, w.negated(second[:k]))
+	norm2 := second[k] // after the first pass
+	for c := range k {
 		h[c] += second[c]
 		norm2 -= second[c] * second[c]
 	}
-	w.stop = second[j+2]
-	if norm2 > 1e-8*second[j+1] || !krylov.Finite(norm2) {
+	w.stop = second[k+1]
+	if norm2 > 1e-8*second[k] || !krylov.Finite(norm2) {
 		return math.Sqrt(norm2), nil
 	}
 	// Pythagoras cancels: the new vector nearly lies in the basis.
@@ -240,37 +254,22 @@ func (w *Workspace) arnoldi(M krylov.Preconditioner, j int, vote float64) (float
 	return n[0], nil
 }
 
-// project is one Gram-Schmidt pass on v[j+1]: it sums its dots with
-// v[0..j] over the ranks (one backend.DotMany and one Allreduce; withNorm,
-// also its squared norm before the pass, the dot with itself as the next
-// vector of the basis, and the stop votes) and subtracts the projections
-// (one backend.AxpyMany).
-// It returns the sums: the j+1 coefficients, then the norm and the votes.
-func (w *Workspace) project(j int, withNorm bool, vote float64) ([]float64, error) {
-	nv := w.v[j+1]
-	be := nv.BE
-	dots := j + 1
-	if withNorm {
-		dots++ // v[j+1] itself: its squared norm
-	}
-	local := w.local[:dots]
-	be.DotMany(w.basis, nv.V, local)
-	if withNorm {
-		local = append(local, vote)
-	}
-	if err := be.Err(); err != nil {
+// sum sums the local values over the ranks (one Allreduce), once the
+// backend has computed them without error.
+func (w *Workspace) sum(nv *ddmat.Dense, local []float64) ([]float64, error) {
+	if err := nv.BE.Err(); err != nil {
 		return nil, err
 	}
-	sums, err := ddmat.Sum(nv.Comm, local...)
-	if err != nil {
-		return nil, err
+	return ddmat.Sum(nv.Comm, local...)
+}
+
+// negated returns the negated sums, the coefficients of a projection.
+func (w *Workspace) negated(sums []float64) []float64 {
+	coef := w.coef[:len(sums)]
+	for c, s := range sums {
+		coef[c] = -s
 	}
-	coef := w.coef[:j+1]
-	for c := range coef {
-		coef[c] = -sums[c]
-	}
-	be.AxpyMany(nv.V, w.basis, coef)
-	return sums, nil
+	return coef
 }
 
 // rotate applies the earlier Givens rotations to column j of h (whose

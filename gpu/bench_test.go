@@ -305,3 +305,31 @@ func BenchmarkMemory(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGramSchmidt measures GMRES's passes over a Krylov basis of k
+// vectors of 8,000,000 entries (convdiff:200's rows) for k = 4, 16 and 30:
+// DotMany (the basis and w read), AxpyMany (the basis read, w read and
+// written) and AxpyDotMany (the same bytes as AxpyMany, and the dots), beside
+// the copy bandwidth of the same run.
+func BenchmarkGramSchmidt(b *testing.B) {
+	be := openGPU(b)
+	const n, most = 8000000, 30
+	basis, w := benchVec(b, be, (most+1)*n), benchVec(b, be, n)
+	b.Run("copy", func(b *testing.B) {
+		copyGBs = 0
+		copyGBs = measure(b, be, 16*n, func() { be.Copy(w, basis.Slice(0, n)) })
+	})
+	out := make([]float64, most+1)
+	for _, k := range []int{4, 16, most} {
+		a := make([]float64, k) // zeros: w stays as it is
+		b.Run(fmt.Sprintf("dotmany/%d", k), func(b *testing.B) {
+			measure(b, be, 8*n*(k+1), func() { be.DotMany(basis, w, out[:k]) })
+		})
+		b.Run(fmt.Sprintf("axpymany/%d", k), func(b *testing.B) {
+			measure(b, be, 8*n*(k+2), func() { be.AxpyMany(w, basis, a) })
+		})
+		b.Run(fmt.Sprintf("axpydotmany/%d", k), func(b *testing.B) {
+			measure(b, be, 8*n*(k+2), func() { be.AxpyDotMany(w, basis, a, out[:k+1]) })
+		})
+	}
+}

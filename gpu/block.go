@@ -159,9 +159,9 @@ func (b *Backend) DotCols(x, y backend.Vector, out []float64) {
 }
 
 // DotMany sets out[c] to the dot product of w with the c-th vector of w's
-// length in v, in one reduction for all of them (in chunks of colChunk
-// vectors), summed in an order fixed by the sizes and the GPU. NaNs once an
-// error is recorded.
+// length in v, one launch per manyFused vectors (kernels/gramschmidt.cu:
+// a thread per entry, each vector read once), summed in an order fixed by
+// the sizes and the GPU. NaNs once an error is recorded.
 func (b *Backend) DotMany(v, w backend.Vector, out []float64) {
 	defer b.enter()()
 	k := len(out)
@@ -173,10 +173,15 @@ func (b *Backend) DotMany(v, w backend.Vector, out []float64) {
 		b.fail(fmt.Errorf("gpu: DotMany: %d vectors of %d entries in %d", k, wv.n, vv.n))
 		fillNaN(out)
 	default:
-		n := wv.n
-		b.reduceCols(kDotMany, n, k, [][]float64{out}, func(c Cfg, c0, kc int) {
-			b.launchDotMany(c, int64(n), int32(kc), vv.at(c0*n), wv.at(0), b.partials, b.counter, uintptr(b.host))
-		})
+		sums := make([]float64, manyFused+1)
+		for c0 := 0; c0 < k; c0 += manyFused {
+			kc := min(manyFused, k-c0)
+			b.many(vv.at(c0*wv.n), wv, nil, sums[:kc+1])
+			copy(out[c0:], sums[:kc])
+		}
+		if b.err != nil {
+			fillNaN(out)
+		}
 	}
 }
 
@@ -197,6 +202,71 @@ func (b *Backend) AxpyMany(w, v backend.Vector, a []float64) {
 		for c0 := 0; c0 < k; c0 += colChunk {
 			kc := min(colChunk, k-c0)
 			b.launchAxpyMany(b.blocks(b.colBlocks(n, 1, 32*b.sms)), a[c0:c0+kc], int64(n), int32(kc), vv.at(c0*n), wv.at(0))
+		}
+	}
+}
+
+// manySizes are the most vectors of the kernels of
+// kernels/gramschmidt.cu, in the order of kMany; manyFused the largest.
+var manySizes = [...]int{8, 32}
+
+const manyFused = 32
+
+// many runs fsai_many of kernels/gramschmidt.cu on the len(out)-1 vectors
+// of w's length from the device address v: with a (update), w += sum_c
+// a[c]*v_c first; then out[c] = v_c'w and out[len(out)-1] = w'w. It waits
+// for the sums; NaNs once an error is recorded.
+func (b *Backend) many(v uintptr, w *Vector, a, out []float64) {
+	kc, n := len(out)-1, w.n
+	if n == 0 {
+		clear(out)
+		return
+	}
+	i := 0
+	for manySizes[i] < kc {
+		i++
+	}
+	update := int32(0)
+	if a != nil {
+		update = 1
+	}
+	b.launchMany(b.reduceGrid(kMany[i], n), i, a, int64(n), int32(kc), update, v, w.ptr, b.partials, b.counter, uintptr(b.host))
+	if b.syncLocked() != nil {
+		fillNaN(out)
+		return
+	}
+	copy(out, unsafe.Slice((*float64)(b.host), kc+1))
+}
+
+// AxpyDotMany is AxpyMany, then out[c] = v_c'w and out[len(a)] = w'w with
+// the updated w, in one launch that reads each vector once (many), for up
+// to manyFused vectors. With more, the vectors before the last manyFused
+// are added first (AxpyMany) and their dots taken after (DotMany): those
+// are read twice. NaNs once an error is recorded.
+func (b *Backend) AxpyDotMany(w, v backend.Vector, a, out []float64) {
+	defer b.enter()()
+	k := len(a)
+	wv, vv := b.vector("AxpyDotMany", w), b.vector("AxpyDotMany", v)
+	switch {
+	case wv == nil || vv == nil:
+		fillNaN(out)
+	case len(out) != k+1:
+		b.fail(fmt.Errorf("gpu: AxpyDotMany: %d sums for %d vectors", len(out), k))
+		fillNaN(out)
+	case vv.n < k*wv.n:
+		b.fail(fmt.Errorf("gpu: AxpyDotMany: %d vectors of %d entries in %d", k, wv.n, vv.n))
+		fillNaN(out)
+	default:
+		first := max(0, k-manyFused) // the vectors read twice
+		if first > 0 {
+			b.AxpyMany(w, v, a[:first])
+		}
+		b.many(vv.at(first*wv.n), wv, a[first:], out[first:])
+		if first > 0 {
+			b.DotMany(v, w, out[:first])
+		}
+		if b.err != nil {
+			fillNaN(out)
 		}
 	}
 }

@@ -15,13 +15,33 @@ import (
 // backendKernels are looked up when the backend opens.
 var backendKernels KernelSet
 
+// bicgstab.cu
+var (
+	kBiCGSTABDirection = backendKernels.Declare("bicgstab_direction")
+	kBiCGSTABHalf      = backendKernels.Declare("bicgstab_half")
+	kBiCGSTABStep      = backendKernels.Declare("bicgstab_step")
+)
+
+func (b *Backend) launchBiCGSTABDirection(c Cfg, n int64, beta, omega float64, p, r, v, d, ph uintptr) {
+	b.launch(b.fn, kBiCGSTABDirection, c, I64(n), F64(beta), F64(omega), Ptr(p), Ptr(r), Ptr(v), Ptr(d), Ptr(ph))
+}
+
+func (b *Backend) launchBiCGSTABHalf(c Cfg, n int64, alpha float64, s, r, v, d, sh, partials, counter, result uintptr) {
+	b.launch(b.fn, kBiCGSTABHalf, c, I64(n), F64(alpha), Ptr(s), Ptr(r), Ptr(v), Ptr(d), Ptr(sh),
+		Ptr(partials), Ptr(counter), Ptr(result))
+}
+
+func (b *Backend) launchBiCGSTABStep(c Cfg, n int64, alpha, omega float64, x, ph, sh, r, s, t, rhat, partials, counter, result uintptr) {
+	b.launch(b.fn, kBiCGSTABStep, c, I64(n), F64(alpha), F64(omega), Ptr(x), Ptr(ph), Ptr(sh), Ptr(r), Ptr(s), Ptr(t), Ptr(rhat),
+		Ptr(partials), Ptr(counter), Ptr(result))
+}
+
 // block.cu
 var (
 	kAxpbyCols    = backendKernels.Declare("axpby_cols")
 	kMulCols      = backendKernels.Declare("mul_cols")
 	kDotCols      = backendKernels.Declare("dot_cols")
 	kDotPairCols  = backendKernels.Declare("dot_pair_cols")
-	kDotMany      = backendKernels.Declare("dot_many")
 	kAxpyMany     = backendKernels.Declare("axpy_many")
 	kUpdateRZCols = backendKernels.Declare("update_rz_cols")
 	kUpdateXPCols = backendKernels.Declare("update_xp_cols")
@@ -37,10 +57,6 @@ func (b *Backend) launchMulCols(c Cfg, n int64, ld, kc int32, d, r, z uintptr) {
 
 func (b *Backend) launchDotCols(c Cfg, n int64, ld, kc int32, x, y, partials, counter, result uintptr) {
 	b.launch(b.fn, kDotCols, c, I64(n), I32(ld), I32(kc), Ptr(x), Ptr(y), Ptr(partials), Ptr(counter), Ptr(result))
-}
-
-func (b *Backend) launchDotMany(c Cfg, n int64, kc int32, v, w, partials, counter, result uintptr) {
-	b.launch(b.fn, kDotMany, c, I64(n), I32(kc), Ptr(v), Ptr(w), Ptr(partials), Ptr(counter), Ptr(result))
 }
 
 func (b *Backend) launchAxpyMany(c Cfg, a []float64, n int64, kc int32, v, w uintptr) {
@@ -72,6 +88,13 @@ func (b *Backend) launchGather(c Cfg, n int64, idx, src, dst uintptr) {
 
 func (b *Backend) launchGatherF32(c Cfg, n int64, idx, src, dst uintptr) {
 	b.launch(b.fn, kGatherF32, c, I64(n), Ptr(idx), Ptr(src), Ptr(dst))
+}
+
+// gramschmidt.cu: many_{8,32}, [index in manySizes]
+var kMany = [...]KernelID{backendKernels.Declare("many_8"), backendKernels.Declare("many_32")}
+
+func (b *Backend) launchMany(c Cfg, i int, a []float64, n int64, kc, update int32, v, w, partials, counter, result uintptr) {
+	b.launchCols(kMany[i], c, [][]float64{a}, I64(n), I32(kc), I32(update), Ptr(v), Ptr(w), Ptr(partials), Ptr(counter), Ptr(result))
 }
 
 // reduce.cu

@@ -13,11 +13,14 @@ import (
 
 // launchers maps every kernel to its typed launch function.
 var launchers = map[string]any{
-	"axpby_cols": (*Backend).launchAxpbyCols, "mul_cols": (*Backend).launchMulCols,
-	"dot_cols": (*Backend).launchDotCols, "dot_pair_cols": (*Backend).launchDotPairCols, "dot_many": (*Backend).launchDotMany,
+	"bicgstab_direction": (*Backend).launchBiCGSTABDirection, "bicgstab_half": (*Backend).launchBiCGSTABHalf,
+	"bicgstab_step": (*Backend).launchBiCGSTABStep,
+	"axpby_cols":    (*Backend).launchAxpbyCols, "mul_cols": (*Backend).launchMulCols,
+	"dot_cols": (*Backend).launchDotCols, "dot_pair_cols": (*Backend).launchDotPairCols,
 	"axpy_many":      (*Backend).launchAxpyMany,
 	"update_rz_cols": (*Backend).launchUpdateRZCols, "update_xp_cols": (*Backend).launchUpdateXPCols,
 	"gather": (*Backend).launchGather, "gather_f32": (*Backend).launchGatherF32,
+	"many_8": (*Backend).launchMany, "many_32": (*Backend).launchMany,
 	"dot": (*Backend).launchDot, "update_rz": (*Backend).launchUpdateRZ,
 	"transpose_count": (*Backend).launchTransposeCount, "transpose_scan_tiles": (*Backend).launchScanTiles,
 	"transpose_scan_sums": (*Backend).launchScanSums, "transpose_scan_add": (*Backend).launchScanAdd,

@@ -137,24 +137,8 @@ extern "C" __global__ void dot_cols(long long n, int ld, int kc, const double *_
     fsai_cols_grid_sum(s, 0.0, kc, 1, partials, counter, result);
 }
 
-// result[c] = v[c*n : (c+1)*n]'w for the kc vectors of n entries that
-// follow one another from v: a new vector against a Krylov basis.
-extern "C" __global__ void dot_many(long long n, int kc, const double *__restrict__ v,
-                                    const double *__restrict__ w, double *partials,
-                                    unsigned *counter, double *result)
-{
-    const int R = fsai_cols_rows(kc), r = threadIdx.x / kc, c = threadIdx.x - r * kc;
-    double s = 0.0;
-    if (r < R) {
-        const double *vc = v + (long long)c * n;
-        for (long long i = (long long)blockIdx.x * R + r; i < n; i += (long long)gridDim.x * R)
-            s += vc[i] * w[i];
-    }
-    fsai_cols_grid_sum(s, 0.0, kc, 1, partials, counter, result);
-}
-
 // w[i] += sum_c a[c]*v_c[i] over the kc vectors v_c of n entries that
-// follow one another in v (dot_many's transpose): one thread per entry,
+// follow one another in v (the transpose of gramschmidt.cu's dots): one thread per entry,
 // adding the terms in the order of c, reading and writing w once.
 extern "C" __global__ void axpy_many(const FsaiCols a, long long n, int kc,
                                      const double *__restrict__ v, double *__restrict__ w)

@@ -12,23 +12,21 @@
 # compute the true residual at each restart, one SpMV more per 30 steps; not
 # counted).
 #
-# The bytes one BiCGSTAB iteration with Jacobi must move: two SpMVs (the bytes
-# fsai-dist's -bench-spmv counts for its storage of A: values, column indices,
-# row pointers, the input vector read and the output written once) and 26
-# passes over a vector of n float64 (8n bytes each), one per vector an
-# operation reads or writes:
-#   p = r + beta (p - omega v)     read r, p, v; write p      4
-#   ph = D^-1 p                    read D^-1, p; write ph     3
-#   v = A ph                       (SpMV)
-#   (r0^, v), (v, v)               read r0^, v                2
-#   s = r - alpha v                read r, v; write s         3
-#   sh = D^-1 s                    read D^-1, s; write sh     3
-#   t = A sh                       (SpMV)
-#   (s, s), (t, s), (t, t)         read s, t                  2
-#   x += alpha ph + omega sh       read x, ph, sh; write x    4
-#   r = s - omega t                read s, t; write r         3
-#   (r, r), (r0^, r)               read r, r0^                2
-# bandwidth = (2 SpMV bytes + 26 * 8n) / time per iteration.
+# The bytes one BiCGSTAB iteration with Jacobi moves (package bicgstab's doc):
+# two SpMVs (the bytes fsai-dist's -bench-spmv counts for its storage of A:
+# values, column indices, row pointers, the input vector read and the output
+# written once) and 23 passes over a vector of n float64 (8n bytes each), one
+# per vector a fused update reads or writes:
+#   p = r + beta (p - omega v), ph = D^-1 p   read r, p, v, D^-1; write p, ph  6
+#   v = A ph                                  (SpMV)
+#   (r0^, v), (v, v)                          read r0^, v                      2
+#   s = r - alpha v, sh = D^-1 s, (s, s)      read r, v, D^-1; write s, sh     5
+#   t = A sh                                  (SpMV)
+#   (t, s), (t, t)                            read t, s                        2
+#   x += alpha ph + omega sh,
+#   r = s - omega t, (r, r), (r0^, r)         read x, ph, sh, s, t, r0^;       8
+#                                             write x, r
+# bandwidth = (2 SpMV bytes + 23 * 8n) / time per iteration.
 #
 # Build here first (the GPU machine has no Go), then carry bin/:
 #   go build -o bin/fsai-dist ./cmd/fsai-dist && go test -c -o bin/gpu.test ./gpu
@@ -65,7 +63,7 @@ python3 scripts/peers/cupy_cg.py -matrix "$work/a.petsc" -method gmres -restart 
 python3 - "$out" "$problem" "$iters" <<'PY'
 import json, os, re, sys
 out, problem, iters = sys.argv[1], sys.argv[2], int(sys.argv[3])
-vector_passes = 26  # BiCGSTAB: vector reads and writes per iteration (the script's header)
+vector_passes = 23  # BiCGSTAB: vector reads and writes per iteration (the script's header)
 spmvs = {"bicgstab": 2, "gmres": 1}  # SpMVs per iteration
 
 

@@ -85,10 +85,14 @@ var checks = []struct {
 	{"DotPairCols", (*suite).testDotPairCols},
 	{"DotMany", (*suite).testDotMany},
 	{"AxpyMany", (*suite).testAxpyMany},
+	{"AxpyDotMany", (*suite).testAxpyDotMany},
 	{"AxpbyCols", (*suite).testAxpbyCols},
 	{"MulCols", (*suite).testMulCols},
 	{"UpdateRZCols", (*suite).testUpdateRZCols},
 	{"UpdateXPCols", (*suite).testUpdateXPCols},
+	{"BiCGSTABDirection", (*suite).testBiCGSTABDirection},
+	{"BiCGSTABHalf", (*suite).testBiCGSTABHalf},
+	{"BiCGSTABStep", (*suite).testBiCGSTABStep},
 }
 
 // lengths are the vector lengths of the element-wise checks: empty, one,

@@ -70,16 +70,54 @@ func (s *suite) testAxpyMany() {
 		a, vs, ws := s.random(k), s.random(n*(k+1)), s.random(n)
 		v, w := s.vector(vs), s.vector(ws)
 		s.b.AxpyMany(w, v, a)
-		want, scale := make([]float64, n), make([]float64, n)
-		for i, x := range ws {
-			want[i], scale[i] = x, math.Abs(x)
-			for c, ac := range a {
-				want[i] += ac * vs[c*n+i]
-				scale[i] += math.Abs(ac * vs[c*n+i])
-			}
-		}
+		want, scale := axpyMany(ws, vs, a)
 		what := name("%d vectors of %d", k, n)
 		s.near(what, s.host(w), want, scale, k+1)
+		s.exact(what+": v", s.host(v), vs)
+	}
+}
+
+// axpyMany returns w + sum_c a[c]*v_c for the vectors v_c of w's length
+// in v, and the sums of its terms' magnitudes.
+func axpyMany(w, v, a []float64) (want, scale []float64) {
+	n := len(w)
+	want, scale = make([]float64, n), make([]float64, n)
+	for i, x := range w {
+		want[i], scale[i] = x, math.Abs(x)
+		for c, ac := range a {
+			want[i] += ac * v[c*n+i]
+			scale[i] += math.Abs(ac * v[c*n+i])
+		}
+	}
+	return want, scale
+}
+
+// testAxpyDotMany: w += sum_c a[c]*v_c, then out[c] = v_c'w and out[k] =
+// w'w with the updated w, for the vectors v_c of w's length that follow
+// one another in v, which may hold more (left out), v unchanged; also more
+// vectors than one GPU launch holds (40), over many rows.
+func (s *suite) testAxpyDotMany() {
+	for _, sh := range append(shapes[:len(shapes):len(shapes)], struct{ rows, k int }{bigRows, 6}, struct{ rows, k int }{1000, 40}) {
+		n, k := sh.rows, sh.k
+		a, vs, ws := s.random(k), s.random(n*(k+1)), s.random(n)
+		v, w := s.vector(vs), s.vector(ws)
+		out := make([]float64, k+1)
+		s.b.AxpyDotMany(w, v, a, out)
+		wantW, scaleW := axpyMany(ws, vs, a)
+		// the dots take w as the backend updated it (within its
+		// rounding, which each term carries as |v_c[i]| times that)
+		want, scale := make([]float64, k+1), make([]float64, k+1)
+		for i, x := range wantW {
+			for c := range k {
+				want[c] += vs[c*n+i] * x
+				scale[c] += math.Abs(vs[c*n+i]) * (math.Abs(x) + float64(k+1)*scaleW[i])
+			}
+			want[k] += x * x
+			scale[k] += math.Abs(x) * (math.Abs(x) + 2*float64(k+1)*scaleW[i])
+		}
+		what := name("%d vectors of %d", k, n)
+		s.near(what+": w", s.host(w), wantW, scaleW, k+1)
+		s.near(what+": dots", out, want, scale, n)
 		s.exact(what+": v", s.host(v), vs)
 	}
 }
