@@ -46,22 +46,6 @@ func TestElasticitySize(t *testing.T) {
 	}
 }
 
-// TestElasticityStripes: stripes cut anywhere, within a node's three rows
-// too, give exactly the rows of the whole matrix, as every rank count
-// does.
-func TestElasticityStripes(t *testing.T) {
-	s := elasticity(t, "elasticity:3:1e4:0.45")
-	n := s.Rows()
-	full := generate(t, s, 0, n)
-	for _, cut := range [][2]int64{{1, 37}, {20, 50}, {100, 143}, {0, n}, {n / 2, n / 2}} {
-		a, b := cut[0], cut[1]
-		got := concat(generate(t, s, 0, a), generate(t, s, a, b), generate(t, s, b, n))
-		if !equalRows(got, full) {
-			t.Errorf("%v: stripes [0,%d) [%d,%d) [%d,%d) differ from the whole matrix", s, a, a, b, b, n)
-		}
-	}
-}
-
 // TestElasticitySymmetric: a_ij == a_ji bit for bit, and the diagonal is
 // positive.
 func TestElasticitySymmetric(t *testing.T) {

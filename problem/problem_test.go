@@ -156,10 +156,11 @@ func equalRows(a, b *dsmat.Rows) bool {
 }
 
 // TestStripes checks that stripes of any size (one row, less than a plane,
-// more than a plane) give exactly the rows of the whole matrix.
+// more than a plane; for elasticity also within a node's three rows) give
+// exactly the rows of the whole matrix, as every rank count does.
 func TestStripes(t *testing.T) {
-	for _, kind := range everyKind {
-		s := Spec{Kind: kind, N: 6, Seed: 3, Peclet: 30}
+	for _, kind := range append(slices.Clone(everyKind), "elasticity") {
+		s := Spec{Kind: kind, N: 6, Seed: 3, Peclet: 30, Contrast: 1e4, Nu: 0.45}
 		n := s.Rows()
 		full := generate(t, s, 0, n)
 		for _, cut := range [][2]int64{{1, 37}, {20, 50}, {100, 150}, {0, n}, {n / 2, n / 2}} {

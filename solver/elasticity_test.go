@@ -6,7 +6,6 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
-	"github.com/fsai-dist/fsai-dist/problem"
 )
 
 // TestElasticity: on 1 and 3 ranks each rank's stripe of elasticity,
@@ -18,15 +17,8 @@ func TestElasticity(t *testing.T) {
 	const spec = "elasticity:6:1e3:0.45"
 	for _, np := range []int{1, 3} {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
-			s, err := problem.Parse(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lo, hi := uneven(s.Rows(), c.Size(), c.Rank())
-			mine, err := s.Generate(lo, hi)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s, mine := stripe(t, c, spec)
+			lo, hi := mine.First, mine.First+int64(mine.Count())
 			whole, err := s.Generate(0, s.Rows())
 			if err != nil {
 				t.Fatal(err)
