@@ -1,9 +1,9 @@
 // Package problem generates the built-in test matrices of fsai-dist and
 // parses the specs that name them ("poisson7:64", "diffusion:100:7",
-// "convdiff:64:100").
+// "convdiff:64:100", "elasticity:32").
 //
-// Every problem lives on the unit cube discretised by an N x N x N grid of
-// unknowns, numbered in natural ordering
+// Every problem but elasticity lives on the unit cube discretised by an
+// N x N x N grid of unknowns, numbered in natural ordering
 //
 //	idx = x + N*(y + N*z),   0 <= x, y, z < N,
 //
@@ -93,4 +93,32 @@
 // it is). Interior rows sum to 0; a boundary row to the couplings of its
 // eliminated neighbours. a_ij - a_ji = -c for j below i: the asymmetry grows
 // with peclet/N. peclet 0 gives poisson7 exactly. nnz = 7N^3 - 6N^2.
+//
+// elasticity:N[:contrast[:nu]] — 3D linear elasticity, -div sigma(u) = f
+// with sigma = lambda tr(eps) I + 2 mu eps, on the unit cube meshed by
+// N x N x N trilinear hexahedral (Q1) elements of side h = 1/N. The
+// unknowns are the three displacements of the (N+1)^3 nodes but the
+// (N+1)^2 on the bottom face z = 0, which is clamped (their displacements
+// are zero and eliminated); the other faces are free. A free node at
+// x, y, z (integers in [0, N], z >= 1) is node = x + (N+1)(y + (N+1)(z-1))
+// and its displacement along axis c is row 3 node + c, so
+//
+//	rows = 3 N (N+1)^2,   nnz = 9 (3N+1)^2 (3N-2),
+//
+// 81 entries in a row whose node has all 26 neighbours (3 for each of the
+// 27 nodes within one element's reach), about 81 per row for large N.
+// Young's modulus is constant in each layer of elements ez <= z <= ez+1:
+// layer ez has level l, 0 to 7, a fixed shuffle of the 8 levels in every
+// group of 8 layers (the draw of diffusion's layer means, from a fixed
+// seed), and modulus contrast^(l/7), so the moduli are log-uniform from 1
+// to contrast (default 1e3, from 1 to 1e12) and every N >= 8 spans the
+// whole contrast. The Poisson ratio nu (default 0.3, -1 < nu < 0.5) is the
+// same everywhere; towards 0.5 the material is nearly incompressible and
+// the matrix harder. The element stiffness, by 2x2x2 Gauss quadrature, is
+// computed once per material and is symmetric bit for bit; each row adds
+// the element rows of its node in a fixed order (the elements around the
+// node in ascending z, y, x), so a_ij == a_ji exactly and every stripe is
+// the same bit for bit whatever the partition. Before clamping the six
+// rigid-body motions span the operator's null space; with the bottom
+// clamped the matrix is symmetric positive definite.
 package problem

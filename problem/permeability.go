@@ -59,20 +59,28 @@ func newField(g grid, seed uint64) field {
 	return field{g: g, cellKey: mix64(seed ^ cellStream), layerKey: mix64(seed ^ layerStream)}
 }
 
-// layerMean is the mean log10 k of layer z. Layers come in groups of
-// layerGroup whose means are a seeded shuffle (Fisher-Yates) of the levels,
-// so every complete group holds both extremes -layerSpan and +layerSpan.
+// layerMean is the mean log10 k of layer z: its level (layerLevel) spread
+// evenly over [-layerSpan, layerSpan], so every complete group of layers
+// holds both extremes.
 func (f field) layerMean(z int64) float64 {
+	return -layerSpan + 2*layerSpan*float64(layerLevel(f.layerKey, z))/(layerGroup-1)
+}
+
+// layerLevel is the level, 0 to layerGroup-1, of layer z in the layered
+// fields of stream key: the layers come in groups of layerGroup, each
+// group a shuffle (Fisher-Yates) of the levels, so every complete group
+// holds each level once.
+func layerLevel(key uint64, z int64) int {
 	var perm [layerGroup]int
 	for i := range perm {
 		perm[i] = i
 	}
 	first := uint64(z / layerGroup * layerGroup)
 	for j := layerGroup - 1; j > 0; j-- {
-		r := draw(f.layerKey, first+uint64(j)) % uint64(j+1)
+		r := draw(key, first+uint64(j)) % uint64(j+1)
 		perm[j], perm[r] = perm[r], perm[j]
 	}
-	return -layerSpan + 2*layerSpan*float64(perm[z%layerGroup])/(layerGroup-1)
+	return perm[z%layerGroup]
 }
 
 // logK fills out with log10 k of the cells a, a+1, ...

@@ -33,6 +33,10 @@ func TestParse(t *testing.T) {
 		{"convdiff:8:0.1", Spec{Kind: "convdiff", N: 8, Peclet: 0.1}, "convdiff:8:0.1"},
 		{"convdiff:8:0", Spec{Kind: "convdiff", N: 8}, "convdiff:8:0"},
 		{"convdiff:8:1e9", Spec{Kind: "convdiff", N: 8, Peclet: MaxPeclet}, "convdiff:8:1e+09"},
+		{"elasticity:8", Spec{Kind: "elasticity", N: 8, Contrast: DefaultContrast, Nu: DefaultNu}, "elasticity:8:1000:0.3"},
+		{"elasticity:8:1e6", Spec{Kind: "elasticity", N: 8, Contrast: 1e6, Nu: DefaultNu}, "elasticity:8:1e+06:0.3"},
+		{"elasticity:2:1:0.45", Spec{Kind: "elasticity", N: 2, Contrast: 1, Nu: 0.45}, "elasticity:2:1:0.45"},
+		{"elasticity:2:1e12:-0.5", Spec{Kind: "elasticity", N: 2, Contrast: MaxContrast, Nu: -0.5}, "elasticity:2:1e+12:-0.5"},
 	}
 	for _, c := range valid {
 		got, err := Parse(c.in)
@@ -69,6 +73,15 @@ func TestParse(t *testing.T) {
 		{"convdiff:8:Inf", "peclet +Inf out of range"},
 		{"convdiff:8:2e9", "peclet 2e+09 out of range"},
 		{"convdiff:8:1:2", "too many fields for convdiff"},
+		{"elasticity:8:10:0.3:1", "too many fields for elasticity (form elasticity:N[:contrast[:nu]])"},
+		{"elasticity:8:x", `contrast "x" is not a number`},
+		{"elasticity:8:10:", `nu "" is not a number`},
+		{"elasticity:8:0.5", "contrast 0.5 out of range"},
+		{"elasticity:8:NaN", "contrast NaN out of range"},
+		{"elasticity:8:1e13", "contrast 1e+13 out of range"},
+		{"elasticity:8:10:0.5", "nu 0.5 out of range (-1, 0.5)"},
+		{"elasticity:8:10:-1", "nu -1 out of range"},
+		{"elasticity:0", "grid size 0 out of range"},
 	}
 	for _, c := range invalid {
 		_, err := Parse(c.in)
@@ -143,10 +156,11 @@ func equalRows(a, b *dsmat.Rows) bool {
 }
 
 // TestStripes checks that stripes of any size (one row, less than a plane,
-// more than a plane) give exactly the rows of the whole matrix.
+// more than a plane; for elasticity also within a node's three rows) give
+// exactly the rows of the whole matrix, as every rank count does.
 func TestStripes(t *testing.T) {
-	for _, kind := range everyKind {
-		s := Spec{Kind: kind, N: 6, Seed: 3, Peclet: 30}
+	for _, kind := range append(slices.Clone(everyKind), "elasticity") {
+		s := Spec{Kind: kind, N: 6, Seed: 3, Peclet: 30, Contrast: 1e4, Nu: 0.45}
 		n := s.Rows()
 		full := generate(t, s, 0, n)
 		for _, cut := range [][2]int64{{1, 37}, {20, 50}, {100, 150}, {0, n}, {n / 2, n / 2}} {
@@ -444,7 +458,7 @@ func TestAll(t *testing.T) {
 // TestMaxNNZ: the bound that the command's memory check counts holds every
 // entry of each kind's matrix, and is tight for the interior rows.
 func TestMaxNNZ(t *testing.T) {
-	for _, spec := range []string{"poisson7:5", "poisson27:5", "diffusion:5", "aniso:5", "convdiff:5"} {
+	for _, spec := range []string{"poisson7:5", "poisson27:5", "diffusion:5", "aniso:5", "convdiff:5", "elasticity:5"} {
 		s, err := Parse(spec)
 		if err != nil {
 			t.Fatal(err)

@@ -27,36 +27,62 @@ const DefaultPeclet = 10
 // float64's range.
 const MaxPeclet = 1e9
 
+// DefaultContrast and DefaultNu are the stiffness contrast and Poisson
+// ratio of "elasticity:N" when the spec omits them.
+const (
+	DefaultContrast = 1e3
+	DefaultNu       = 0.3
+)
+
+// MaxContrast is the largest stiffness contrast a Spec accepts: twelve
+// decades between the softest and the stiffest layer, beyond which the
+// soft layers' entries drown in the stiff ones' rounding.
+const MaxContrast = 1e12
+
 // Spec is a parsed problem description such as "poisson7:64",
-// "diffusion:100:7" or "convdiff:64:100". Seed is used by diffusion only,
-// Peclet by convdiff only; Parse sets them to DefaultSeed and DefaultPeclet
-// when the spec omits them.
+// "diffusion:100:7", "convdiff:64:100" or "elasticity:32:1e3:0.3". Seed is
+// used by diffusion only, Peclet by convdiff only, Contrast and Nu by
+// elasticity only; Parse sets them to their defaults when the spec omits
+// them.
 type Spec struct {
-	Kind   string  // poisson7, poisson27, diffusion, aniso or convdiff
-	N      int     // grid points per direction
-	Seed   int64   // diffusion only
-	Peclet float64 // convdiff only: the Peclet number of the wind, >= 0
+	Kind     string  // poisson7, poisson27, diffusion, aniso, convdiff or elasticity
+	N        int     // grid points per direction; elasticity: elements per direction
+	Seed     int64   // diffusion only
+	Peclet   float64 // convdiff only: the Peclet number of the wind, >= 0
+	Contrast float64 // elasticity only: stiffest over softest layer's Young's modulus, >= 1
+	Nu       float64 // elasticity only: Poisson ratio, -1 < Nu < 0.5
+
+	// unclamped keeps elasticity's bottom nodes free: the operator of the
+	// whole box, singular, whose null space the tests check.
+	unclamped bool
 }
 
 // kind describes one problem family for parsing and error messages.
 type kind struct {
-	name  string
-	extra string // the name of its optional third field ("seed", "peclet"), or ""
+	name   string
+	extras []string // the names of its optional fields after N, in order
 }
 
 var kinds = []kind{
-	{"poisson7", ""},
-	{"poisson27", ""},
-	{"diffusion", "seed"},
-	{"aniso", ""},
-	{"convdiff", "peclet"},
+	{"poisson7", nil},
+	{"poisson27", nil},
+	{"diffusion", []string{"seed"}},
+	{"aniso", nil},
+	{"convdiff", []string{"peclet"}},
+	{"elasticity", []string{"contrast", "nu"}},
 }
 
+// form is the spec form of k: "elasticity:N[:contrast[:nu]]".
 func (k kind) form() string {
-	if k.extra != "" {
-		return k.name + ":N[:" + k.extra + "]"
+	return k.name + ":N" + optional(k.extras)
+}
+
+// optional nests the names of optional fields: [:a[:b]].
+func optional(names []string) string {
+	if len(names) == 0 {
+		return ""
 	}
-	return k.name + ":N"
+	return "[:" + names[0] + optional(names[1:]) + "]"
 }
 
 // validForms lists every accepted spec form, for error messages.
@@ -77,8 +103,9 @@ func lookup(name string) (kind, bool) {
 	return kind{}, false
 }
 
-// Parse reads a spec of the form kind:N, diffusion:N:seed or
-// convdiff:N:peclet. Errors say what is wrong and list the valid forms.
+// Parse reads a spec of the form kind:N, diffusion:N:seed,
+// convdiff:N:peclet or elasticity:N:contrast:nu (the fields after N
+// optional). Errors say what is wrong and list the valid forms.
 func Parse(s string) (Spec, error) {
 	fail := func(format string, args ...any) (Spec, error) {
 		return Spec{}, fmt.Errorf("problem: parse %q: %s; %s", s, fmt.Sprintf(format, args...), validForms())
@@ -91,11 +118,7 @@ func Parse(s string) (Spec, error) {
 	if len(fields) < 2 || fields[1] == "" {
 		return fail("missing grid size N")
 	}
-	maxFields := 2
-	if k.extra != "" {
-		maxFields = 3
-	}
-	if len(fields) > maxFields {
+	if len(fields) > 2+len(k.extras) {
 		return fail("too many fields for %s (form %s)", k.name, k.form())
 	}
 	n, err := strconv.Atoi(fields[1])
@@ -103,26 +126,45 @@ func Parse(s string) (Spec, error) {
 		return fail("grid size %q is not an integer", fields[1])
 	}
 	spec := Spec{Kind: k.name, N: n}
-	switch k.extra {
-	case "seed":
+	switch k.name {
+	case "diffusion":
 		spec.Seed = DefaultSeed
-		if len(fields) == 3 {
-			if spec.Seed, err = strconv.ParseInt(fields[2], 10, 64); err != nil {
-				return fail("seed %q is not an integer", fields[2])
-			}
-		}
-	case "peclet":
+	case "convdiff":
 		spec.Peclet = DefaultPeclet
-		if len(fields) == 3 {
-			if spec.Peclet, err = strconv.ParseFloat(fields[2], 64); err != nil {
-				return fail("peclet %q is not a number", fields[2])
-			}
+	case "elasticity":
+		spec.Contrast, spec.Nu = DefaultContrast, DefaultNu
+	}
+	for f, name := range k.extras[:len(fields)-2] {
+		if err := spec.setField(name, fields[2+f]); err != nil {
+			return fail("%v", err)
 		}
 	}
 	if err := spec.check(); err != nil {
 		return fail("%v", err)
 	}
 	return spec, nil
+}
+
+// setField sets the optional field name from its text.
+func (s *Spec) setField(name, text string) error {
+	var err error
+	switch name {
+	case "seed":
+		if s.Seed, err = strconv.ParseInt(text, 10, 64); err != nil {
+			return fmt.Errorf("seed %q is not an integer", text)
+		}
+		return nil
+	case "peclet":
+		s.Peclet, err = strconv.ParseFloat(text, 64)
+	case "contrast":
+		s.Contrast, err = strconv.ParseFloat(text, 64)
+	case "nu":
+		s.Nu, err = strconv.ParseFloat(text, 64)
+	}
+	if err != nil {
+		return fmt.Errorf("%s %q is not a number", name, text)
+	}
+	return nil
 }
 
 // check validates a Spec, which may also have been built without Parse.
@@ -136,37 +178,58 @@ func (s Spec) check() error {
 	if s.Kind == "convdiff" && !(s.Peclet >= 0 && s.Peclet <= MaxPeclet) {
 		return fmt.Errorf("peclet %g out of range [0, %g]", s.Peclet, float64(MaxPeclet))
 	}
+	if s.Kind == "elasticity" {
+		if !(s.Contrast >= 1 && s.Contrast <= MaxContrast) {
+			return fmt.Errorf("contrast %g out of range [1, %g]", s.Contrast, float64(MaxContrast))
+		}
+		if !(s.Nu > -1 && s.Nu < 0.5) {
+			return fmt.Errorf("nu %g out of range (-1, 0.5)", s.Nu)
+		}
+	}
 	return nil
 }
 
 // String returns the spec in the form Parse reads; diffusion always shows
-// its seed, convdiff its Peclet number (shortest form that reads back
-// exactly).
+// its seed, convdiff its Peclet number, elasticity its contrast and Poisson
+// ratio (numbers in the shortest form that reads back exactly).
 func (s Spec) String() string {
 	switch s.Kind {
 	case "diffusion":
 		return fmt.Sprintf("%s:%d:%d", s.Kind, s.N, s.Seed)
 	case "convdiff":
-		return fmt.Sprintf("%s:%d:%s", s.Kind, s.N, strconv.FormatFloat(s.Peclet, 'g', -1, 64))
+		return fmt.Sprintf("%s:%d:%s", s.Kind, s.N, number(s.Peclet))
+	case "elasticity":
+		return fmt.Sprintf("%s:%d:%s:%s", s.Kind, s.N, number(s.Contrast), number(s.Nu))
 	}
 	return fmt.Sprintf("%s:%d", s.Kind, s.N)
 }
+
+// number formats x in the shortest form that parses back to it.
+func number(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 // Symmetric reports whether the problem's matrix is symmetric: every
 // problem but convdiff (with a Peclet number above 0) is SPD.
 func (s Spec) Symmetric() bool { return s.Kind != "convdiff" || s.Peclet == 0 }
 
-// Rows is the global dimension of the matrix, N^3.
+// Rows is the global dimension of the matrix: N^3, and for elasticity
+// 3 N (N+1)^2, three displacements at each of the (N+1)^3 nodes but the
+// (N+1)^2 clamped ones.
 func (s Spec) Rows() int64 {
 	n := int64(s.N)
+	if s.Kind == "elasticity" {
+		return 3 * s.nodeGrid().nodes()
+	}
 	return n * n * n
 }
 
 // MaxNNZ bounds the matrix's stored entries: its rows times the points of
-// the stencil (27 for poisson27, 7 for the others).
+// the stencil (27 for poisson27, 81 for elasticity, 7 for the others).
 func (s Spec) MaxNNZ() int64 {
-	if s.Kind == "poisson27" {
+	switch s.Kind {
+	case "poisson27":
 		return 27 * s.Rows()
+	case "elasticity":
+		return 81 * s.Rows()
 	}
 	return 7 * s.Rows()
 }
@@ -201,6 +264,8 @@ func (s Spec) Generate(lo, hi int64) (*dsmat.Rows, error) {
 		return g.assemble7(lo, hi, constFaces{1, 1, anisoZ}), nil
 	case "convdiff":
 		return g.convdiff(lo, hi, s.Peclet), nil
+	case "elasticity":
+		return s.nodeGrid().assemble(lo, hi, newMaterials(s)), nil
 	default: // diffusion
 		return g.assemble7(lo, hi, newPermeability(g, uint64(s.Seed), lo, hi)), nil
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 	"github.com/fsai-dist/fsai-dist/problem"
 	"github.com/fsai-dist/fsai-dist/solver"
@@ -28,7 +29,9 @@ func uneven(n int64, np, p int) (lo, hi int64) {
 	return at(p), at(p + 1)
 }
 
-func newSystem(t *testing.T, c *comm.Comm, spec string) *system {
+// stripe generates this rank's rows of the problem spec, of the uneven
+// partition.
+func stripe(t *testing.T, c *comm.Comm, spec string) (problem.Spec, *dsmat.Rows) {
 	t.Helper()
 	s, err := problem.Parse(spec)
 	if err != nil {
@@ -39,7 +42,13 @@ func newSystem(t *testing.T, c *comm.Comm, spec string) *system {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sys := &system{n: rows.N, first: lo, rowPtr: rows.RowPtr, cols: rows.Col, vals: rows.Val}
+	return s, rows
+}
+
+func newSystem(t *testing.T, c *comm.Comm, spec string) *system {
+	t.Helper()
+	_, rows := stripe(t, c, spec)
+	sys := &system{n: rows.N, first: rows.First, rowPtr: rows.RowPtr, cols: rows.Col, vals: rows.Val}
 	for i := 0; i < rows.Count(); i += 2 {
 		a, b := rows.RowPtr[i], rows.RowPtr[i+1]
 		slices.Reverse(sys.cols[a:b])

@@ -90,7 +90,8 @@ func fsaiCases(t *testing.T) []fsaiCase {
 		{"laplace7-12", testmatrices.Stencil3D(12, 7)},
 		{"laplace27-8", testmatrices.Stencil3D(8, 27)},
 		{"diffusion-14", diffusion(t, 14)},
-		{"diffusion-40", diffusion(t, 40)}, // G over 1 MiB: page-locked download
+		{"diffusion-40", diffusion(t, 40)},                      // G over 1 MiB: page-locked download
+		{"elasticity-4", generated(t, "elasticity:4:1e3:0.45")}, // rows of 81 entries, three unknowns a node
 		{"random-2000", testmatrices.RandomSPD(rand.New(rand.NewPCG(5, 1)), 2000, 4)},
 		{"breakdown", breakdownMatrix()},
 	}
@@ -126,7 +127,13 @@ func breakdownMatrix() *csr.Matrix[float64] {
 // diffusion returns the n^3 diffusion problem (testmatrices.Diffusion).
 func diffusion(t testing.TB, n int) *csr.Matrix[float64] {
 	t.Helper()
-	m, err := testmatrices.Diffusion(n)
+	return generated(t, fmt.Sprintf("diffusion:%d", n))
+}
+
+// generated returns the whole matrix of a problem spec.
+func generated(t testing.TB, spec string) *csr.Matrix[float64] {
+	t.Helper()
+	m, err := testmatrices.Problem(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

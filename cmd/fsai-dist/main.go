@@ -83,7 +83,7 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.SetOutput(io.Discard) // errors are reported in one line by the caller
 	fs.Usage = func() {}
 	fs.StringVar(&o.matrix, "matrix", "", "matrix file: Matrix Market coordinate or PETSc binary (detected by content)")
-	fs.StringVar(&o.problem, "problem", "poisson7:64", "built-in problem when no -matrix: poisson7:N, poisson27:N, diffusion:N[:seed], aniso:N, convdiff:N[:peclet] (nonsymmetric)")
+	fs.StringVar(&o.problem, "problem", "poisson7:64", "built-in problem when no -matrix: poisson7:N, poisson27:N, diffusion:N[:seed], aniso:N, convdiff:N[:peclet] (nonsymmetric), elasticity:N[:contrast[:nu]] (3 N (N+1)^2 rows)")
 	fs.StringVar(&o.rhs, "rhs", "", "right-hand side, Matrix Market array; several columns are several right-hand sides, solved together (default b = A*1)")
 	fs.IntVar(&o.nrhs, "nrhs", 1, "without -rhs: solve this many right-hand sides together, A*1 and A*u with random u in (0,1]")
 	fs.StringVar(&o.x0, "x0", "", "initial guess, Matrix Market array with a column per right-hand side (default 0)")

@@ -4,6 +4,7 @@
 package testmatrices
 
 import (
+	"fmt"
 	"os"
 
 	"testing"
@@ -35,8 +36,13 @@ const Missing = "shared test matrices not found; set FSAI_MATRICES"
 // Diffusion returns the n^3 diffusion problem of package problem (7-point,
 // random layered permeability, the default seed) as one CSR block.
 func Diffusion(n int) (*csr.Matrix[float64], error) {
-	spec := problem.Spec{Kind: "diffusion", N: n, Seed: problem.DefaultSeed}
-	r, err := spec.Generate(0, spec.Rows())
+	return Problem(fmt.Sprintf("diffusion:%d", n))
+}
+
+// Problem returns the whole matrix of a problem spec of package problem
+// ("elasticity:4") as one CSR block.
+func Problem(spec string) (*csr.Matrix[float64], error) {
+	r, err := problem.All(spec)
 	if err != nil {
 		return nil, err
 	}
