@@ -1,6 +1,8 @@
 package spai
 
 import (
+	"sync"
+
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
@@ -48,14 +50,12 @@ func NewBlocks(l *Local, p Params, lo, hi int) (*Blocks, error) {
 		}
 		parts[ch] = out
 	})
-	all := newBlocks(l.Own.First + int64(lo))
-	for ch, pt := range parts {
-		if errs[ch] != nil {
-			return nil, errs[ch]
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
-		all.join(pt)
 	}
-	return all, nil
+	return joinBlocks(l.Own.First+int64(lo), parts), nil
 }
 
 func newBlocks(first int64) *Blocks {
@@ -76,20 +76,53 @@ func (b *Blocks) add(w *worker) {
 	b.Stats = b.Stats.Max(Stats{MaxBlockRows: m, MaxBlockCols: n})
 }
 
-// join appends the problems of o, which follow b's rows.
-func (b *Blocks) join(o *Blocks) {
-	c, bb, pp := int64(len(b.C)), int64(len(b.B)), int64(len(b.Pattern))
-	for k := range o.Rows {
-		b.COff = append(b.COff, c+o.COff[k+1])
-		b.BOff = append(b.BOff, bb+o.BOff[k+1])
-		b.PatPtr = append(b.PatPtr, pp+o.PatPtr[k+1])
+// joinBlocks lays the problems of parts, which follow each other from
+// global row first, out as one Blocks, copying the parts on all cores.
+func joinBlocks(first int64, parts []*Blocks) *Blocks {
+	if len(parts) == 1 {
+		return parts[0]
 	}
-	b.Rows = append(b.Rows, o.Rows...)
-	b.Cols = append(b.Cols, o.Cols...)
-	b.C = append(b.C, o.C...)
-	b.B = append(b.B, o.B...)
-	b.Pattern = append(b.Pattern, o.Pattern...)
-	b.Stats = b.Stats.Max(o.Stats)
+	// start[k] counts the problems, entries of C and B and pattern entries
+	// of the parts before part k.
+	type counts struct{ p, c, b, pat int }
+	start := make([]counts, len(parts)+1)
+	all := &Blocks{First: first}
+	for k, pt := range parts {
+		s := start[k]
+		start[k+1] = counts{s.p + pt.Len(), s.c + len(pt.C), s.b + len(pt.B), s.pat + len(pt.Pattern)}
+		all.Stats = all.Stats.Max(pt.Stats)
+	}
+	t := start[len(parts)]
+	all.Rows, all.Cols = make([]int32, t.p), make([]int32, t.p)
+	all.COff, all.BOff, all.PatPtr = make([]int64, t.p+1), make([]int64, t.p+1), make([]int64, t.p+1)
+	all.C, all.B, all.Pattern = make([]float64, t.c), make([]float64, t.b), make([]int64, t.pat)
+	var wg sync.WaitGroup
+	for k, pt := range parts {
+		wg.Go(func() {
+			s := start[k]
+			copy(all.Rows[s.p:], pt.Rows)
+			copy(all.Cols[s.p:], pt.Cols)
+			copy(all.C[s.c:], pt.C)
+			copy(all.B[s.b:], pt.B)
+			copy(all.Pattern[s.pat:], pt.Pattern)
+			for i := range pt.Len() {
+				all.COff[s.p+i+1] = int64(s.c) + pt.COff[i+1]
+				all.BOff[s.p+i+1] = int64(s.b) + pt.BOff[i+1]
+				all.PatPtr[s.p+i+1] = int64(s.pat) + pt.PatPtr[i+1]
+			}
+		})
+	}
+	wg.Wait()
+	return all
+}
+
+// BytesPerRow is the mean size in bytes of a problem's block, right-hand
+// side, pattern and offsets.
+func (b *Blocks) BytesPerRow() float64 {
+	if b.Len() == 0 {
+		return 0
+	}
+	return float64(8*(len(b.C)+len(b.B)+len(b.Pattern))+32*b.Len()) / float64(b.Len())
 }
 
 // Len is the number of problems.

@@ -68,7 +68,11 @@ func (d *Device) Rows(l *spai.Local, p spai.Params) (*dsmat.Rows, spai.Stats, er
 	m := &dsmat.Rows{N: l.Own.N, First: l.Own.First, RowPtr: make([]int64, 1, n+1)}
 	var st spai.Stats
 	d.Batches = 0
-	for lo, size := 0, n; lo < n; {
+	size, err := batchRows(l, p, n, budget)
+	if err != nil {
+		return nil, spai.Stats{}, err
+	}
+	for lo := 0; lo < n; {
 		hi := min(n, lo+size)
 		b, err := spai.NewBlocks(l, p, lo, hi)
 		if err != nil {
@@ -94,6 +98,26 @@ func (d *Device) Rows(l *spai.Local, p spai.Params) (*dsmat.Rows, spai.Stats, er
 	}
 	st.Batches = d.Batches
 	return m, st, nil
+}
+
+// probeRows is how many rows batchRows gathers to size the batches.
+const probeRows = 1 << 13
+
+// batchRows is the number of rows of a batch whose blocks should take
+// about budget bytes, from the mean size of the first probeRows rows'
+// blocks (a batch larger than the budget is halved as it is gathered).
+// Sizing first spares gathering all n rows' blocks, and then half of them
+// and so on, only to find they do not fit.
+func batchRows(l *spai.Local, p spai.Params, n int, budget int64) (int, error) {
+	probe, err := spai.NewBlocks(l, p, 0, min(n, probeRows))
+	if err != nil {
+		return 0, err
+	}
+	per := probe.BytesPerRow()
+	if per == 0 {
+		return max(n, 1), nil
+	}
+	return max(1, min(n, int(0.8*float64(budget)/per))), nil
 }
 
 // bytes is the device memory a batch takes.
