@@ -52,11 +52,11 @@ func onGPU[D any](newDevice func(*gpu.Backend) D) func(backend.Backend) D {
 	}
 }
 
-// spaiConfig is the SPAI configuration of params on the device of be
-// (spaiDevices).
-func spaiConfig(be backend.Backend, params spai.Params) spai.Config {
+// spaiConfig is the SPAI configuration of params, on the device of be
+// (spaiDevices) when onDevice is set.
+func spaiConfig(be backend.Backend, params spai.Params, onDevice bool) spai.Config {
 	cfg := spai.Config{Params: params}
-	if devices := spaiDevices[be.Name()]; devices != nil {
+	if devices := spaiDevices[be.Name()]; devices != nil && onDevice {
 		cfg.Device = devices(be)
 	}
 	return cfg

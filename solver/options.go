@@ -33,6 +33,11 @@ type Options struct {
 	FSAI FSAIConfig
 	// SPAI is the pattern of spai; a zero K means spai.DefaultParams().
 	SPAI SPAIParams
+	// SPAIOnDevice solves SPAI's least-squares blocks on the GPU of a CUDA
+	// backend (spai/cudaspai; the blocks are gathered on the host and
+	// copied over). Off by default: the host's cores are faster on the
+	// nodes measured (docs/spai.md).
+	SPAIOnDevice bool
 	// Tol is the relative residual ||b - A x||/||b|| to stop at (1e-8).
 	Tol float64
 	// MaxIt is the iteration limit (10000).

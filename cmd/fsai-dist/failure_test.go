@@ -374,6 +374,7 @@ func TestFailures(t *testing.T) {
 		{name: "matrix within a memory limit", args: []string{"-matrix", lap}, report: "converged", out: true, env: []string{"FSAI_RANK_MEMORY=1e6"}},
 		{name: "nearly symmetric", args: []string{"-matrix", in("symmetric.mtx")}, report: "converged", out: true},
 		{name: "convdiff without convection", args: []string{"-problem", "convdiff:6:0"}, report: "converged", out: true},
+		{name: "spai device on the cpu", args: []string{"-problem", "convdiff:6:100", "-solver", "bicgstab", "-prec", "spai", "-spai.device"}, report: "converged", out: true},
 		{name: "elasticity", args: []string{"-problem", "elasticity:3:1e3:0.45"}, report: "converged", out: true},
 		{name: "symmetry check off", args: []string{"-matrix", in("mild.mtx"), "-check-symmetry=false", "-prec", "jacobi"}, report: "converged", out: true},
 		{name: "duplicates", args: []string{"-matrix", in("dups.mtx")}, report: "converged", out: true,

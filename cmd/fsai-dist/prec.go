@@ -95,14 +95,16 @@ func flagValues(fs *flag.FlagSet, prefixes ...string) map[string]string {
 
 // spaiFlags are the pattern flags of the SPAI preconditioner.
 type spaiFlags struct {
-	params solver.SPAIParams
-	values map[string]string // every SPAI flag's value, by name
+	params   solver.SPAIParams
+	onDevice bool
+	values   map[string]string // every SPAI flag's value, by name
 }
 
 func (f *spaiFlags) register(fs *flag.FlagSet) {
 	f.params = solver.DefaultOptions().SPAI
 	fs.Float64Var(&f.params.Tau, "spai.tau", f.params.Tau, "SPAI: keep a_ij in M's pattern when |a_ij| > (1-tau) max_j |a_ij| of its row (0 to 1; the diagonal always)")
 	fs.IntVar(&f.params.K, "spai.k", f.params.K, fmt.Sprintf("SPAI: M has the pattern of the thresholded A to the power k (1 to %d)", solver.SPAIMaxK))
+	fs.BoolVar(&f.onDevice, "spai.device", false, "SPAI: with -backend cuda, solve the least-squares blocks on the GPU (gathered on the host and copied over; by default the host's cores solve them, which is faster on the nodes measured)")
 }
 
 // check checks the parsed flags of fs and records their values.

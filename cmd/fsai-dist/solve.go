@@ -176,7 +176,7 @@ func setupError(err error) error {
 // solverOptions are the solver's options from the flags, with the signal
 // flag as the stop hook and the log as the progress callback.
 func solverOptions(o *options, log *zap.Logger, stop *interrupt) solver.Options {
-	return solver.Options{Method: o.method, GMRESRestart: o.gmresRestart, Prec: o.prec, FSAI: o.fsai.cfg, SPAI: o.spai.params, Tol: o.tol, MaxIt: o.maxit, Stagnation: o.stagnation, DivTol: o.divtol,
+	return solver.Options{Method: o.method, GMRESRestart: o.gmresRestart, Prec: o.prec, FSAI: o.fsai.cfg, SPAI: o.spai.params, SPAIOnDevice: o.spai.onDevice, Tol: o.tol, MaxIt: o.maxit, Stagnation: o.stagnation, DivTol: o.divtol,
 		Stop: stop.requested, Progress: progress(log, o.progressEvery), Wide: !o.narrow,
 		Backend: o.backend, Threads: o.threads, ShareGPU: o.shareGPU, HostHalos: o.hostHalos}
 }
