@@ -96,16 +96,16 @@ type report struct {
 
 // newReport starts the report of a run with what is known before it.
 func newReport(c *comm.Comm, o *options) *report {
-	r := &report{Ranks: c.Size(), Solver: o.method, Prec: o.prec, Tol: o.tol, MaxIt: o.maxit, Partition: o.partition,
+	r := &report{Ranks: c.Size(), Solver: o.solver.Method, Prec: o.solver.Prec, Tol: o.solver.Tol, MaxIt: o.solver.MaxIt, Partition: o.partition,
 		Version: version(), CommandLine: os.Args}
-	switch o.prec {
+	switch o.solver.Prec {
 	case "afsai", "fsai":
-		r.PrecParams = o.fsai.values
+		r.PrecParams = optionValues(o.solver, "afsai.", "fsai.")
 	case "spai":
-		r.PrecParams = o.spai.values
+		r.PrecParams = optionValues(o.solver, "spai.")
 	}
-	if o.method == "gmres" {
-		r.GMRESRestart = o.gmresRestart
+	if o.solver.Method == "gmres" {
+		r.GMRESRestart = o.solver.GMRESRestart
 	}
 	return r
 }

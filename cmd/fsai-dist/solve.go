@@ -63,7 +63,7 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	rep.ReadS = time.Since(start).Seconds()
 	log.Info("matrix", zap.Int64("n", rep.N), zap.Int64("nnz", rep.NNZ), zap.Float64("read_s", rep.ReadS))
 
-	opt := solverOptions(o, log, stop)
+	opt := runOptions(o, log, stop)
 	be, err := openBackend(c, opt, log)
 	if err := c.Agree(err); err != nil {
 		return 0, tag(exitBadInput, err)
@@ -173,12 +173,12 @@ func setupError(err error) error {
 	return numerical(err)
 }
 
-// solverOptions are the solver's options from the flags, with the signal
-// flag as the stop hook and the log as the progress callback.
-func solverOptions(o *options, log *zap.Logger, stop *interrupt) solver.Options {
-	return solver.Options{Method: o.method, GMRESRestart: o.gmresRestart, Prec: o.prec, FSAI: o.fsai.cfg, SPAI: o.spai.params, Tol: o.tol, MaxIt: o.maxit, Stagnation: o.stagnation, DivTol: o.divtol,
-		Stop: stop.requested, Progress: progress(log, o.progressEvery), Wide: !o.narrow,
-		Backend: o.backend, Threads: o.threads, ShareGPU: o.shareGPU, HostHalos: o.hostHalos}
+// runOptions are the solver's options of the flags, with the signal flag
+// as the stop hook and the log as the progress callback.
+func runOptions(o *options, log *zap.Logger, stop *interrupt) solver.Options {
+	opt := o.solver
+	opt.Stop, opt.Progress = stop.requested, progress(log, o.progressEvery)
+	return opt
 }
 
 // The memory that the checks before allocating count: a stripe, generated
@@ -243,8 +243,8 @@ func vectors(c *comm.Comm, o *options, s *solver.Solver, part dsmat.Partition) (
 		if err != nil {
 			return nil, nil, badInput(err)
 		}
-		if k > 1 && !solver.MethodSolvesBlocks(o.method) {
-			return nil, nil, badInput(fmt.Errorf("-rhs %s: %d right-hand sides with -solver %s, which solves one at a time", o.rhs, k, o.method))
+		if k > 1 && !solver.MethodSolvesBlocks(o.solver.Method) {
+			return nil, nil, badInput(fmt.Errorf("-rhs %s: %d right-hand sides with -solver %s, which solves one at a time", o.rhs, k, o.solver.Method))
 		}
 	}
 	if b, x, err = s.Vectors(k); err != nil {
