@@ -43,6 +43,7 @@ var state struct {
 	mu      sync.Mutex
 	c       *comm.Comm // duplicate of the program's communicator
 	handles map[int64]any
+	results map[int64][]solver.Result // each solver's last solve, by handle
 	next    int64
 	lastErr string
 }
@@ -137,7 +138,7 @@ func fsai_init(fcomm C.MPI_Fint) C.int {
 		if err != nil {
 			return err
 		}
-		state.c, state.handles = c, map[int64]any{}
+		state.c, state.handles, state.results = c, map[int64]any{}, map[int64][]solver.Result{}
 		return nil
 	})
 }
@@ -158,7 +159,7 @@ func fsai_finalize() C.int {
 				errs = append(errs, s.Free())
 			}
 		}
-		state.handles, state.c = nil, nil
+		state.handles, state.results, state.c = nil, nil, nil
 		errs = append(errs, c.Free(), comm.Finalize())
 		if err := errors.Join(errs...); err != nil {
 			return failure(err)
