@@ -20,6 +20,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -99,7 +100,11 @@ func badHandle(format string, args ...any) error {
 func lookup[T any](h C.int64_t, what string) (T, error) {
 	v, ok := state.handles[int64(h)].(T)
 	if !ok {
-		return v, badHandle("fsai: %d is not a %s handle: not made by this library, or freed", int64(h), what)
+		article := "a"
+		if strings.HasPrefix(what, "o") {
+			article = "an"
+		}
+		return v, badHandle("fsai: %d is not %s %s handle: not made by this library, or freed", int64(h), article, what)
 	}
 	return v, nil
 }

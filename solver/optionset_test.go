@@ -161,3 +161,28 @@ func TestSetDefaults(t *testing.T) {
 		t.Errorf("got %+v, want %+v", o, want)
 	}
 }
+
+// TestOptionsDocumented checks the table of docs/library.md against
+// OptionTable: a row "| `name` | type | `default` | doc |" for every
+// option, in its order, and no other row.
+func TestOptionsDocumented(t *testing.T) {
+	data, err := os.ReadFile("../docs/library.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(data), "| name | type | default | meaning |\n| --- | --- | --- | --- |\n")
+	if !ok {
+		t.Fatal("docs/library.md has no table of options")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	rows := strings.Split(table, "\n")
+	for i, op := range OptionTable() {
+		want := fmt.Sprintf("| `%s` | %s | `%s` | %s |", op.Name, op.Type, op.Default(), strings.ReplaceAll(op.Doc, "|", "\\|"))
+		if i >= len(rows) || rows[i] != want {
+			t.Errorf("docs/library.md: row %d of the options is not\n%s", i+1, want)
+		}
+	}
+	if len(rows) != len(OptionTable()) {
+		t.Errorf("docs/library.md: %d rows for %d options", len(rows), len(OptionTable()))
+	}
+}

@@ -89,7 +89,10 @@ type report struct {
 	// (-afsai.* and -fsai.* for FSAI, -spai.* for SPAI; set or default),
 	// the program's
 	// version (see version) and its command line, program name first
-	PrecParams  map[string]string `json:"prec_params,omitempty"`
+	PrecParams map[string]string `json:"prec_params,omitempty"`
+	// every solver option's value, by name (solver.OptionTable), as the
+	// defaults, -options, FSAI_OPTIONS and the flags resolved it
+	Options     map[string]string `json:"options"`
 	Version     string            `json:"version"`
 	CommandLine []string          `json:"command_line"`
 }
@@ -97,7 +100,7 @@ type report struct {
 // newReport starts the report of a run with what is known before it.
 func newReport(c *comm.Comm, o *options) *report {
 	r := &report{Ranks: c.Size(), Solver: o.solver.Method, Prec: o.solver.Prec, Tol: o.solver.Tol, MaxIt: o.solver.MaxIt, Partition: o.partition,
-		Version: version(), CommandLine: os.Args}
+		Version: version(), CommandLine: os.Args, Options: optionValues(o.solver, "")}
 	switch o.solver.Prec {
 	case "afsai", "fsai":
 		r.PrecParams = optionValues(o.solver, "afsai.", "fsai.")

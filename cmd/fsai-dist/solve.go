@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"go.uber.org/zap"
@@ -112,6 +113,11 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	rep.SetupS = time.Since(setup).Seconds()
 	log.Info("setup", zap.String("prec", s.Preconditioner().Name()), zap.Float64("setup_s", rep.SetupS),
 		zap.Float64("bind_s", rep.BindS), zap.Float64("prec_setup_s", rep.PrecSetupS))
+	if o.view && c.Rank() == 0 {
+		if err := writeView(os.Stdout, rep); err != nil {
+			log.Warn("-view", zap.Error(err))
+		}
+	}
 
 	if o.benchSpMV > 0 {
 		if err := benchSpMV(c, op, b, o.benchSpMV, rep); err != nil {
