@@ -60,11 +60,9 @@ func fsai_options_set(o C.int64_t, name, value *C.char) C.int {
 		if name == nil || value == nil {
 			return errors.New("fsai: options_set: name or value is NULL")
 		}
-		set := *opt
-		if err := set.Set(C.GoString(name), C.GoString(value)); err != nil {
+		if err := opt.Set(C.GoString(name), C.GoString(value)); err != nil {
 			return fmt.Errorf("fsai: options_set: %w", err)
 		}
-		*opt = set
 		return nil
 	})
 }

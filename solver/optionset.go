@@ -70,20 +70,21 @@ func LookupOption(name string) (Option, bool) {
 // Set sets the option called name (OptionTable: "tol", "afsai.steps", ...)
 // to value, read as its type, and checks its range. The zero fields of o
 // take their defaults first, so that Set on the zero Options changes one
-// option of DefaultOptions. Options that depend on each other (a method
+// option of DefaultOptions. On an error o is unchanged. Options that depend on each other (a method
 // and a preconditioner) are checked by New and Bind.
 func (o *Options) Set(name, value string) error {
 	op, ok := LookupOption(name)
 	if !ok {
 		return fmt.Errorf("unknown option %q", name)
 	}
-	*o = o.withDefaults()
-	if err := op.parse(o, value); err != nil {
+	set := o.withDefaults()
+	if err := op.parse(&set, value); err != nil {
 		return fmt.Errorf("option %s: %w", name, err)
 	}
-	if err := op.Check(o); err != nil {
+	if err := op.Check(&set); err != nil {
 		return fmt.Errorf("option %s: %w", name, err)
 	}
+	*o = set
 	return nil
 }
 
@@ -190,7 +191,9 @@ var optionTable = []Option{
 		get: func(o *Options) string { return strconv.FormatBool(!o.Wide) },
 		parse: func(o *Options, value string) error {
 			narrow, err := strconv.ParseBool(value)
-			o.Wide = !narrow
+			if err == nil {
+				o.Wide = !narrow
+			}
 			return typeError(value, "a boolean", err)
 		}},
 	intOption("afsai.steps", "aFSAI: most pattern-growing steps per row (kmax)", func(o *Options) *int { return &o.FSAI.Params.Steps }, notNegative),

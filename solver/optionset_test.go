@@ -105,6 +105,7 @@ func TestOptionErrors(t *testing.T) {
 		{"maxit 1e3", `option maxit: "1e3" is not an integer`},
 		{"maxit 99999999999999999999", `option maxit: "99999999999999999999" is out of range`},
 		{"gpu.share maybe", `option gpu.share: "maybe" is not a boolean`},
+		{"matrix.narrow no", `option matrix.narrow: "no" is not a boolean`},
 		{"solver cgs", `option solver: "cgs" is not bicgstab, cg or gmres`},
 		{"prec ilu", `option prec: "ilu" is not one of afsai, fsai, jacobi, none, spai`},
 		{"backend gpu", `option backend: "gpu" is not auto, cpu or cuda`},
@@ -115,9 +116,12 @@ func TestOptionErrors(t *testing.T) {
 		{"threads -2", "option threads: -2 is negative"},
 	} {
 		fields := strings.Fields(tc.line)
-		var o Options
+		o := DefaultOptions()
 		if err := o.Set(fields[0], fields[1]); err == nil || err.Error() != tc.want {
 			t.Errorf("Set %s: error %v, want %s", tc.line, err, tc.want)
+		}
+		if !reflect.DeepEqual(o, DefaultOptions()) {
+			t.Errorf("Set %s changed the options: %+v", tc.line, o)
 		}
 		file := filepath.Join(dir, "bad.opts")
 		if err := os.WriteFile(file, []byte("# bad\ntol 1e-6\n"+tc.line+"\n"), 0o644); err != nil {
