@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,5 +171,48 @@ func TestView(t *testing.T) {
 	}
 	if r.PrecNNZ < 1 || !strings.Contains(view, fmt.Sprintf("G: %d nonzeros", r.PrecNNZ)) {
 		t.Errorf("the view's G does not have the report's %d nonzeros:\n%s", r.PrecNNZ, view)
+	}
+}
+
+// TestLog runs -log on two ranks: rank 0 prints the table once, and the
+// report's log counts a product and a preconditioner application at least
+// once an iteration, on rank 0, and accounts for the solve: its solve time
+// is solve_s, measured apart, to within 5% (and a millisecond).
+func TestLog(t *testing.T) {
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not found")
+	}
+	rep := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command("mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none", binary,
+		"-problem", "poisson7:16", "-backend", "cpu", "-progress", "0", "-log", "-report", rep)
+	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("-log: %v\n%s", err, out)
+	}
+	if strings.Count(string(out), "fsai-dist log") != 1 || !strings.Contains(string(out), "  spmv ") {
+		t.Errorf("want one table:\n%s", out)
+	}
+	var r struct {
+		Iterations int      `json:"iterations"`
+		SolveS     float64  `json:"solve_s"`
+		Log        []opTime `json:"log"`
+	}
+	data, _ := os.ReadFile(rep)
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]opTime{}
+	for _, op := range r.Log {
+		ops[op.Op] = op
+	}
+	spmv, prec, other, solve := ops["spmv"], ops["prec"], ops["other"], ops["solve"]
+	switch {
+	case len(r.Log) != 4 || spmv.Count < r.Iterations || prec.Count < r.Iterations || solve.Count != 1:
+		t.Errorf("log %+v for %d iterations", r.Log, r.Iterations)
+	case math.Abs(solve.MaxS-r.SolveS) > 0.05*r.SolveS+1e-3:
+		t.Errorf("the log's solve took %g s, solve_s is %g s", solve.MaxS, r.SolveS)
+	case math.Abs(spmv.AvgS+prec.AvgS+other.AvgS-solve.AvgS) > 1e-9 || other.MinS < 0:
+		t.Errorf("the operations do not add up to the solve: %+v", r.Log)
 	}
 }

@@ -92,9 +92,12 @@ type report struct {
 	PrecParams map[string]string `json:"prec_params,omitempty"`
 	// every solver option's value, by name (solver.OptionTable), as the
 	// defaults, -options, FSAI_OPTIONS and the flags resolved it
-	Options     map[string]string `json:"options"`
-	Version     string            `json:"version"`
-	CommandLine []string          `json:"command_line"`
+	Options map[string]string `json:"options"`
+	// -log only: each operation's count (rank 0) and seconds over the
+	// ranks: spmv, prec, other (vector updates and reductions), solve
+	Log         []opTime `json:"log,omitempty"`
+	Version     string   `json:"version"`
+	CommandLine []string `json:"command_line"`
 }
 
 // newReport starts the report of a run with what is known before it.

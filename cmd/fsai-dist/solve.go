@@ -138,6 +138,16 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 		}
 	}
 	rep.fill(res)
+	if opt.Log != nil {
+		if rep.Log, err = opTimes(c, opt.Log); err != nil {
+			return 0, err
+		}
+		if c.Rank() == 0 {
+			if err := writeLog(os.Stdout, rep.Log); err != nil {
+				log.Warn("-log", zap.Error(err))
+			}
+		}
+	}
 	log.Info("solved", zap.Int("rhs", len(res)), zap.Bool("converged", rep.Converged), zap.String("reason", rep.Reason),
 		zap.Int("iterations", rep.Iterations), relres(float64(rep.RelRes)), zap.Float64("solve_s", rep.SolveS))
 
@@ -184,6 +194,9 @@ func setupError(err error) error {
 func runOptions(o *options, log *zap.Logger, stop *interrupt) solver.Options {
 	opt := o.solver
 	opt.Stop, opt.Progress = stop.requested, progress(log, o.progressEvery)
+	if o.opLog {
+		opt.Log = &solver.OpLog{}
+	}
 	return opt
 }
 
