@@ -20,6 +20,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -43,6 +44,7 @@ var state struct {
 	mu      sync.Mutex
 	c       *comm.Comm // duplicate of the program's communicator
 	handles map[int64]any
+	results map[int64][]solver.Result // each solver's last solve, by handle
 	next    int64
 	lastErr string
 }
@@ -98,7 +100,11 @@ func badHandle(format string, args ...any) error {
 func lookup[T any](h C.int64_t, what string) (T, error) {
 	v, ok := state.handles[int64(h)].(T)
 	if !ok {
-		return v, badHandle("fsai: %d is not a %s handle: not made by this library, or freed", int64(h), what)
+		article := "a"
+		if strings.HasPrefix(what, "o") {
+			article = "an"
+		}
+		return v, badHandle("fsai: %d is not %s %s handle: not made by this library, or freed", int64(h), article, what)
 	}
 	return v, nil
 }
@@ -137,7 +143,7 @@ func fsai_init(fcomm C.MPI_Fint) C.int {
 		if err != nil {
 			return err
 		}
-		state.c, state.handles = c, map[int64]any{}
+		state.c, state.handles, state.results = c, map[int64]any{}, map[int64][]solver.Result{}
 		return nil
 	})
 }
@@ -158,7 +164,7 @@ func fsai_finalize() C.int {
 				errs = append(errs, s.Free())
 			}
 		}
-		state.handles, state.c = nil, nil
+		state.handles, state.results, state.c = nil, nil, nil
 		errs = append(errs, c.Free(), comm.Finalize())
 		if err := errors.Join(errs...); err != nil {
 			return failure(err)

@@ -117,6 +117,17 @@ func TestExamples(t *testing.T) {
 	})
 }
 
+// TestOptionsC runs testdata/options.c at 1 and 2 ranks: an aFSAI
+// parameter set through an options handle changes the solve, the stop
+// reasons come as their codes, and bad options are refused by name.
+func TestOptionsC(t *testing.T) {
+	dir := t.TempDir()
+	compileC(t, dir, "testdata/options.c")
+	for _, np := range []string{"1", "2"} {
+		t.Run("np"+np, func(t *testing.T) { checkOK(t, dir, np, "./options_c") })
+	}
+}
+
 // run runs a command in dir and fails the test with its output if it fails.
 func run(t *testing.T, dir, name string, args ...string) string {
 	t.Helper()

@@ -133,12 +133,16 @@ func memoryBytes() uint64 {
 // usable. Not collective.
 //
 //export fsai_matrix_free
-func fsai_matrix_free(m C.int64_t) C.int {
+func fsai_matrix_free(m C.int64_t) C.int { return freeHandle[*solver.Matrix](m, "matrix") }
+
+// freeHandle drops handle h, which must be a live handle of a T (what
+// names its kind in the error).
+func freeHandle[T any](h C.int64_t, what string) C.int {
 	return call(func() error {
-		if _, err := lookup[*solver.Matrix](m, "matrix"); err != nil {
+		if _, err := lookup[T](h, what); err != nil {
 			return err
 		}
-		delete(state.handles, int64(m))
+		delete(state.handles, int64(h))
 		return nil
 	})
 }
@@ -175,16 +179,23 @@ func fsai_solver_create(m C.int64_t, prec *C.char, tol C.double, maxit C.int, ba
 		if backend != nil {
 			opt.Backend = C.GoString(backend)
 		}
-		s, err := solver.New(A, nil, opt)
-		if solver.IsDeviceError(err) {
-			return failure(err)
-		}
-		if err != nil {
-			return err // bad options or a matrix that is not SPD
-		}
-		*out = store(s)
-		return nil
+		return newSolver(A, opt, out)
 	})
+}
+
+// newSolver sets up a solver for A with opt and stores its handle in out.
+// A device failure is FSAI_ERR_FAILURE; bad options or a matrix that is
+// not SPD are bad input.
+func newSolver(A *solver.Matrix, opt solver.Options, out *C.int64_t) error {
+	s, err := solver.New(A, nil, opt)
+	if solver.IsDeviceError(err) {
+		return failure(err)
+	}
+	if err != nil {
+		return err
+	}
+	*out = store(s)
+	return nil
 }
 
 // methodPrec splits fsai_solver_create's "method:prec" into its two
@@ -234,6 +245,7 @@ func fsai_solve(s C.int64_t, b *C.double, x *C.double, iterations *C.int, relres
 		if err != nil {
 			return solveError(err)
 		}
+		state.results[int64(s)] = []solver.Result{res}
 		if iterations != nil {
 			*iterations = C.int(res.Iterations)
 		}
@@ -279,6 +291,7 @@ func fsai_solve_many(s C.int64_t, k C.int, b *C.double, x *C.double, iterations 
 		if err != nil {
 			return solveError(err)
 		}
+		state.results[int64(s)] = res
 		var its []C.int
 		var rel []C.double
 		if iterations != nil {
@@ -359,6 +372,7 @@ func fsai_solver_free(s C.int64_t) C.int {
 			return err
 		}
 		delete(state.handles, int64(s))
+		delete(state.results, int64(s))
 		if err := sv.Free(); err != nil {
 			return failure(err)
 		}

@@ -9,6 +9,10 @@ module fsai
 
   integer(c_int), parameter :: FSAI_OK = 0, FSAI_NOT_CONVERGED = 1, FSAI_ERR_INPUT = -1, &
        FSAI_ERR_PEER = -2, FSAI_ERR_FAILURE = -3, FSAI_ERR_HANDLE = -4
+  ! why a solve stopped (fsai_solver_reason); the values never change
+  integer(c_int), parameter :: FSAI_REASON_CONVERGED = 0, FSAI_REASON_MAX_ITERATIONS = 1, &
+       FSAI_REASON_BREAKDOWN = 2, FSAI_REASON_NAN = 3, FSAI_REASON_STAGNATION = 4, &
+       FSAI_REASON_INTERRUPTED = 5, FSAI_REASON_DIVERGED = 6
 
   interface
      integer(c_int) function fsai_init(comm) bind(C, name="fsai_init")
@@ -50,6 +54,36 @@ module fsai
        integer(c_int), value :: maxit
        integer(c_int64_t), intent(out) :: solver
      end function fsai_solver_create
+
+     integer(c_int) function fsai_options_create(options) bind(C, name="fsai_options_create")
+       import :: c_int, c_int64_t
+       integer(c_int64_t), intent(out) :: options
+     end function fsai_options_create
+
+     integer(c_int) function fsai_options_set(options, name, value) bind(C, name="fsai_options_set")
+       import :: c_int, c_int64_t, c_char
+       integer(c_int64_t), value :: options
+       character(kind=c_char), dimension(*), intent(in) :: name, value
+     end function fsai_options_set
+
+     integer(c_int) function fsai_options_free(options) bind(C, name="fsai_options_free")
+       import :: c_int, c_int64_t
+       integer(c_int64_t), value :: options
+     end function fsai_options_free
+
+     integer(c_int) function fsai_solver_create_opts(matrix, options, solver) &
+          bind(C, name="fsai_solver_create_opts")
+       import :: c_int, c_int64_t
+       integer(c_int64_t), value :: matrix, options
+       integer(c_int64_t), intent(out) :: solver
+     end function fsai_solver_create_opts
+
+     integer(c_int) function fsai_solver_reason(solver, col, reason) bind(C, name="fsai_solver_reason")
+       import :: c_int, c_int64_t
+       integer(c_int64_t), value :: solver
+       integer(c_int), value :: col
+       integer(c_int), intent(out) :: reason
+     end function fsai_solver_reason
 
      integer(c_int) function fsai_solve(solver, b, x, iterations, relres) bind(C, name="fsai_solve")
        import :: c_int, c_int64_t, c_double

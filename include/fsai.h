@@ -9,7 +9,9 @@
  *     mpicc prog.c -Iinclude -Llib -lfsai -Wl,-rpath,$PWD/lib
  *
  * Lifecycle: fsai_init once; fsai_matrix_create from each rank's rows;
- * fsai_solver_create (set-up: backend, preconditioner); fsai_solve as often
+ * fsai_solver_create (set-up: backend, preconditioner), or
+ * fsai_options_create, fsai_options_set and fsai_solver_create_opts for
+ * any of the solver's options; fsai_solve as often
  * as needed; fsai_update_values (or fsai_set_values, fsai_rebuild) when the
  * values change on the same pattern; fsai_solver_free, fsai_matrix_free;
  * fsai_finalize.
@@ -65,8 +67,20 @@ enum {
 	FSAI_ERR_HANDLE = -4     /* not a live handle (0, freed, other kind), or no fsai_init */
 };
 
+/* Why a solve stopped (fsai_solver_reason); the values never change. */
+enum {
+	FSAI_REASON_CONVERGED = 0,      /* the true relative residual met the tolerance */
+	FSAI_REASON_MAX_ITERATIONS = 1, /* the iteration limit */
+	FSAI_REASON_BREAKDOWN = 2,      /* the method broke down (a zero or negative curvature) */
+	FSAI_REASON_NAN = 3,            /* a residual that is not a number */
+	FSAI_REASON_STAGNATION = 4,     /* no progress over the stagnation window */
+	FSAI_REASON_INTERRUPTED = 5,    /* a stop request */
+	FSAI_REASON_DIVERGED = 6        /* the residual grew past divtol times the initial one */
+};
+
 typedef int64_t fsai_matrix; /* opaque handles */
 typedef int64_t fsai_solver;
+typedef int64_t fsai_options;
 
 /* Starts the library on a duplicate of comm; C passes MPI_Comm_c2f(comm).
  * Initializes MPI if the program has not (fsai_finalize then finalizes
@@ -118,6 +132,33 @@ int fsai_matrix_free(fsai_matrix matrix);
  * returns FSAI_ERR_FAILURE. */
 int fsai_solver_create(fsai_matrix matrix, const char *prec, double tol, int maxit,
                        const char *backend, fsai_solver *solver);
+
+/* Makes an options handle holding the defaults of every solver option:
+ * the table of docs/library.md, the same names as the command line's
+ * flags without their dash ("afsai.steps", "tol", "solver", "threads").
+ * Not collective. */
+int fsai_options_create(fsai_options *options);
+
+/* Sets option name to value, read as the command line reads -name value
+ * ("afsai.steps", "20"). An unknown name or a bad value returns
+ * FSAI_ERR_INPUT, with a message naming the option, and leaves the handle
+ * as it was. Not collective. */
+int fsai_options_set(fsai_options options, const char *name, const char *value);
+
+/* Releases an options handle; the solvers made with it keep their options.
+ * Not collective. */
+int fsai_options_free(fsai_options options);
+
+/* Sets up a solver with the options of an options handle, which must be
+ * alike on every rank (they are compared: FSAI_ERR_INPUT where not).
+ * Collective; errors as fsai_solver_create's. */
+int fsai_solver_create_opts(fsai_matrix matrix, fsai_options options, fsai_solver *solver);
+
+/* Gives in *reason why column col (from 0; 0 for fsai_solve) of the
+ * solver's last solve stopped: FSAI_REASON_CONVERGED, ...; before a first
+ * solve, or for a column the last solve did not have, FSAI_ERR_INPUT. Not
+ * collective. */
+int fsai_solver_reason(fsai_solver solver, int col, int *reason);
 
 /* Solves A x = b on this rank's nlocal rows: x is the initial guess on entry
  * and the solution on return. iterations and relres (the true relative

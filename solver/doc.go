@@ -63,6 +63,15 @@
 // blocks, for callers that fill the right-hand sides on the device or
 // time the stages (the command line).
 //
+// # Options by name
+//
+// OptionTable lists the solver's options, each with a name (the command
+// line's flag without its dash: "tol", "afsai.steps"), a type, a default,
+// a help line and a check. Options.Set sets one by name, SetFile reads an
+// options file and SetEnv the FSAI_OPTIONS environment variable; the
+// command line's flags and the C API's fsai_options_set come from the same
+// table.
+//
 // The communicator is comm.World() after comm.Init in a Go program; a C or
 // Fortran program passes its own through the C API (directory capi), whose
 // functions are these.

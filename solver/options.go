@@ -58,6 +58,9 @@ type Options struct {
 	// Progress, when set, is called after each iteration with the
 	// recurrence's relative residual (krylov.Options.Progress).
 	Progress func(iter int, relres float64)
+	// Log, when set, accounts for the solves' time by operation on this
+	// rank (OpLog), at the cost of a wait for the backend after each.
+	Log *OpLog
 	// Wide keeps A's values, and G's and G''s under an FSAI application
 	// in double precision, in float64 even where they are all float32
 	// numbers; by default such blocks are stored in float32 (the same

@@ -155,7 +155,7 @@ func Bind(m *Matrix, be backend.Backend, opt Options) (*Solver, error) {
 		s.x, err = ddmat.NewVector(c, s.be, n)
 	}
 	if err == nil {
-		s.ws, err = methods[opt.Method].new(s.op, s.b, opt)
+		s.ws, err = methods[opt.Method].new(s.operator(), s.b, opt)
 	}
 	if err := c.Agree(err); err != nil {
 		s.release()
@@ -229,7 +229,7 @@ func (s *Solver) Solve(b, x []float64) (Result, error) {
 	}
 	s.be.Upload(s.b.V, b)
 	s.be.Upload(s.x.V, x)
-	res, err := s.ws.SolveBlock(s.prec, s.b, s.x, s.opt.krylov())
+	res, err := s.solveBlock(s.ws, s.b, s.x)
 	if err == nil {
 		err = s.x.Get(x)
 	}
@@ -284,7 +284,7 @@ func (s *Solver) SolveMany(b, x []float64, k int) ([]Result, error) {
 			return nil, fmt.Errorf("solver: solve many: %w", err)
 		}
 	}
-	res, err := bl.ws.SolveBlock(s.prec, bl.b, bl.x, s.opt.krylov())
+	res, err := s.solveBlock(bl.ws, bl.b, bl.x)
 	if err == nil {
 		err = bl.x.Get(bl.host)
 	}
@@ -313,7 +313,7 @@ func (s *Solver) block(k int) (*block, error) {
 		bl.x, err = ddmat.New(c, s.be, n, k)
 	}
 	if err == nil {
-		bl.ws, err = methods[s.opt.Method].new(s.op, bl.b, s.opt)
+		bl.ws, err = methods[s.opt.Method].new(s.operator(), bl.b, s.opt)
 	}
 	if err != nil {
 		bl.free()
@@ -531,7 +531,7 @@ func (s *Solver) SolveVectors(k int) ([]Result, error) {
 	if k != 1 {
 		ws, b, x = s.many.ws, s.many.b, s.many.x
 	}
-	res, err := ws.SolveBlock(s.prec, b, x, s.opt.krylov())
+	res, err := s.solveBlock(ws, b, x)
 	if err != nil {
 		return nil, fmt.Errorf("solver: solve: %w", err)
 	}

@@ -281,3 +281,46 @@ func TestSolveMany(t *testing.T) {
 		}
 	})
 }
+
+// TestOpLog solves with Options.Log set, on 2 ranks, with each method and
+// aFSAI or Jacobi: the solve takes the iterations it takes without the
+// log, the products and the preconditioner's applications are counted at
+// least once an iteration (Jacobi's not at all: fused or applied by the
+// method, it is in the rest), and their seconds fit within the solve's.
+func TestOpLog(t *testing.T) {
+	mpitest.Run(t, 2, func(t *testing.T, c *comm.Comm) {
+		for _, tc := range []struct{ spec, method, prec string }{
+			{"diffusion:7", "cg", "afsai"}, {"diffusion:7", "cg", "jacobi"},
+			{"convdiff:7", "bicgstab", "jacobi"}, {"convdiff:7", "gmres", "none"},
+		} {
+			sys := newSystem(t, c, tc.spec)
+			b := sys.mul(sys.vals, ones)
+			iterations := func(log *solver.OpLog) int {
+				opt := solver.DefaultOptions()
+				opt.Method, opt.Prec, opt.Backend, opt.Threads, opt.Log = tc.method, tc.prec, "cpu", 1, log
+				s, err := solver.New(sys.matrix(t, c, sys.vals), nil, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Free()
+				res, err := s.Solve(b, make([]float64, len(b)))
+				if err != nil || !res.Converged {
+					t.Fatalf("%v: %s, %v", tc, res.Reason, err)
+				}
+				return res.Iterations
+			}
+			var log solver.OpLog
+			want, got := iterations(nil), iterations(&log)
+			switch {
+			case got != want:
+				t.Errorf("%v: %d iterations with the log, %d without", tc, got, want)
+			case log.Solve.Count != 1 || log.SpMV.Count < got:
+				t.Errorf("%v: %d solves, %d products for %d iterations", tc, log.Solve.Count, log.SpMV.Count, got)
+			case (tc.prec == "jacobi") != (log.Prec.Count == 0) || tc.prec == "afsai" && log.Prec.Count < got:
+				t.Errorf("%v: %d applications of the preconditioner for %d iterations", tc, log.Prec.Count, got)
+			case !(log.SpMV.Seconds > 0 && log.SpMV.Seconds+log.Prec.Seconds <= log.Solve.Seconds):
+				t.Errorf("%v: products %g s and preconditioner %g s in a solve of %g s", tc, log.SpMV.Seconds, log.Prec.Seconds, log.Solve.Seconds)
+			}
+		}
+	})
+}

@@ -47,7 +47,7 @@ func checkMatrix(c *comm.Comm, o *options, part dsmat.Partition, rows *dsmat.Row
 	if err := c.Agree(err); err != nil {
 		return badInput(err)
 	}
-	if !solver.NeedsSPD(o.method, o.prec) {
+	if !solver.NeedsSPD(o.solver.Method, o.solver.Prec) {
 		return nil
 	}
 	for k, d := range rows.Diagonal() {
@@ -76,7 +76,7 @@ func checkMatrix(c *comm.Comm, o *options, part dsmat.Partition, rows *dsmat.Row
 // all fail together without a collective; a spec that does not parse is
 // left to load, which says why.
 func checkProblem(o *options) error {
-	if o.matrix != "" || !solver.NeedsSPD(o.method, o.prec) {
+	if o.matrix != "" || !solver.NeedsSPD(o.solver.Method, o.solver.Prec) {
 		return nil
 	}
 	spec, err := problem.Parse(o.problem)
@@ -90,11 +90,11 @@ func checkProblem(o *options) error {
 // messages of checkMatrix: "-solver cg and -prec afsai need an SPD matrix".
 func spdUsers(o *options) string {
 	var who []string
-	if solver.NeedsSPD(o.method, "none") {
-		who = append(who, "-solver "+o.method)
+	if solver.NeedsSPD(o.solver.Method, "none") {
+		who = append(who, "-solver "+o.solver.Method)
 	}
-	if solver.NeedsSPD("", o.prec) {
-		who = append(who, "-prec "+o.prec)
+	if solver.NeedsSPD("", o.solver.Prec) {
+		who = append(who, "-prec "+o.solver.Prec)
 	}
 	if len(who) == 1 {
 		return who[0] + " needs an SPD matrix"

@@ -23,13 +23,10 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"runtime/trace"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
-	"github.com/fsai-dist/fsai-dist/krylov"
 	"github.com/fsai-dist/fsai-dist/solver"
 )
 
@@ -46,34 +43,26 @@ const (
 	exitNotConverged = 3
 )
 
-// options are the command-line flags.
+// options are the command-line flags: the solver's options (from the
+// options file, FSAI_OPTIONS and the flags of solver.OptionTable) and the
+// command's own.
 type options struct {
+	solver          solver.Options
+	optionsFile     string
 	matrix, problem string
 	rhs, x0         string
 	nrhs            int
-	method          string
-	gmresRestart    int
-	prec            string
-	tol             float64
-	maxit           int
-	backend         string
 	partition       string
-	threads         int
 	out, report     string
 	verbose         bool
-	shareGPU        bool
-	hostHalos       bool
 	cpuProfile      string
 	trace           string
-	fsai            fsaiFlags
-	spai            spaiFlags
 	progressEvery   int
 	benchSpMV       int
-	narrow          bool
 	writeMatrix     string
 	checkSymmetry   bool
-	stagnation      int
-	divtol          float64
+	view            bool
+	opLog           bool
 	version         bool
 }
 
@@ -87,32 +76,23 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.StringVar(&o.rhs, "rhs", "", "right-hand side, Matrix Market array; several columns are several right-hand sides, solved together (default b = A*1)")
 	fs.IntVar(&o.nrhs, "nrhs", 1, "without -rhs: solve this many right-hand sides together, A*1 and A*u with random u in (0,1]")
 	fs.StringVar(&o.x0, "x0", "", "initial guess, Matrix Market array with a column per right-hand side (default 0)")
-	fs.StringVar(&o.method, "solver", "cg", "Krylov method: "+strings.Join(solver.Methods, ", ")+
-		" (cg: preconditioned conjugate gradients, SPD matrices; bicgstab, gmres: right preconditioned, nonsymmetric matrices, one right-hand side)")
-	fs.IntVar(&o.gmresRestart, "gmres.restart", solver.DefaultOptions().GMRESRestart, "GMRES(m): the restart length m (the basis holds m+1 vectors)")
-	fs.StringVar(&o.prec, "prec", "afsai", "preconditioner: "+strings.Join(solver.Precs, ", "))
-	fs.Float64Var(&o.tol, "tol", 1e-8, "relative residual ||r||/||b|| to stop at")
-	fs.IntVar(&o.maxit, "maxit", 10000, "maximum iterations (GMRES: Arnoldi steps)")
-	fs.StringVar(&o.backend, "backend", "auto", "compute backend: auto (CUDA when a GPU is found, else CPU), cpu, cuda")
 	fs.StringVar(&o.partition, "partition", "rows", "row partition: rows (equal rows per rank) or nnz (equal nonzeros)")
-	fs.IntVar(&o.threads, "threads", 0, "CPU threads per rank (0: the node's cores shared among its ranks)")
 	fs.StringVar(&o.out, "out", "", "write the solution here, Matrix Market array (atomically)")
 	fs.StringVar(&o.report, "report", "", "write a JSON report here (atomically)")
-	fs.BoolVar(&o.shareGPU, "gpu.share", false, "allow more ranks than GPUs on a node (ranks share GPUs round-robin)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write each rank's CPU profile (Go pprof) to PATH.rankN, for finding where the host's time goes")
 	fs.StringVar(&o.trace, "trace", "", "write each rank's execution trace (Go runtime/trace) to PATH.rankN: where the host waits, in MPI and CUDA calls (go tool trace -pprof=syscall) and for its worker goroutines (-pprof=sync)")
-	fs.BoolVar(&o.hostHalos, "gpu.host-halos", false, "send halos through the host also between GPUs of one node (default: device to device, CUDA IPC)")
 	fs.StringVar(&o.writeMatrix, "write-matrix", "", "also write the matrix as PETSc binary here (faster to read than Matrix Market; for peers and later runs)")
-	fs.BoolVar(&o.narrow, "matrix.narrow", true, "store A's values, and FSAI's G and G' under -afsai.apply double, in float32 where they are all float32 numbers (the same values exactly, half the bytes); false keeps float64")
 	fs.IntVar(&o.benchSpMV, "bench-spmv", 0, "time this many SpMVs with A before solving; report spmv_s and spmv_gbs")
 	fs.BoolVar(&o.verbose, "v", false, "log from every rank, not only rank 0")
 	fs.IntVar(&o.progressEvery, "progress", 50, "log the residual every this many iterations (0: never)")
 	fs.BoolVar(&o.checkSymmetry, "check-symmetry", true, "when -solver or -prec needs an SPD matrix (cg, afsai, fsai), check that a -matrix is symmetric before solving (one exchange of the halo entries); false skips it")
-	fs.IntVar(&o.stagnation, "stagnation", krylov.DefaultStagnation, "stop when the residual has not fallen 0.1% below its lowest value over the latter half of the iterations, and over at least this many (0, the default: never)")
-	fs.Float64Var(&o.divtol, "divtol", 0, "stop with reason diverged when the relative residual exceeds this many times the initial one (inf: never; 0, the default: 1e5 for bicgstab and gmres, never for cg, whose residual can grow 1e5-fold in a solve that converges)")
+	fs.BoolVar(&o.view, "view", false, "after the set-up, print the resolved configuration (ranks, backend, matrix storage, method, preconditioner with its parameters and density, halos) on standard output")
+	fs.BoolVar(&o.opLog, "log", false, "account for the solve's time by operation (products with A, the preconditioner, the rest: vector updates and reductions) on each rank, in the report's log and a table on standard output; waits for the device after each operation")
 	fs.BoolVar(&o.version, "version", false, "print the version (and the commit it was built from) and exit")
-	o.fsai.register(fs)
-	o.spai.register(fs)
+	fs.StringVar(&o.optionsFile, "options", "", "read the solver's options from this file, one a line: name value (# comments); FSAI_OPTIONS holds more, flags override both")
+	if err := defineOptions(fs); err != nil {
+		return nil, err
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(usage, "usage: mpirun -np N fsai-dist [flags]\n")
@@ -124,51 +104,28 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (flags start with -)", fs.Arg(0))
 	}
-	if err := finite("tol", o.tol); err != nil {
-		return nil, err
-	}
 	switch {
-	case !(o.tol > 0 && o.tol < 1):
-		return nil, fmt.Errorf("flag -tol: %g is not in (0,1)", o.tol)
 	case o.benchSpMV < 0:
 		return nil, fmt.Errorf("flag -bench-spmv: %d is negative", o.benchSpMV)
 	case o.nrhs < 1:
 		return nil, fmt.Errorf("flag -nrhs: %d is not positive", o.nrhs)
 	case o.nrhs > 1 && o.rhs != "":
 		return nil, fmt.Errorf("flag -nrhs: %d with -rhs: the file's columns are the right-hand sides", o.nrhs)
-	case o.maxit < 0:
-		return nil, fmt.Errorf("flag -maxit: %d is negative", o.maxit)
-	case o.stagnation < 0:
-		return nil, fmt.Errorf("flag -stagnation: %d is negative", o.stagnation)
-	case o.divtol != 0 && !(o.divtol > 1):
-		return nil, fmt.Errorf("flag -divtol: %g is not above 1", o.divtol)
-	case !slices.Contains(solver.Backends, o.backend):
-		return nil, fmt.Errorf("flag -backend: %q is not %s", o.backend, orList(solver.Backends))
 	case o.partition != "rows" && o.partition != "nnz":
 		return nil, fmt.Errorf("flag -partition: %q is not rows or nnz", o.partition)
-	case !slices.Contains(solver.Methods, o.method):
-		return nil, fmt.Errorf("flag -solver: %q is not %s", o.method, orList(solver.Methods))
-	case o.gmresRestart < 1:
-		return nil, fmt.Errorf("flag -gmres.restart: %d is not positive", o.gmresRestart)
-	case o.nrhs > 1 && !solver.MethodSolvesBlocks(o.method):
-		return nil, fmt.Errorf("flag -nrhs: %d with -solver %s, which solves one right-hand side at a time", o.nrhs, o.method)
-	case !slices.Contains(solver.Precs, o.prec):
-		return nil, fmt.Errorf("flag -prec: %q is not one of %s", o.prec, strings.Join(solver.Precs, ", "))
-	case !solver.PrecSymmetric(o.prec) && solver.MethodNeedsSPD(o.method):
-		return nil, fmt.Errorf("flag -prec: %s is not symmetric, which -solver %s needs: use -solver bicgstab or gmres", o.prec, o.method)
 	}
-	if err := o.spai.check(fs); err != nil {
+	var err error
+	if o.solver, err = solverOptions(fs, o.optionsFile); err != nil {
 		return nil, err
 	}
-	return o, o.fsai.check(fs)
-}
-
-// orList writes names as "a, b or c".
-func orList(names []string) string {
-	if len(names) == 1 {
-		return names[0]
+	method, prec := o.solver.Method, o.solver.Prec
+	switch {
+	case o.nrhs > 1 && !solver.MethodSolvesBlocks(method):
+		return nil, fmt.Errorf("flag -nrhs: %d with -solver %s, which solves one right-hand side at a time", o.nrhs, method)
+	case !solver.PrecSymmetric(prec) && solver.MethodNeedsSPD(method):
+		return nil, fmt.Errorf("flag -prec: %s is not symmetric, which -solver %s needs: use -solver bicgstab or gmres", prec, method)
 	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return o, nil
 }
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -202,11 +159,8 @@ func run(args []string) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return exitConverged
 	}
-	if err != nil {
-		if c.Rank() == 0 {
-			fmt.Fprintf(stderr, "fsai-dist: %v\n", err)
-		}
-		return exitBadInput
+	if err := c.Agree(err); err != nil {
+		return usageError(c, err)
 	}
 	if o.version {
 		if c.Rank() == 0 {
@@ -239,6 +193,26 @@ func run(args []string) int {
 
 	code, err := solve(c, o, log, stop, start)
 	return finish(c, code, err)
+}
+
+// usageError ends a run whose flags or options some ranks refused: the
+// lowest of those ranks prints its error, without its rank (every rank
+// reads the same flags, and almost always the same options file), and all
+// exit with status 2.
+func usageError(c *comm.Comm, err error) int {
+	speaker := int32(c.Size())
+	if !errors.Is(err, comm.ErrPeer) {
+		speaker = int32(c.Rank())
+	}
+	first, rerr := comm.AllreduceScalar(c, comm.Min, speaker)
+	if rerr != nil {
+		fmt.Fprintf(stderr, "fsai-dist: rank %d: %v\n", c.Rank(), rerr)
+		return exitBadInput
+	}
+	if int(first) == c.Rank() {
+		fmt.Fprintf(stderr, "fsai-dist: %v\n", err)
+	}
+	return exitBadInput
 }
 
 // profileName is the file of rank's profile of a profile flag's path.

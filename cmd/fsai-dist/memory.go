@@ -136,9 +136,9 @@ func checkColumns(c *comm.Comm, o *options, rows int, mem memory) error {
 	if err := c.Agree(mem.check("nrhs", rhsBlocks(int64(o.nrhs), rows), rhsBytes(int64(o.nrhs), rows))); err != nil {
 		return err
 	}
-	if o.method == "gmres" {
-		what := fmt.Sprintf("the GMRES basis takes %d vectors of %d rows", o.gmresRestart+1, rows)
-		if err := c.Agree(mem.check("gmres.restart", what, 8*float64(o.gmresRestart+1)*float64(rows))); err != nil {
+	if o.solver.Method == "gmres" {
+		what := fmt.Sprintf("the GMRES basis takes %d vectors of %d rows", o.solver.GMRESRestart+1, rows)
+		if err := c.Agree(mem.check("gmres.restart", what, 8*float64(o.solver.GMRESRestart+1)*float64(rows))); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/fsai-dist/fsai-dist/solver"
 )
 
 // TestOutputs (issue 27): a valid 249-byte file name, an -out that
@@ -125,5 +129,90 @@ func TestVersion(t *testing.T) {
 	}
 	if r.PrecParams["afsai.steps"] != "3" || r.PrecParams["afsai.precision"] != "single" || r.PrecParams["fsai.k"] == "" {
 		t.Fatalf("report: prec_params %v", r.PrecParams)
+	}
+}
+
+// TestView runs -view on two ranks with an option from FSAI_OPTIONS and
+// one from a flag: rank 0 alone prints the block once, with the
+// preconditioner's parameters as resolved and its density, and the report
+// carries every option's resolved value.
+func TestView(t *testing.T) {
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not found")
+	}
+	rep := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command("mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none", binary,
+		"-problem", "poisson7:8", "-backend", "cpu", "-progress", "0", "-view", "-afsai.steps", "3", "-report", rep)
+	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", solver.OptionsEnv+"=-afsai.eps 0.25")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("-view: %v\n%s", err, out)
+	}
+	view := string(out)
+	for _, want := range []string{"ranks           2, backend cpu", "poisson7:8: 512 rows, 3200 nonzeros, values stored single",
+		"method          cg: tol 1e-08", "preconditioner  afsai\n", "afsai.eps 0.25", "afsai.steps 3", "G: "} {
+		if !strings.Contains(view, want) {
+			t.Errorf("the view lacks %q:\n%s", want, view)
+		}
+	}
+	if strings.Count(view, "fsai-dist view:") != 1 || strings.Contains(view, "fsai.tau") {
+		t.Errorf("want one view without static FSAI's parameters:\n%s", view)
+	}
+	var r struct {
+		Options map[string]string `json:"options"`
+		PrecNNZ int64             `json:"prec_nnz"`
+	}
+	data, _ := os.ReadFile(rep)
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Options) != len(solver.OptionTable()) || r.Options["afsai.eps"] != "0.25" || r.Options["afsai.steps"] != "3" || r.Options["tol"] != "1e-08" {
+		t.Errorf("report: options %v", r.Options)
+	}
+	if r.PrecNNZ < 1 || !strings.Contains(view, fmt.Sprintf("G: %d nonzeros", r.PrecNNZ)) {
+		t.Errorf("the view's G does not have the report's %d nonzeros:\n%s", r.PrecNNZ, view)
+	}
+}
+
+// TestLog runs -log on two ranks: rank 0 prints the table once, and the
+// report's log counts a product and a preconditioner application at least
+// once an iteration, on rank 0, and accounts for the solve: its solve time
+// is solve_s, measured apart, to within 5% (and a millisecond).
+func TestLog(t *testing.T) {
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not found")
+	}
+	rep := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command("mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none", binary,
+		"-problem", "poisson7:16", "-backend", "cpu", "-progress", "0", "-log", "-report", rep)
+	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("-log: %v\n%s", err, out)
+	}
+	if strings.Count(string(out), "fsai-dist log") != 1 || !strings.Contains(string(out), "  spmv ") {
+		t.Errorf("want one table:\n%s", out)
+	}
+	var r struct {
+		Iterations int      `json:"iterations"`
+		SolveS     float64  `json:"solve_s"`
+		Log        []opTime `json:"log"`
+	}
+	data, _ := os.ReadFile(rep)
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]opTime{}
+	for _, op := range r.Log {
+		ops[op.Op] = op
+	}
+	spmv, prec, other, solve := ops["spmv"], ops["prec"], ops["other"], ops["solve"]
+	switch {
+	case len(r.Log) != 4 || spmv.Count < r.Iterations || prec.Count < r.Iterations || solve.Count != 1:
+		t.Errorf("log %+v for %d iterations", r.Log, r.Iterations)
+	case math.Abs(solve.MaxS-r.SolveS) > 0.05*r.SolveS+1e-3:
+		t.Errorf("the log's solve took %g s, solve_s is %g s", solve.MaxS, r.SolveS)
+	case math.Abs(spmv.AvgS+prec.AvgS+other.AvgS-solve.AvgS) > 1e-9 || other.MinS < 0:
+		t.Errorf("the operations do not add up to the solve: %+v", r.Log)
 	}
 }

@@ -89,23 +89,29 @@ type report struct {
 	// (-afsai.* and -fsai.* for FSAI, -spai.* for SPAI; set or default),
 	// the program's
 	// version (see version) and its command line, program name first
-	PrecParams  map[string]string `json:"prec_params,omitempty"`
-	Version     string            `json:"version"`
-	CommandLine []string          `json:"command_line"`
+	PrecParams map[string]string `json:"prec_params,omitempty"`
+	// every solver option's value, by name (solver.OptionTable), as the
+	// defaults, -options, FSAI_OPTIONS and the flags resolved it
+	Options map[string]string `json:"options"`
+	// -log only: each operation's count (rank 0) and seconds over the
+	// ranks: spmv, prec, other (vector updates and reductions), solve
+	Log         []opTime `json:"log,omitempty"`
+	Version     string   `json:"version"`
+	CommandLine []string `json:"command_line"`
 }
 
 // newReport starts the report of a run with what is known before it.
 func newReport(c *comm.Comm, o *options) *report {
-	r := &report{Ranks: c.Size(), Solver: o.method, Prec: o.prec, Tol: o.tol, MaxIt: o.maxit, Partition: o.partition,
-		Version: version(), CommandLine: os.Args}
-	switch o.prec {
+	r := &report{Ranks: c.Size(), Solver: o.solver.Method, Prec: o.solver.Prec, Tol: o.solver.Tol, MaxIt: o.solver.MaxIt, Partition: o.partition,
+		Version: version(), CommandLine: os.Args, Options: optionValues(o.solver, "")}
+	switch o.solver.Prec {
 	case "afsai", "fsai":
-		r.PrecParams = o.fsai.values
+		r.PrecParams = optionValues(o.solver, "afsai.", "fsai.")
 	case "spai":
-		r.PrecParams = o.spai.values
+		r.PrecParams = optionValues(o.solver, "spai.")
 	}
-	if o.method == "gmres" {
-		r.GMRESRestart = o.gmresRestart
+	if o.solver.Method == "gmres" {
+		r.GMRESRestart = o.solver.GMRESRestart
 	}
 	return r
 }

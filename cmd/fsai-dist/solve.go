@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"go.uber.org/zap"
@@ -63,7 +64,7 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	rep.ReadS = time.Since(start).Seconds()
 	log.Info("matrix", zap.Int64("n", rep.N), zap.Int64("nnz", rep.NNZ), zap.Float64("read_s", rep.ReadS))
 
-	opt := solverOptions(o, log, stop)
+	opt := runOptions(o, log, stop)
 	be, err := openBackend(c, opt, log)
 	if err := c.Agree(err); err != nil {
 		return 0, tag(exitBadInput, err)
@@ -112,6 +113,11 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	rep.SetupS = time.Since(setup).Seconds()
 	log.Info("setup", zap.String("prec", s.Preconditioner().Name()), zap.Float64("setup_s", rep.SetupS),
 		zap.Float64("bind_s", rep.BindS), zap.Float64("prec_setup_s", rep.PrecSetupS))
+	if o.view && c.Rank() == 0 {
+		if err := writeView(os.Stdout, rep); err != nil {
+			log.Warn("-view", zap.Error(err))
+		}
+	}
 
 	if o.benchSpMV > 0 {
 		if err := benchSpMV(c, op, b, o.benchSpMV, rep); err != nil {
@@ -132,6 +138,16 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 		}
 	}
 	rep.fill(res)
+	if opt.Log != nil {
+		if rep.Log, err = opTimes(c, opt.Log); err != nil {
+			return 0, err
+		}
+		if c.Rank() == 0 {
+			if err := writeLog(os.Stdout, rep.Log); err != nil {
+				log.Warn("-log", zap.Error(err))
+			}
+		}
+	}
 	log.Info("solved", zap.Int("rhs", len(res)), zap.Bool("converged", rep.Converged), zap.String("reason", rep.Reason),
 		zap.Int("iterations", rep.Iterations), relres(float64(rep.RelRes)), zap.Float64("solve_s", rep.SolveS))
 
@@ -173,12 +189,15 @@ func setupError(err error) error {
 	return numerical(err)
 }
 
-// solverOptions are the solver's options from the flags, with the signal
-// flag as the stop hook and the log as the progress callback.
-func solverOptions(o *options, log *zap.Logger, stop *interrupt) solver.Options {
-	return solver.Options{Method: o.method, GMRESRestart: o.gmresRestart, Prec: o.prec, FSAI: o.fsai.cfg, SPAI: o.spai.params, SPAIOnDevice: o.spai.onDevice, Tol: o.tol, MaxIt: o.maxit, Stagnation: o.stagnation, DivTol: o.divtol,
-		Stop: stop.requested, Progress: progress(log, o.progressEvery), Wide: !o.narrow,
-		Backend: o.backend, Threads: o.threads, ShareGPU: o.shareGPU, HostHalos: o.hostHalos}
+// runOptions are the solver's options of the flags, with the signal flag
+// as the stop hook and the log as the progress callback.
+func runOptions(o *options, log *zap.Logger, stop *interrupt) solver.Options {
+	opt := o.solver
+	opt.Stop, opt.Progress = stop.requested, progress(log, o.progressEvery)
+	if o.opLog {
+		opt.Log = &solver.OpLog{}
+	}
+	return opt
 }
 
 // The memory that the checks before allocating count: a stripe, generated
@@ -243,8 +262,8 @@ func vectors(c *comm.Comm, o *options, s *solver.Solver, part dsmat.Partition) (
 		if err != nil {
 			return nil, nil, badInput(err)
 		}
-		if k > 1 && !solver.MethodSolvesBlocks(o.method) {
-			return nil, nil, badInput(fmt.Errorf("-rhs %s: %d right-hand sides with -solver %s, which solves one at a time", o.rhs, k, o.method))
+		if k > 1 && !solver.MethodSolvesBlocks(o.solver.Method) {
+			return nil, nil, badInput(fmt.Errorf("-rhs %s: %d right-hand sides with -solver %s, which solves one at a time", o.rhs, k, o.solver.Method))
 		}
 	}
 	if b, x, err = s.Vectors(k); err != nil {

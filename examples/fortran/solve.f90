@@ -1,6 +1,7 @@
 ! solve.f90: fsai-dist from an MPI program in Fortran. Each rank builds its
 ! rows of the 1D Laplacian tridiag(-1, 2, -1) plus a shift, with 1-based
-! indices, solves, doubles the matrix on the same pattern, updates and
+! indices, sets aFSAI's steps through an options handle, solves (checking
+! the stop reason code), doubles the matrix on the same pattern, updates and
 ! solves again, then solves for two right-hand sides at once (b(:, 1) and
 ! b(:, 2) of one array), checking every solution. Rank 0 prints "ok" when
 ! all passed.
@@ -13,7 +14,7 @@ program solve_f
   implicit none
   integer(c_int64_t), parameter :: n = 4000
   integer :: ierr, rank, size
-  integer(c_int64_t) :: first, last, nlocal, i, k, matrix, solver
+  integer(c_int64_t) :: first, last, nlocal, i, k, matrix, solver, options
   integer(c_int64_t), allocatable :: row_ptr(:), cols(:)
   real(c_double), allocatable :: vals(:), b(:), x(:)
   logical :: good
@@ -37,8 +38,12 @@ program solve_f
   end do
 
   call check(fsai_matrix_create(n, first, nlocal, row_ptr, cols, vals, 1_c_int, matrix), "fsai_matrix_create")
-  call check(fsai_solver_create(matrix, "afsai" // c_null_char, 1.0e-8_c_double, 1000_c_int, &
-       "auto" // c_null_char, solver), "fsai_solver_create")
+  ! the solver's options by name and value, as on the command line
+  call check(fsai_options_create(options), "fsai_options_create")
+  call check(fsai_options_set(options, "maxit" // c_null_char, "1000" // c_null_char), "maxit")
+  call check(fsai_options_set(options, "afsai.steps" // c_null_char, "8" // c_null_char), "afsai.steps")
+  call check(fsai_solver_create_opts(matrix, options, solver), "fsai_solver_create_opts")
+  call check(fsai_options_free(options), "fsai_options_free")
   good = solve("A x = A 1")
   vals = 2 * vals
   call check(fsai_update_values(solver, vals), "fsai_update_values")
@@ -72,7 +77,7 @@ contains
   ! solve solves A x = A*1 from a zero guess and checks x = 1.
   logical function solve(name)
     character(*), intent(in) :: name
-    integer(c_int) :: its
+    integer(c_int) :: its, reason
     real(c_double) :: relres, err
     integer(c_int64_t) :: r
     do r = 1, nlocal
@@ -80,11 +85,12 @@ contains
     end do
     x = 0
     call check(fsai_solve(solver, b, x, its, relres), name)
+    call check(fsai_solver_reason(solver, 0_c_int, reason), "fsai_solver_reason")
     err = maxval(abs(x - 1))
     call MPI_Allreduce(MPI_IN_PLACE, err, 1, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD, ierr)
     if (rank == 0) print '(a, t14, a, i5, a, es9.2, a, es9.2)', name, " iterations", its, "  relres", relres, &
          "  max error", err
-    solve = relres <= 1.0e-8_c_double .and. err <= 1.0e-6_c_double
+    solve = reason == FSAI_REASON_CONVERGED .and. relres <= 1.0e-8_c_double .and. err <= 1.0e-6_c_double
   end function solve
 
   ! solve_two solves 2A X = [2A*1, 2A*3] in one call and checks X = [1, 3].
