@@ -1,0 +1,41 @@
+package cpu
+
+import (
+	"runtime"
+	"testing"
+)
+
+// BenchmarkStream measures the memory bandwidth that GOMAXPROCS threads
+// reach, as STREAM does, on float64 arrays of 2^24 entries (128 MiB each,
+// far above the caches): copy (a = b, 16 bytes per entry) and triad
+// (a = b + s*c, 24 bytes per entry). scripts/bench-cpu.sh runs it with
+// -cpu 1,2 and gives each kernel's bandwidth as a fraction of copy's.
+func BenchmarkStream(b *testing.B) {
+	const n = 1 << 24
+	be := New(runtime.GOMAXPROCS(0))
+	x, y, z := make(Vector, n), make(Vector, n), make(Vector, n)
+	// first touch by the threads that use each range (NUMA placement)
+	be.parallel(n, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			x[i], y[i], z[i] = 0, 1, 2
+		}
+	})
+	b.Run("copy", func(b *testing.B) {
+		b.SetBytes(16 * n)
+		for b.Loop() {
+			be.parallel(n, func(_, lo, hi int) { copy(x[lo:hi], y[lo:hi]) })
+		}
+	})
+	b.Run("triad", func(b *testing.B) {
+		b.SetBytes(24 * n)
+		for b.Loop() {
+			be.parallel(n, func(_, lo, hi int) {
+				xs, ys, zs := x[lo:hi], y[lo:hi], z[lo:hi]
+				ys, zs = ys[:len(xs)], zs[:len(xs)]
+				for i := range xs {
+					xs[i] = ys[i] + 3*zs[i]
+				}
+			})
+		}
+	})
+}
