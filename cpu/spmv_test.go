@@ -23,10 +23,16 @@ func sameBits(got, want []float64) int {
 // TestSpMVKernelBits: the C kernel gives the plain Go loop's bits, y and
 // w'(A*x), in both precisions, with and without a row map and w, with
 // beta 0 (on a y of NaN, which must not be read) and 1, over row ranges
-// that start and end anywhere (groups of four rows and the rest).
+// that start and end anywhere (groups of four rows and the rest), on rows
+// of random lengths and on a stencil's (mostly groups of equal lengths).
 func TestSpMVKernelBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 6))
-	m := randomCSR(rng, 1003, 900, 11)
+	for _, m := range []*csr.Matrix[float64]{randomCSR(rng, 1003, 900, 11), poisson7(10)} {
+		checkKernelBits(t, rng, m)
+	}
+}
+
+func checkKernelBits(t *testing.T, rng *rand.Rand, m *csr.Matrix[float64]) {
 	m32 := csr.Convert[float32](m)
 	x := randomVector(rng, m.Cols)
 	perm := rng.Perm(m.Rows + 7)[:m.Rows] // rows of a y of m.Rows+7
