@@ -14,10 +14,11 @@ func BenchmarkStream(b *testing.B) {
 	const n = 1 << 24
 	be := New(runtime.GOMAXPROCS(0))
 	x, y, z := make(Vector, n), make(Vector, n), make(Vector, n)
-	// first touch by the threads that use each range (NUMA placement)
+	// first touch by the threads that use each range (NUMA placement),
+	// with values that differ from page to page (no page merged with another)
 	be.parallel(n, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			x[i], y[i], z[i] = 0, 1, 2
+			x[i], y[i], z[i] = 0, float64(i), float64(2*i)
 		}
 	})
 	b.Run("copy", func(b *testing.B) {
