@@ -40,3 +40,32 @@ func BenchmarkStream(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPCGSteps measures PCG's fused vector steps on vectors of 2^24
+// entries with GOMAXPROCS threads, counting the bytes each moves as
+// BenchmarkStream does: UpdateRZCols reads r, q and d and writes r (32
+// bytes per entry), UpdateXPCols reads x, p, d and r and writes x and p
+// (48 bytes per entry).
+func BenchmarkPCGSteps(b *testing.B) {
+	const n = 1 << 24
+	be := New(runtime.GOMAXPROCS(0))
+	x, p, r, q, d := make(Vector, n), make(Vector, n), make(Vector, n), make(Vector, n), make(Vector, n)
+	be.parallel(n, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			x[i], p[i], r[i], q[i], d[i] = 0, float64(i), float64(2*i), float64(3*i), 1/float64(i+1)
+		}
+	})
+	rr, rz := make([]float64, 1), make([]float64, 1)
+	b.Run("UpdateRZCols", func(b *testing.B) {
+		b.SetBytes(32 * n)
+		for b.Loop() {
+			be.UpdateRZCols(r, []float64{1e-9}, q, d, rr, rz)
+		}
+	})
+	b.Run("UpdateXPCols", func(b *testing.B) {
+		b.SetBytes(48 * n)
+		for b.Loop() {
+			be.UpdateXPCols(x, []float64{1e-9}, p, d, r, []float64{0.5})
+		}
+	})
+}

@@ -4,7 +4,8 @@
 # PETSc's CG+Jacobi on the same matrix in the same run, with 1 and 2 ranks,
 # 100 iterations each, and a STREAM-like copy and triad (BenchmarkStream in
 # cpu/, float64 arrays of 128 MiB) with as many threads as ranks: each SpMV's
-# bandwidth is also given as a fraction of the copy's.
+# bandwidth is also given as a fraction of the copy's, and so are PCG's fused
+# vector steps' (BenchmarkPCGSteps, vectors of 2^24 entries) in a second table.
 # Each run is repeated (default 3) and the fastest repeat counts, as the
 # machine may be shared with other work.
 # Usage: scripts/bench-cpu.sh [problem] [iterations] [outdir] [repeats]
@@ -32,7 +33,7 @@ for rep in $(seq "$reps"); do
     mpirun -np $np --bind-to core bin/peers/petsc_cg -problem "$problem" -fixed-iters "$iters" \
       -json "$out/petsc-np$np-$rep.json" >/dev/null
   done
-  go test -count=1 ./cpu -run '^$' -bench '^BenchmarkStream$' -benchtime 20x -cpu 1,2 >>"$out/stream.txt"
+  go test -count=1 ./cpu -run '^$' -bench '^Benchmark(Stream|PCGSteps)$' -benchtime 20x -cpu 1,2 >>"$out/stream.txt"
 done
 
 python3 - "$out" <<'PY'
@@ -46,7 +47,7 @@ def fastest(name, key):
 # BenchmarkStream/copy-2  20  7478581 ns/op  35893.90 MB/s: the best repeat per kernel and thread count
 stream = {}
 for line in open(f"{out}/stream.txt"):
-    m = re.match(r"BenchmarkStream/(\w+)(?:-(\d+))?\s+\d+\s+[\d.]+ ns/op\s+([\d.]+) MB/s", line)
+    m = re.match(r"Benchmark(?:Stream|PCGSteps)/(\w+)(?:-(\d+))?\s+\d+\s+[\d.]+ ns/op\s+([\d.]+) MB/s", line)
     if m:
         key = (m[1], int(m[2] or 1))
         stream[key] = max(stream.get(key, 0), float(m[3]) / 1e3)
@@ -59,4 +60,10 @@ for np in (1, 2):
     fit, pit = fi["iter_s"] * 1e3, pi["time_per_iter_s"] * 1e3
     print(f"{np:>5} {copy:>9.2f} {triad:>10.2f} {fs['spmv_gbs']:>15.2f} {fs['spmv_gbs']/copy:>7.2f} {ps['spmv_gbs']:>16.2f} {ps['spmv_gbs']/copy:>7.2f} "
           f"{fs['spmv_gbs']/ps['spmv_gbs']:>10.2f} {fit:>11.3f} {pit:>12.3f} {pit/fit:>10.2f}")
+
+print()
+print(f"{'threads':>7} {'kernel':>13} {'GB/s':>7} {'of copy':>7}")
+for np in (1, 2):
+    for k in ("triad", "UpdateRZCols", "UpdateXPCols"):
+        print(f"{np:>7} {k:>13} {stream[(k, np)]:>7.2f} {stream[(k, np)]/stream[('copy', np)]:>7.2f}")
 PY
