@@ -42,6 +42,7 @@ type Matrix struct {
 	f64             *csr.Matrix[float64]
 	f32             *csr.Matrix[float32]
 	rowMap          []int32 // nil: row k of the block is row k of y
+	bounds          []int   // the SpMV's row ranges (splitEntries)
 }
 
 func (m *Matrix) Rows() int { return m.rows }
@@ -116,50 +117,6 @@ func (b *Backend) fail(err error) {
 	if b.err == nil {
 		b.err = err
 	}
-}
-
-// spmv is SpMM of one column, which returns w'(A*x) over the rows it
-// computes when w is not nil, summed in range order like dot.
-func (b *Backend) spmv(y backend.Vector, a backend.Matrix, x backend.Vector, beta float64, w []float64) float64 {
-	m, xv, yv := a.(*Matrix), x.(Vector), y.(Vector)
-	rows := func(lo, hi int) float64 {
-		if m.f32 != nil {
-			return spmvRows(m.f32, m.rowMap, xv, beta, yv, w, lo, hi)
-		}
-		return spmvRows(m.f64, m.rowMap, xv, beta, yv, w, lo, hi)
-	}
-	if w == nil { // no partial sums to keep: the product allocates nothing
-		b.parallel(m.rows, func(_, lo, hi int) { rows(lo, hi) })
-		return 0
-	}
-	return b.sum(m.rows, rows)
-}
-
-// spmvRows computes rows [lo, hi) of the product and returns w'(A*x) over
-// them (0 when w is nil).
-func spmvRows[T csr.Real](m *csr.Matrix[T], rowMap []int32, x []float64, beta float64, y, w []float64, lo, hi int) float64 {
-	var dot float64
-	for i := lo; i < hi; i++ {
-		start, end := m.RowPtr[i], m.RowPtr[i+1]
-		cols, vals := m.ColIdx[start:end], m.Val[start:end]
-		vals = vals[:len(cols)] // lets the compiler drop the bounds check on vals
-		var s float64
-		for k, c := range cols {
-			s += float64(vals[k]) * x[c]
-		}
-		out := i
-		if rowMap != nil {
-			out = int(rowMap[i])
-		}
-		if w != nil {
-			dot += w[out] * s
-		}
-		if beta != 0 {
-			s += beta * y[out]
-		}
-		y[out] = s
-	}
-	return dot
 }
 
 // Sum is a set of host float64 sums.
@@ -271,8 +228,14 @@ func (b *Backend) chunks(n int) int {
 // own goroutine.
 func (b *Backend) parallel(n int, f func(k, lo, hi int)) {
 	c := b.chunks(n)
+	fork(c, func(k int) { f(k, k*n/c, (k+1)*n/c) })
+}
+
+// fork runs f(0), ..., f(c-1), each on its own goroutine when c > 1, and
+// returns when all have.
+func fork(c int, f func(k int)) {
 	if c == 1 {
-		f(0, 0, n)
+		f(0)
 		return
 	}
 	var wg sync.WaitGroup
@@ -280,7 +243,7 @@ func (b *Backend) parallel(n int, f func(k, lo, hi int)) {
 		wg.Add(1)
 		go func(k int) {
 			defer wg.Done()
-			f(k, k*n/c, (k+1)*n/c)
+			f(k)
 		}(k)
 	}
 	wg.Wait()

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# CPU benchmark against PETSc: distributed SpMV bandwidth and PCG-Jacobi time
-# per iteration, fsai-dist and PETSc's CG+Jacobi on the same matrix in the
-# same run, with 1 and 2 ranks, 100 iterations each.
-# Usage: scripts/bench-cpu.sh [problem] [iterations] [outdir]
-#   (default poisson7:128 100 $OUT or out/bench-cpu, which git ignores)
-# Writes outdir/*.json and prints a table with the ratios.
+# CPU benchmark against PETSc and against the machine's memory bandwidth:
+# distributed SpMV bandwidth and PCG-Jacobi time per iteration, fsai-dist and
+# PETSc's CG+Jacobi on the same matrix in the same run, with 1 and 2 ranks,
+# 100 iterations each, and a STREAM-like copy and triad (BenchmarkStream in
+# cpu/, float64 arrays of 128 MiB) with as many threads as ranks: each SpMV's
+# bandwidth is also given as a fraction of the copy's, and so are PCG's fused
+# vector steps' (BenchmarkPCGSteps, vectors of 2^24 entries) in a second table.
+# Each run is repeated (default 3) and the fastest repeat counts, as the
+# machine may be shared with other work.
+# Usage: scripts/bench-cpu.sh [problem] [iterations] [outdir] [repeats]
+#   (default poisson7:128 100 $OUT or out/bench-cpu, which git ignores, 3)
+# Writes outdir/*.json and outdir/stream.txt and prints a table with the ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --peers
@@ -12,26 +18,52 @@ scripts/deps.sh --peers
 problem=${1:-poisson7:128}
 iters=${2:-100}
 out=${3:-${OUT:-out/bench-cpu}}
+reps=${4:-3}
 mkdir -p "$out"
 go build -o bin/fsai-dist ./cmd/fsai-dist
 scripts/peers/build.sh bin/peers >/dev/null
 
-for np in 1 2; do
-  # exactly $iters iterations: a tolerance that is never reached (exit 3 expected)
-  mpirun -np $np --bind-to core bin/fsai-dist -problem "$problem" -backend cpu -prec jacobi \
-    -threads 1 -tol 1e-30 -maxit "$iters" -bench-spmv 100 -progress 0 \
-    -report "$out/fsai-np$np.json" 2>/dev/null || [ $? -eq 3 ]
-  mpirun -np $np --bind-to core bin/peers/petsc_cg -problem "$problem" -fixed-iters "$iters" \
-    -json "$out/petsc-np$np.json" >/dev/null
+rm -f "$out"/fsai-np*-*.json "$out"/petsc-np*-*.json "$out"/stream.txt # earlier repeats
+for rep in $(seq "$reps"); do
+  for np in 1 2; do
+    # exactly $iters iterations: a tolerance that is never reached (exit 3 expected)
+    mpirun -np $np --bind-to core bin/fsai-dist -problem "$problem" -backend cpu -prec jacobi \
+      -threads 1 -tol 1e-30 -maxit "$iters" -bench-spmv 100 -progress 0 \
+      -report "$out/fsai-np$np-$rep.json" 2>/dev/null || [ $? -eq 3 ]
+    mpirun -np $np --bind-to core bin/peers/petsc_cg -problem "$problem" -fixed-iters "$iters" \
+      -json "$out/petsc-np$np-$rep.json" >/dev/null
+  done
+  go test -count=1 ./cpu -run '^$' -bench '^Benchmark(Stream|PCGSteps)$' -benchtime 20x -cpu 1,2 >>"$out/stream.txt"
 done
 
 python3 - "$out" <<'PY'
-import json, sys
+import glob, json, re, sys
 out = sys.argv[1]
-print(f"{'ranks':>5} {'fsai SpMV GB/s':>15} {'PETSc SpMV GB/s':>16} {'ratio':>6} {'fsai ms/it':>11} {'PETSc ms/it':>12} {'PETSc/fsai':>10}")
+
+def fastest(name, key):
+    """The repeat of run name with the smallest key."""
+    return min((json.load(open(p)) for p in glob.glob(f"{out}/{name}-*.json")), key=lambda r: r[key])
+
+# BenchmarkStream/copy-2  20  7478581 ns/op  35893.90 MB/s: the best repeat per kernel and thread count
+stream = {}
+for line in open(f"{out}/stream.txt"):
+    m = re.match(r"Benchmark(?:Stream|PCGSteps)/(\w+)(?:-(\d+))?\s+\d+\s+[\d.]+ ns/op\s+([\d.]+) MB/s", line)
+    if m:
+        key = (m[1], int(m[2] or 1))
+        stream[key] = max(stream.get(key, 0), float(m[3]) / 1e3)
+
+print(f"{'ranks':>5} {'copy GB/s':>9} {'triad GB/s':>10} {'fsai SpMV GB/s':>15} {'of copy':>7} {'PETSc SpMV GB/s':>16} {'of copy':>7} {'fsai/PETSc':>10} {'fsai ms/it':>11} {'PETSc ms/it':>12} {'PETSc/fsai':>10}")
 for np in (1, 2):
-    f = json.load(open(f"{out}/fsai-np{np}.json"))
-    p = json.load(open(f"{out}/petsc-np{np}.json"))
-    fit, pit = f["iter_s"] * 1e3, p["time_per_iter_s"] * 1e3
-    print(f"{np:>5} {f['spmv_gbs']:>15.2f} {p['spmv_gbs']:>16.2f} {f['spmv_gbs']/p['spmv_gbs']:>6.2f} {fit:>11.3f} {pit:>12.3f} {pit/fit:>10.2f}")
+    fs, ps = fastest(f"fsai-np{np}", "spmv_s"), fastest(f"petsc-np{np}", "spmv_s")
+    fi, pi = fastest(f"fsai-np{np}", "iter_s"), fastest(f"petsc-np{np}", "time_per_iter_s")
+    copy, triad = stream[("copy", np)], stream[("triad", np)]
+    fit, pit = fi["iter_s"] * 1e3, pi["time_per_iter_s"] * 1e3
+    print(f"{np:>5} {copy:>9.2f} {triad:>10.2f} {fs['spmv_gbs']:>15.2f} {fs['spmv_gbs']/copy:>7.2f} {ps['spmv_gbs']:>16.2f} {ps['spmv_gbs']/copy:>7.2f} "
+          f"{fs['spmv_gbs']/ps['spmv_gbs']:>10.2f} {fit:>11.3f} {pit:>12.3f} {pit/fit:>10.2f}")
+
+print()
+print(f"{'threads':>7} {'kernel':>13} {'GB/s':>7} {'of copy':>7}")
+for np in (1, 2):
+    for k in ("triad", "UpdateRZCols", "UpdateXPCols"):
+        print(f"{np:>7} {k:>13} {stream[(k, np)]:>7.2f} {stream[(k, np)]/stream[('copy', np)]:>7.2f}")
 PY
