@@ -124,17 +124,17 @@ func rankPIDs(t *testing.T, marker string) []int {
 	return pids
 }
 
-// slowSolve is a solve of about 220 iterations that logs every one: after
-// iteration 60 a signal has 160 iterations to arrive, a few seconds even on
-// a loaded machine.
-var slowSolve = []string{"-problem", "poisson7:80", "-prec", "none", "-tol", "1e-10", "-progress", "1"}
+// slowSolve is a solve of about 170 iterations that logs every one.
+var slowSolve = []string{"-problem", "poisson7:60", "-prec", "none", "-tol", "1e-10", "-progress", "1"}
 
 // signalRank starts slowSolve on 3 ranks writing x.mtx and r.json in dir,
-// and once rank 0 has logged iteration it sends sig to rank.
+// with a tolerance it never reaches, so that it runs until the signal lands
+// however loaded the machine is, and once rank 0 has logged iteration it
+// sends sig to rank.
 func signalRank(t *testing.T, dir string, iteration, rank int, sig syscall.Signal) (j *job, out, rep string) {
 	t.Helper()
 	out, rep = filepath.Join(dir, "x.mtx"), filepath.Join(dir, "r.json")
-	j = startJob(t, 3, append(slowSolve, "-out", out, "-report", rep)...)
+	j = startJob(t, 3, append(slowSolve, "-tol", "1e-30", "-maxit", "100000", "-out", out, "-report", rep)...)
 	j.waitFor(t, fmt.Sprintf(`"iteration": %d,`, iteration))
 	pids := rankPIDs(t, out)
 	if len(pids) != 3 {
@@ -168,10 +168,10 @@ func TestInterrupt(t *testing.T) {
 	}
 	r := readReport(t, rep)
 	stopped := r["iterations"].(float64)
-	if r["reason"] != "interrupted" || r["converged"] != false || stopped < 60 || stopped > 210 || !strings.Contains(r["detail"].(string), "SIGTERM") {
+	if r["reason"] != "interrupted" || r["converged"] != false || stopped < 60 || stopped > 5000 || !strings.Contains(r["detail"].(string), "SIGTERM") {
 		t.Fatalf("report: reason %v after %v iterations, detail %v", r["reason"], stopped, r["detail"])
 	}
-	if x := readArray(t, out); len(x) != 512000 {
+	if x := readArray(t, out); len(x) != 216000 {
 		t.Fatalf("iterate has %d entries", len(x))
 	}
 
