@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -177,7 +178,11 @@ func TestView(t *testing.T) {
 // TestLog runs -log on two ranks: rank 0 prints the table once, and the
 // report's log counts a product and a preconditioner application at least
 // once an iteration, on rank 0, and accounts for the solve: its solve time
-// is solve_s, measured apart, to within 5% (and a millisecond).
+// is solve_s, measured apart, to within 5% (and a millisecond). A product
+// moves A's entries (at least 8 bytes each, 12 at most) and x and y once,
+// an application of FSAI G's and G”s; the rates are those bytes over the
+// slowest rank's time. On Linux the ranks' peak host memory is reported,
+// at least the bytes of A's entries, and no device peak on the CPU.
 func TestLog(t *testing.T) {
 	if _, err := exec.LookPath("mpirun"); err != nil {
 		t.Skip("mpirun not found")
@@ -193,10 +198,21 @@ func TestLog(t *testing.T) {
 	if strings.Count(string(out), "fsai-dist log") != 1 || !strings.Contains(string(out), "  spmv ") {
 		t.Errorf("want one table:\n%s", out)
 	}
+	for _, want := range []string{"GB/s", "peak memory per rank"} {
+		if runtime.GOOS == "linux" && !strings.Contains(string(out), want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
 	var r struct {
-		Iterations int      `json:"iterations"`
-		SolveS     float64  `json:"solve_s"`
-		Log        []opTime `json:"log"`
+		Iterations      int          `json:"iterations"`
+		N               float64      `json:"n"`
+		NNZ             float64      `json:"nnz"`
+		PrecNNZ         float64      `json:"prec_nnz"`
+		SolveS          float64      `json:"solve_s"`
+		Log             []opTime     `json:"log"`
+		PeakHostBytes   float64      `json:"peak_host_bytes"`
+		PeakDeviceBytes float64      `json:"peak_device_bytes"`
+		LogMemory       []peakMemory `json:"log_memory"`
 	}
 	data, _ := os.ReadFile(rep)
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -214,5 +230,27 @@ func TestLog(t *testing.T) {
 		t.Errorf("the log's solve took %g s, solve_s is %g s", solve.MaxS, r.SolveS)
 	case math.Abs(spmv.AvgS+prec.AvgS+other.AvgS-solve.AvgS) > 1e-9 || other.MinS < 0:
 		t.Errorf("the operations do not add up to the solve: %+v", r.Log)
+	}
+	perSpMV, perPrec := spmv.Bytes/float64(spmv.Count), prec.Bytes/float64(prec.Count)
+	if perSpMV < 8*r.NNZ+16*r.N || perSpMV > 12*r.NNZ+24*r.N {
+		t.Errorf("a product moves %g bytes; A has %g entries and %g rows", perSpMV, r.NNZ, r.N)
+	}
+	if perPrec < 2*(8*r.PrecNNZ+16*r.N) || perPrec > 2*(12*r.PrecNNZ+24*r.N) {
+		t.Errorf("an FSAI application moves %g bytes; G has %g entries and %g rows", perPrec, r.PrecNNZ, r.N)
+	}
+	for _, op := range []opTime{spmv, prec} {
+		if want := op.Bytes / op.MaxS / 1e9; math.Abs(op.GBs-want) > 1e-9*want {
+			t.Errorf("%s: %g GB/s, want %g", op.Op, op.GBs, want)
+		}
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	if len(r.LogMemory) != 1 || r.LogMemory[0].Memory != "host" || r.PeakDeviceBytes != 0 {
+		t.Fatalf("log_memory %+v, peak_device_bytes %g: want the host's only", r.LogMemory, r.PeakDeviceBytes)
+	}
+	host := r.LogMemory[0]
+	if host.MaxBytes != r.PeakHostBytes || host.MinBytes > host.AvgBytes || host.AvgBytes > host.MaxBytes || host.MinBytes < 8*r.NNZ/2 {
+		t.Errorf("peak host memory %+v, peak_host_bytes %g: A's entries take %g bytes", host, r.PeakHostBytes, 8*r.NNZ)
 	}
 }

@@ -138,12 +138,18 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 		}
 	}
 	rep.fill(res)
+	peak, err := peaks(c, s.Backend())
+	if err != nil {
+		return 0, err
+	}
+	rep.setPeaks(peak)
 	if opt.Log != nil {
+		rep.LogMemory = peak
 		if rep.Log, err = opTimes(c, opt.Log); err != nil {
 			return 0, err
 		}
 		if c.Rank() == 0 {
-			if err := writeLog(os.Stdout, rep.Log); err != nil {
+			if err := writeLog(os.Stdout, rep.Log, peak); err != nil {
 				log.Warn("-log", zap.Error(err))
 			}
 		}
@@ -391,11 +397,10 @@ func benchSpMV(c *comm.Comm, op *dsmat.Operator, b *ddmat.Dense, k int, rep *rep
 	if rep.SpMVHostS, err = comm.AllreduceScalar(c, comm.Max, host); err != nil {
 		return err
 	}
-	stored, err := comm.AllreduceScalar(c, comm.Sum, float64(op.Bytes()))
+	bytes, err := comm.AllreduceScalar(c, comm.Sum, float64(op.ProductBytes(1)))
 	if err != nil {
 		return err
 	}
-	bytes := stored + 16*float64(rep.N)
 	rep.SpMVGBs = bytes / rep.SpMVS / 1e9
 	if c.Size() == 1 {
 		return nil
