@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -252,5 +253,63 @@ func TestLog(t *testing.T) {
 	host := r.LogMemory[0]
 	if host.MaxBytes != r.PeakHostBytes || host.MinBytes > host.AvgBytes || host.AvgBytes > host.MaxBytes || host.MinBytes < 8*r.NNZ/2 {
 		t.Errorf("peak host memory %+v, peak_host_bytes %g: A's entries take %g bytes", host, r.PeakHostBytes, 8*r.NNZ)
+	}
+}
+
+// TestMonitor runs -monitor 5 on two ranks: CG writes one line every 5
+// iterations with the recurrence's relative residual, the report's
+// history at that iteration, and the true one, which poisson7 keeps near
+// it; GMRES writes the recurrence's only. A negative -monitor is refused.
+func TestMonitor(t *testing.T) {
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not found")
+	}
+	for _, method := range []string{"cg", "gmres"} {
+		rep := filepath.Join(t.TempDir(), "r.json")
+		cmd := exec.Command("mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none", binary,
+			"-problem", "poisson7:16", "-backend", "cpu", "-solver", method, "-prec", "jacobi", "-progress", "0", "-monitor", "5", "-report", rep)
+		cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s -monitor: %v\n%s", method, err, out)
+		}
+		var r struct {
+			Iterations int       `json:"iterations"`
+			History    []float64 `json:"history"`
+		}
+		data, _ := os.ReadFile(rep)
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(l, "monitor ") {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) != r.Iterations/5 || len(lines) == 0 {
+			t.Fatalf("%s: %d lines for %d iterations:\n%s", method, len(lines), r.Iterations, out)
+		}
+		for i, l := range lines {
+			var it int
+			var rec float64
+			var truth string
+			if _, err := fmt.Sscanf(l, "monitor %d recurrence %g true %s", &it, &rec, &truth); err != nil || it != 5*(i+1) {
+				t.Fatalf("%s: line %q: %v", method, l, err)
+			}
+			if math.Abs(rec-r.History[it]) > 1e-6*rec {
+				t.Errorf("%s: %q: history has %g", method, l, r.History[it])
+			}
+			v, err := strconv.ParseFloat(truth, 64)
+			switch {
+			case method == "cg" && (err != nil || math.Abs(v-rec) > 1e-3*rec):
+				t.Errorf("cg: %q: the true residual is not near the recurrence's", l)
+			case method != "cg" && truth != "-":
+				t.Errorf("%s: %q: a true residual", method, l)
+			}
+		}
+	}
+	if r := mpirun(t, 1, "-monitor", "-1"); r.code != 2 || !strings.Contains(r.stderr, "flag -monitor: -1 is negative") {
+		t.Errorf("-monitor -1: exit %d, %s", r.code, r.stderr)
 	}
 }
