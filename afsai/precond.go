@@ -419,6 +419,18 @@ func (p *Preconditioner) Apply(z, r *ddmat.Dense) error {
 	return nil
 }
 
+// ApplyBytes is what one application to k columns must move on this rank:
+// the products with G and G' (dsmat.Operator.ProductBytes), and for a G set
+// up on the scaled matrix the two scalings, each reading the scaling and r
+// and writing z.
+func (p *Preconditioner) ApplyBytes(k int) int64 {
+	n := p.G.ProductBytes(k) + p.Gt.ProductBytes(k)
+	if p.scale != nil {
+		n += 2 * (8*int64(p.scale.Len()) + 16*int64(p.scale.Len())*int64(k))
+	}
+	return n
+}
+
 // work returns the vector that holds G r for blocks of k columns,
 // reallocated when k grows.
 func (p *Preconditioner) work(k int) (backend.Vector, error) {

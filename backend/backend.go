@@ -64,6 +64,13 @@ type Index interface {
 	Free()
 }
 
+// MemoryReporter is a Backend that counts its device memory: PeakBytes is
+// the most its allocations held at once, in bytes. The CPU backend, whose
+// memory is the process's, does not implement it.
+type MemoryReporter interface {
+	PeakBytes() int64
+}
+
 // Backend is a compute device: memory, transfers and the kernels the
 // algorithms need. A Backend is used by one goroutine at a time; kernels run
 // in the order they are called.

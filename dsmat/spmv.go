@@ -187,6 +187,13 @@ func (op *Operator) Bytes() int64 {
 	return n
 }
 
+// ProductBytes is what one product with a block of k columns must move on
+// this rank: the stored blocks once (Bytes), and each column of x read and
+// of y written once.
+func (op *Operator) ProductBytes(k int) int64 {
+	return op.Bytes() + 16*int64(op.m.LocalRows())*int64(k)
+}
+
 // blocks are the operator's stored blocks.
 func (op *Operator) blocks() []backend.Matrix {
 	if op.offd == nil {

@@ -93,8 +93,10 @@ type Backend struct {
 	keepSpare bool
 	// layouts are the answers of Raw.CheckLayout, by struct and mirror
 	layouts map[layoutKey]error
-	err     error
-	closed  bool
+	// mem counts the device memory of alloc and free (PeakBytes)
+	mem    usage
+	err    error
+	closed bool
 }
 
 var errClosed = errors.New("gpu: backend is closed")

@@ -83,3 +83,23 @@ func TestAvailable(t *testing.T) {
 		t.Errorf("Open(%d) of %d devices succeeded", n, n)
 	}
 }
+
+// TestUsage checks the device memory count behind PeakBytes: the peak is
+// the most held at once, frees of unknown addresses change nothing.
+func TestUsage(t *testing.T) {
+	var u usage
+	u.add(0x1000, 100)
+	u.add(0x2000, 50)
+	u.remove(0x1000)
+	u.add(0x3000, 80)
+	u.remove(0x9000) // not allocated here: nothing to take back
+	if u.inUse != 130 || u.peak != 150 {
+		t.Errorf("in use %d, peak %d; want 130 and 150", u.inUse, u.peak)
+	}
+	u.remove(0x2000)
+	u.remove(0x3000)
+	if u.inUse != 0 || u.peak != 150 || len(u.sizes) != 0 {
+		t.Errorf("after freeing all: in use %d, peak %d, %d sizes; want 0, 150, 0", u.inUse, u.peak, len(u.sizes))
+	}
+	var _ backend.MemoryReporter = (*Backend)(nil)
+}

@@ -78,14 +78,47 @@ func (b *Backend) alloc(bytes int, what string) (uintptr, error) {
 		b.releaseSpare() // the device is full: the spare goes first
 		p, err = b.drv.MemAlloc(bytes, what)
 	}
+	if err == nil {
+		b.mem.add(p, bytes)
+	}
 	return p, err
 }
 
 // free releases device memory, recording a failure.
 func (b *Backend) free(p uintptr, what string) {
 	defer b.enter()()
+	b.mem.remove(p)
 	b.fail(b.drv.MemFree(p, what))
 }
+
+// usage counts the device memory that alloc gave and free has yet to take
+// back, and the most it has been.
+type usage struct {
+	sizes       map[uintptr]int64
+	inUse, peak int64
+}
+
+// add counts bytes allocated at p.
+func (u *usage) add(p uintptr, bytes int) {
+	if u.sizes == nil {
+		u.sizes = make(map[uintptr]int64)
+	}
+	u.sizes[p] = int64(bytes)
+	u.inUse += int64(bytes)
+	u.peak = max(u.peak, u.inUse)
+}
+
+// remove counts the allocation at p freed.
+func (u *usage) remove(p uintptr) {
+	u.inUse -= u.sizes[p]
+	delete(u.sizes, p)
+}
+
+// PeakBytes is the most device memory the backend's allocations held at
+// once (spare memory counts as held), in bytes: its high-water mark, which
+// a rank's -log reports (backend.MemoryReporter). Page-locked host memory
+// and the CUDA context's own memory are not counted.
+func (b *Backend) PeakBytes() int64 { return b.mem.peak }
 
 // retire takes the device memory at ptrs, a finished FSAI set-up's state,
 // out of use. The backend keeps it as spare memory unless told otherwise

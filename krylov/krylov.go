@@ -113,6 +113,14 @@ type Options struct {
 	// residual of the recurrence (with several right-hand sides, the largest
 	// of the columns still running).
 	Progress func(iter int, relres float64)
+	// TrueEvery and TrueProgress, when both set, have CG compute the true
+	// relative residual ||b - A x||/||b|| of its iterate every TrueEvery
+	// iterations, after the iteration's update of x, at the cost of one
+	// product with A each time, and pass it to TrueProgress with the
+	// recurrence's (with several right-hand sides, the largest of each over
+	// the columns still running). BiCGSTAB and GMRES do not call it.
+	TrueEvery    int
+	TrueProgress func(iter int, recurrence, true float64)
 }
 
 // StopVote is this rank's vote to stop, for the iteration's Allreduce: 1

@@ -103,7 +103,8 @@ func SolveBlock(A krylov.Operator, M Preconditioner, b, x *ddmat.Dense, opt Opti
 type Workspace struct {
 	A          krylov.Operator
 	r, z, p, q *ddmat.Dense
-	fused      Fused // the backend's fused updates; nil: none
+	t          *ddmat.Dense // the true residual of monitor; nil until then
+	fused      Fused        // the backend's fused updates; nil: none
 }
 
 // NewWorkspace allocates the work vectors for A, shaped like b.
@@ -123,7 +124,7 @@ func NewWorkspace(A krylov.Operator, b *ddmat.Dense) (*Workspace, error) {
 
 // Free releases the work vectors.
 func (s *Workspace) Free() {
-	for _, v := range []*ddmat.Dense{s.r, s.z, s.p, s.q} {
+	for _, v := range []*ddmat.Dense{s.r, s.z, s.p, s.q, s.t} {
 		if v != nil {
 			v.Free()
 		}
@@ -332,7 +333,39 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm, scale []floa
 			opt.Progress(it, worst)
 		}
 		s.step(M, x, alpha, beta, ones)
+		if err := s.monitor(b, x, cols, bnorm, scale, it, worst, opt); err != nil {
+			return nil, err
+		}
 	}
+}
+
+// monitor passes the true relative residual of x, after iteration it's
+// update, with the recurrence's, to opt.TrueProgress every opt.TrueEvery
+// iterations (krylov.Options); q is free then, and the true residual goes
+// to a vector of its own, made on first use.
+func (s *Workspace) monitor(b, x *ddmat.Dense, cols []column, bnorm, scale []float64, it int, recurrence float64, opt Options) error {
+	if opt.TrueProgress == nil || opt.TrueEvery <= 0 || it%opt.TrueEvery != 0 || !anyActive(cols) {
+		return nil
+	}
+	if s.t == nil {
+		t, err := ddmat.New(b.Comm, b.BE, b.Rows, b.Cols)
+		if err != nil {
+			return fmt.Errorf("pcg: true residual: %w", err)
+		}
+		s.t = t
+	}
+	relres, err := krylov.TrueRelRes(s.A, s.t, b, x, s.q, bnorm, scale)
+	if err != nil {
+		return err
+	}
+	worst := 0.0
+	for c := range cols {
+		if cols[c].Active() {
+			worst = max(worst, relres[c])
+		}
+	}
+	opt.TrueProgress(it, recurrence, worst)
+	return nil
 }
 
 // residual sets r = scale*b - A x column by column and z = M r, and returns

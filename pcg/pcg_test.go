@@ -344,3 +344,37 @@ func TestLargeMatrix(t *testing.T) {
 		}
 	})
 }
+
+// TestTrueProgress monitors the true residual every 3 iterations of a
+// solve stopped after 6: the calls come at iterations 3 and 6 with the
+// history's recurrence, the true residual is near it (poisson7 keeps the
+// two close), and at iteration 6 it is the true residual the solve ends
+// with, of the same x.
+func TestTrueProgress(t *testing.T) {
+	mpitest.Run(t, 2, func(t *testing.T, c *comm.Comm) {
+		sys := setup(t, c, "poisson7:10", 1)
+		type call struct {
+			it         int
+			rec, truth float64
+		}
+		var calls []call
+		opt := pcg.Options{Tol: 1e-8, MaxIt: 6, TrueEvery: 3, TrueProgress: func(it int, rec, truth float64) {
+			calls = append(calls, call{it, rec, truth})
+		}}
+		res, err := pcg.Solve(sys.op, pcg.None{}, sys.b, sys.x, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Iterations != 6 || len(calls) != 2 || calls[0].it != 3 || calls[1].it != 6 {
+			t.Fatalf("%d iterations, calls %+v: want calls at 3 and 6", res.Iterations, calls)
+		}
+		for _, cl := range calls {
+			if cl.rec != res.History[cl.it] || math.Abs(cl.truth-cl.rec) > 1e-6*cl.rec {
+				t.Errorf("iteration %d: recurrence %g (history %g), true %g", cl.it, cl.rec, res.History[cl.it], cl.truth)
+			}
+		}
+		if last := calls[1].truth; math.Abs(last-res.RelRes) > 1e-12*res.RelRes {
+			t.Errorf("true residual %g at iteration 6, the solve ends with %g", last, res.RelRes)
+		}
+	})
+}

@@ -86,4 +86,11 @@ func (j *Jacobi) Apply(z, r *ddmat.Dense) error {
 // (krylov.Diagonal).
 func (j *Jacobi) Scaling() backend.Vector { return j.inv }
 
+// ApplyBytes is what one application to k columns must move on this rank:
+// the inverse diagonal read once, each column of r read and of z written
+// once.
+func (j *Jacobi) ApplyBytes(k int) int64 {
+	return 8*int64(j.inv.Len()) + 16*int64(j.inv.Len())*int64(k)
+}
+
 func (j *Jacobi) Free() { j.inv.Free() }

@@ -5,14 +5,19 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/ddmat"
+	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/krylov"
 )
 
 // OpStats are how many operations of one kind this rank ran in a Solver's
-// solves, and their seconds.
+// solves, their seconds, and the bytes they must move to and from memory:
+// for a product with a CSR matrix, its values, column indices and row
+// pointers once and each column of x read and y written once
+// (dsmat.Operator.ProductBytes).
 type OpStats struct {
 	Count   int
 	Seconds float64
+	Bytes   int64
 }
 
 // OpLog accounts for this rank's solve time by operation (Options.Log):
@@ -28,31 +33,40 @@ type OpLog struct {
 	SpMV, Prec, Solve OpStats
 }
 
-// timed runs f, waits for be, and adds the time and one count to st.
-func timed(be backend.Backend, st *OpStats, f func() error) error {
+// timed runs f, waits for be, and adds the time, one count and bytes to
+// st.
+func timed(be backend.Backend, st *OpStats, bytes int64, f func() error) error {
 	start := time.Now()
 	err := f()
 	if err == nil {
 		err = be.Sync()
 	}
 	st.Count++
+	st.Bytes += bytes
 	st.Seconds += time.Since(start).Seconds()
 	return err
 }
 
 // timedOperator is a krylov.Operator whose products are timed into st.
 type timedOperator struct {
-	op krylov.Operator
+	op *dsmat.Operator
 	be backend.Backend
 	st *OpStats
 }
 
 func (t timedOperator) ApplyBlock(y, x backend.Vector, k int) error {
-	return timed(t.be, t.st, func() error { return t.op.ApplyBlock(y, x, k) })
+	return timed(t.be, t.st, t.op.ProductBytes(k), func() error { return t.op.ApplyBlock(y, x, k) })
 }
 
 func (t timedOperator) ApplyDots(y, x backend.Vector, dots []float64) error {
-	return timed(t.be, t.st, func() error { return t.op.ApplyDots(y, x, dots) })
+	return timed(t.be, t.st, t.op.ProductBytes(len(dots)), func() error { return t.op.ApplyDots(y, x, dots) })
+}
+
+// applyBytes is a preconditioner that knows the bytes one application to
+// k columns must move (afsai.Preconditioner, spai.Preconditioner,
+// precond.Jacobi): OpLog's Prec bytes, zero for the others.
+type applyBytes interface {
+	ApplyBytes(k int) int64
 }
 
 // timedPrec is a krylov.Preconditioner whose applications are timed into
@@ -64,7 +78,11 @@ type timedPrec struct {
 }
 
 func (t timedPrec) Apply(z, r *ddmat.Dense) error {
-	return timed(t.be, t.st, func() error { return t.Preconditioner.Apply(z, r) })
+	var bytes int64
+	if m, ok := t.Preconditioner.(applyBytes); ok {
+		bytes = m.ApplyBytes(r.Cols)
+	}
+	return timed(t.be, t.st, bytes, func() error { return t.Preconditioner.Apply(z, r) })
 }
 
 // operator is the operator the method's work spaces multiply with: the
@@ -89,7 +107,7 @@ func (s *Solver) solveBlock(ws Method, b, x *ddmat.Dense) ([]krylov.Result, erro
 		M = timedPrec{Preconditioner: M, be: s.be, st: &log.Prec}
 	}
 	var res []krylov.Result
-	err := timed(s.be, &log.Solve, func() error {
+	err := timed(s.be, &log.Solve, 0, func() error {
 		var err error
 		res, err = ws.SolveBlock(M, b, x, s.opt.krylov())
 		return err

@@ -58,6 +58,11 @@ type Options struct {
 	// Progress, when set, is called after each iteration with the
 	// recurrence's relative residual (krylov.Options.Progress).
 	Progress func(iter int, relres float64)
+	// TrueEvery and TrueProgress, when both set, pass CG's true relative
+	// residual every TrueEvery iterations with the recurrence's, at the
+	// cost of a product with A each time (krylov.Options.TrueProgress).
+	TrueEvery    int
+	TrueProgress func(iter int, recurrence, true float64)
 	// Log, when set, accounts for the solves' time by operation on this
 	// rank (OpLog), at the cost of a wait for the backend after each.
 	Log *OpLog
@@ -148,7 +153,8 @@ func (o Options) check() (Options, error) {
 
 // krylov returns the options of one solve.
 func (o Options) krylov() krylov.Options {
-	return krylov.Options{Tol: o.Tol, MaxIt: o.MaxIt, Stagnation: o.Stagnation, DivTol: o.divTol(), Stop: o.Stop, Progress: o.Progress}
+	return krylov.Options{Tol: o.Tol, MaxIt: o.MaxIt, Stagnation: o.Stagnation, DivTol: o.divTol(), Stop: o.Stop, Progress: o.Progress,
+		TrueEvery: o.TrueEvery, TrueProgress: o.TrueProgress}
 }
 
 // divTol is the divergence tolerance of a solve: DivTol, or the method's

@@ -287,6 +287,8 @@ func TestSolveMany(t *testing.T) {
 // log, the products and the preconditioner's applications are counted at
 // least once an iteration (Jacobi's not at all: fused or applied by the
 // method, it is in the rest), and their seconds fit within the solve's.
+// Each product moves the bytes of one product with A's stored blocks and
+// one column, each aFSAI application those of its G and G'.
 func TestOpLog(t *testing.T) {
 	mpitest.Run(t, 2, func(t *testing.T, c *comm.Comm) {
 		for _, tc := range []struct{ spec, method, prec string }{
@@ -295,6 +297,7 @@ func TestOpLog(t *testing.T) {
 		} {
 			sys := newSystem(t, c, tc.spec)
 			b := sys.mul(sys.vals, ones)
+			var perSpMV, perPrec int64
 			iterations := func(log *solver.OpLog) int {
 				opt := solver.DefaultOptions()
 				opt.Method, opt.Prec, opt.Backend, opt.Threads, opt.Log = tc.method, tc.prec, "cpu", 1, log
@@ -303,6 +306,10 @@ func TestOpLog(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer s.Free()
+				perSpMV = s.Operator().ProductBytes(1)
+				if p, ok := s.Preconditioner().(interface{ ApplyBytes(int) int64 }); ok {
+					perPrec = p.ApplyBytes(1)
+				}
 				res, err := s.Solve(b, make([]float64, len(b)))
 				if err != nil || !res.Converged {
 					t.Fatalf("%v: %s, %v", tc, res.Reason, err)
@@ -320,6 +327,10 @@ func TestOpLog(t *testing.T) {
 				t.Errorf("%v: %d applications of the preconditioner for %d iterations", tc, log.Prec.Count, got)
 			case !(log.SpMV.Seconds > 0 && log.SpMV.Seconds+log.Prec.Seconds <= log.Solve.Seconds):
 				t.Errorf("%v: products %g s and preconditioner %g s in a solve of %g s", tc, log.SpMV.Seconds, log.Prec.Seconds, log.Solve.Seconds)
+			case perSpMV <= 0 || log.SpMV.Bytes != int64(log.SpMV.Count)*perSpMV:
+				t.Errorf("%v: products moved %d bytes, %d products of %d bytes", tc, log.SpMV.Bytes, log.SpMV.Count, perSpMV)
+			case log.Prec.Bytes != int64(log.Prec.Count)*perPrec || tc.prec == "afsai" && log.Prec.Bytes <= 0:
+				t.Errorf("%v: the preconditioner moved %d bytes, %d applications of %d bytes", tc, log.Prec.Bytes, log.Prec.Count, perPrec)
 			}
 		}
 	})

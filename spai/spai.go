@@ -251,6 +251,10 @@ func (p *Preconditioner) Apply(z, r *ddmat.Dense) error {
 	return p.M.ApplyBlock(z.V, r.V, r.Cols)
 }
 
+// ApplyBytes is what one application to k columns must move on this rank:
+// one product with M (dsmat.Operator.ProductBytes).
+func (p *Preconditioner) ApplyBytes(k int) int64 { return p.M.ProductBytes(k) }
+
 // Free releases M's device memory.
 func (p *Preconditioner) Free() {
 	if p.M != nil {

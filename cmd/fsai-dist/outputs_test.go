@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -177,7 +179,11 @@ func TestView(t *testing.T) {
 // TestLog runs -log on two ranks: rank 0 prints the table once, and the
 // report's log counts a product and a preconditioner application at least
 // once an iteration, on rank 0, and accounts for the solve: its solve time
-// is solve_s, measured apart, to within 5% (and a millisecond).
+// is solve_s, measured apart, to within 5% (and a millisecond). A product
+// moves A's entries (at least 8 bytes each, 12 at most) and x and y once,
+// an application of FSAI G's and G”s; the rates are those bytes over the
+// slowest rank's time. On Linux the ranks' peak host memory is reported,
+// at least the bytes of A's entries, and no device peak on the CPU.
 func TestLog(t *testing.T) {
 	if _, err := exec.LookPath("mpirun"); err != nil {
 		t.Skip("mpirun not found")
@@ -193,10 +199,21 @@ func TestLog(t *testing.T) {
 	if strings.Count(string(out), "fsai-dist log") != 1 || !strings.Contains(string(out), "  spmv ") {
 		t.Errorf("want one table:\n%s", out)
 	}
+	for _, want := range []string{"GB/s", "peak memory per rank"} {
+		if runtime.GOOS == "linux" && !strings.Contains(string(out), want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
 	var r struct {
-		Iterations int      `json:"iterations"`
-		SolveS     float64  `json:"solve_s"`
-		Log        []opTime `json:"log"`
+		Iterations      int          `json:"iterations"`
+		N               float64      `json:"n"`
+		NNZ             float64      `json:"nnz"`
+		PrecNNZ         float64      `json:"prec_nnz"`
+		SolveS          float64      `json:"solve_s"`
+		Log             []opTime     `json:"log"`
+		PeakHostBytes   float64      `json:"peak_host_bytes"`
+		PeakDeviceBytes float64      `json:"peak_device_bytes"`
+		LogMemory       []peakMemory `json:"log_memory"`
 	}
 	data, _ := os.ReadFile(rep)
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -214,5 +231,85 @@ func TestLog(t *testing.T) {
 		t.Errorf("the log's solve took %g s, solve_s is %g s", solve.MaxS, r.SolveS)
 	case math.Abs(spmv.AvgS+prec.AvgS+other.AvgS-solve.AvgS) > 1e-9 || other.MinS < 0:
 		t.Errorf("the operations do not add up to the solve: %+v", r.Log)
+	}
+	perSpMV, perPrec := spmv.Bytes/float64(spmv.Count), prec.Bytes/float64(prec.Count)
+	if perSpMV < 8*r.NNZ+16*r.N || perSpMV > 12*r.NNZ+24*r.N {
+		t.Errorf("a product moves %g bytes; A has %g entries and %g rows", perSpMV, r.NNZ, r.N)
+	}
+	if perPrec < 2*(8*r.PrecNNZ+16*r.N) || perPrec > 2*(12*r.PrecNNZ+24*r.N) {
+		t.Errorf("an FSAI application moves %g bytes; G has %g entries and %g rows", perPrec, r.PrecNNZ, r.N)
+	}
+	for _, op := range []opTime{spmv, prec} {
+		if want := op.Bytes / op.MaxS / 1e9; math.Abs(op.GBs-want) > 1e-9*want {
+			t.Errorf("%s: %g GB/s, want %g", op.Op, op.GBs, want)
+		}
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	if len(r.LogMemory) != 1 || r.LogMemory[0].Memory != "host" || r.PeakDeviceBytes != 0 {
+		t.Fatalf("log_memory %+v, peak_device_bytes %g: want the host's only", r.LogMemory, r.PeakDeviceBytes)
+	}
+	host := r.LogMemory[0]
+	if host.MaxBytes != r.PeakHostBytes || host.MinBytes > host.AvgBytes || host.AvgBytes > host.MaxBytes || host.MinBytes < 8*r.NNZ/2 {
+		t.Errorf("peak host memory %+v, peak_host_bytes %g: A's entries take %g bytes", host, r.PeakHostBytes, 8*r.NNZ)
+	}
+}
+
+// TestMonitor runs -monitor 5 on two ranks: CG writes one line every 5
+// iterations with the recurrence's relative residual, the report's
+// history at that iteration, and the true one, which poisson7 keeps near
+// it; GMRES writes the recurrence's only. A negative -monitor is refused.
+func TestMonitor(t *testing.T) {
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not found")
+	}
+	for _, method := range []string{"cg", "gmres"} {
+		rep := filepath.Join(t.TempDir(), "r.json")
+		cmd := exec.Command("mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none", binary,
+			"-problem", "poisson7:16", "-backend", "cpu", "-solver", method, "-prec", "jacobi", "-progress", "0", "-monitor", "5", "-report", rep)
+		cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s -monitor: %v\n%s", method, err, out)
+		}
+		var r struct {
+			Iterations int       `json:"iterations"`
+			History    []float64 `json:"history"`
+		}
+		data, _ := os.ReadFile(rep)
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(l, "monitor ") {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) != r.Iterations/5 || len(lines) == 0 {
+			t.Fatalf("%s: %d lines for %d iterations:\n%s", method, len(lines), r.Iterations, out)
+		}
+		for i, l := range lines {
+			var it int
+			var rec float64
+			var truth string
+			if _, err := fmt.Sscanf(l, "monitor %d recurrence %g true %s", &it, &rec, &truth); err != nil || it != 5*(i+1) {
+				t.Fatalf("%s: line %q: %v", method, l, err)
+			}
+			if math.Abs(rec-r.History[it]) > 1e-6*rec {
+				t.Errorf("%s: %q: history has %g", method, l, r.History[it])
+			}
+			v, err := strconv.ParseFloat(truth, 64)
+			switch {
+			case method == "cg" && (err != nil || math.Abs(v-rec) > 1e-3*rec):
+				t.Errorf("cg: %q: the true residual is not near the recurrence's", l)
+			case method != "cg" && truth != "-":
+				t.Errorf("%s: %q: a true residual", method, l)
+			}
+		}
+	}
+	if r := mpirun(t, 1, "-monitor", "-1"); r.code != 2 || !strings.Contains(r.stderr, "flag -monitor: -1 is negative") {
+		t.Errorf("-monitor -1: exit %d, %s", r.code, r.stderr)
 	}
 }

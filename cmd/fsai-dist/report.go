@@ -95,9 +95,28 @@ type report struct {
 	Options map[string]string `json:"options"`
 	// -log only: each operation's count (rank 0) and seconds over the
 	// ranks: spmv, prec, other (vector updates and reductions), solve
-	Log         []opTime `json:"log,omitempty"`
-	Version     string   `json:"version"`
-	CommandLine []string `json:"command_line"`
+	Log []opTime `json:"log,omitempty"`
+	// the most memory a rank held at once during the run, in bytes, on the
+	// rank that held the most: its resident host memory (VmHWM; Linux
+	// only) and the device memory of its backend's allocations (CUDA only)
+	PeakHostBytes   float64 `json:"peak_host_bytes,omitempty"`
+	PeakDeviceBytes float64 `json:"peak_device_bytes,omitempty"`
+	// -log only: those peaks' minimum, average and maximum over the ranks
+	LogMemory   []peakMemory `json:"log_memory,omitempty"`
+	Version     string       `json:"version"`
+	CommandLine []string     `json:"command_line"`
+}
+
+// setPeaks sets the report's peak memory from the ranks' peaks.
+func (r *report) setPeaks(mem []peakMemory) {
+	for _, m := range mem {
+		switch m.Memory {
+		case "host":
+			r.PeakHostBytes = m.MaxBytes
+		case "device":
+			r.PeakDeviceBytes = m.MaxBytes
+		}
+	}
 }
 
 // newReport starts the report of a run with what is known before it.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -64,7 +65,7 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	rep.ReadS = time.Since(start).Seconds()
 	log.Info("matrix", zap.Int64("n", rep.N), zap.Int64("nnz", rep.NNZ), zap.Float64("read_s", rep.ReadS))
 
-	opt := runOptions(o, log, stop)
+	opt := runOptions(o, log, stop, c.Rank())
 	be, err := openBackend(c, opt, log)
 	if err := c.Agree(err); err != nil {
 		return 0, tag(exitBadInput, err)
@@ -138,12 +139,18 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 		}
 	}
 	rep.fill(res)
+	peak, err := peaks(c, s.Backend())
+	if err != nil {
+		return 0, err
+	}
+	rep.setPeaks(peak)
 	if opt.Log != nil {
+		rep.LogMemory = peak
 		if rep.Log, err = opTimes(c, opt.Log); err != nil {
 			return 0, err
 		}
 		if c.Rank() == 0 {
-			if err := writeLog(os.Stdout, rep.Log); err != nil {
+			if err := writeLog(os.Stdout, rep.Log, peak); err != nil {
 				log.Warn("-log", zap.Error(err))
 			}
 		}
@@ -190,14 +197,45 @@ func setupError(err error) error {
 }
 
 // runOptions are the solver's options of the flags, with the signal flag
-// as the stop hook and the log as the progress callback.
-func runOptions(o *options, log *zap.Logger, stop *interrupt) solver.Options {
+// as the stop hook, the log as the progress callback and -monitor's lines
+// (rank 0 writes them).
+func runOptions(o *options, log *zap.Logger, stop *interrupt, rank int) solver.Options {
 	opt := o.solver
 	opt.Stop, opt.Progress = stop.requested, progress(log, o.progressEvery)
 	if o.opLog {
 		opt.Log = &solver.OpLog{}
 	}
+	if o.monitor > 0 {
+		w := io.Discard
+		if rank == 0 {
+			w = stderr
+		}
+		monitor(&opt, w, o.monitor)
+	}
 	return opt
+}
+
+// monitor has the solve write a line to w every this many iterations:
+// the recurrence's relative residual and, for CG, the true one, which
+// costs a product with A each time (every rank computes it).
+func monitor(opt *solver.Options, w io.Writer, every int) {
+	line := func(it int, rec float64, truth string) {
+		fmt.Fprintf(w, "monitor %6d  recurrence %.6e  true %s\n", it, rec, truth)
+	}
+	if opt.Method == "cg" {
+		opt.TrueEvery = every
+		opt.TrueProgress = func(it int, rec, truth float64) { line(it, rec, fmt.Sprintf("%.6e", truth)) }
+		return
+	}
+	logged := opt.Progress
+	opt.Progress = func(it int, rec float64) {
+		if logged != nil {
+			logged(it, rec)
+		}
+		if it%every == 0 {
+			line(it, rec, "-")
+		}
+	}
 }
 
 // The memory that the checks before allocating count: a stripe, generated
@@ -391,11 +429,10 @@ func benchSpMV(c *comm.Comm, op *dsmat.Operator, b *ddmat.Dense, k int, rep *rep
 	if rep.SpMVHostS, err = comm.AllreduceScalar(c, comm.Max, host); err != nil {
 		return err
 	}
-	stored, err := comm.AllreduceScalar(c, comm.Sum, float64(op.Bytes()))
+	bytes, err := comm.AllreduceScalar(c, comm.Sum, float64(op.ProductBytes(1)))
 	if err != nil {
 		return err
 	}
-	bytes := stored + 16*float64(rep.N)
 	rep.SpMVGBs = bytes / rep.SpMVS / 1e9
 	if c.Size() == 1 {
 		return nil
