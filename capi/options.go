@@ -98,7 +98,58 @@ func fsai_solver_create_opts(m, o C.int64_t, out *C.int64_t) C.int {
 		if err := sameOnAllRanks(c, *opt); err != nil {
 			return err
 		}
-		return newSolver(A, *opt, out)
+		own := *opt
+		if own.Log != nil { // each solver of the handle keeps its own log
+			own.Log = &solver.OpLog{}
+		}
+		return newSolver(A, own, out)
+	})
+}
+
+// opStats is the entry of l for operation op of fsai_solver_oplog:
+// FSAI_OP_SPMV 0, FSAI_OP_PREC 1, FSAI_OP_SOLVE 2 (include/fsai.h and
+// include/fsai.f90 repeat the numbers, which never change).
+func opStats(l *solver.OpLog, op C.int) (*solver.OpStats, bool) {
+	switch op {
+	case 0:
+		return &l.SpMV, true
+	case 1:
+		return &l.Prec, true
+	case 2:
+		return &l.Solve, true
+	}
+	return nil, false
+}
+
+// fsai_solver_oplog gives this rank's count, seconds and bytes of one kind
+// of operation over the solver's solves so far (FSAI_OP_SPMV: products
+// with A; FSAI_OP_PREC: preconditioner applications; FSAI_OP_SOLVE: whole
+// solves, whose seconds less the other two are the vector updates and
+// reductions), for a solver made by fsai_solver_create_opts with the
+// option "log" true; FSAI_ERR_INPUT otherwise. Not collective.
+//
+//export fsai_solver_oplog
+func fsai_solver_oplog(s C.int64_t, op C.int, count *C.int64_t, seconds, bytes *C.double) C.int {
+	return call(func() error {
+		sv, err := solverFor(s)
+		if err != nil {
+			return err
+		}
+		l := sv.OpLog()
+		st, ok := (*solver.OpStats)(nil), false
+		if l != nil {
+			st, ok = opStats(l, op)
+		}
+		switch {
+		case l == nil:
+			return fmt.Errorf("fsai: solver_oplog: %w: the solver was made without the option log", solver.ErrInput)
+		case !ok:
+			return fmt.Errorf("fsai: solver_oplog: %w: operation %d is not FSAI_OP_SPMV, FSAI_OP_PREC or FSAI_OP_SOLVE", solver.ErrInput, op)
+		case count == nil || seconds == nil || bytes == nil:
+			return fmt.Errorf("fsai: solver_oplog: %w: an output pointer is NULL", solver.ErrInput)
+		}
+		*count, *seconds, *bytes = C.int64_t(st.Count), C.double(st.Seconds), C.double(st.Bytes)
+		return nil
 	})
 }
 

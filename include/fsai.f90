@@ -13,6 +13,8 @@ module fsai
   integer(c_int), parameter :: FSAI_REASON_CONVERGED = 0, FSAI_REASON_MAX_ITERATIONS = 1, &
        FSAI_REASON_BREAKDOWN = 2, FSAI_REASON_NAN = 3, FSAI_REASON_STAGNATION = 4, &
        FSAI_REASON_INTERRUPTED = 5, FSAI_REASON_DIVERGED = 6
+  ! kinds of operation (fsai_solver_oplog); the values never change
+  integer(c_int), parameter :: FSAI_OP_SPMV = 0, FSAI_OP_PREC = 1, FSAI_OP_SOLVE = 2
 
   interface
      integer(c_int) function fsai_init(comm) bind(C, name="fsai_init")
@@ -84,6 +86,14 @@ module fsai
        integer(c_int), value :: col
        integer(c_int), intent(out) :: reason
      end function fsai_solver_reason
+
+     integer(c_int) function fsai_solver_oplog(solver, op, count, seconds, bytes) bind(C, name="fsai_solver_oplog")
+       import :: c_int, c_int64_t, c_double
+       integer(c_int64_t), value :: solver
+       integer(c_int), value :: op
+       integer(c_int64_t), intent(out) :: count
+       real(c_double), intent(out) :: seconds, bytes
+     end function fsai_solver_oplog
 
      integer(c_int) function fsai_solve(solver, b, x, iterations, relres) bind(C, name="fsai_solve")
        import :: c_int, c_int64_t, c_double

@@ -78,6 +78,13 @@ enum {
 	FSAI_REASON_DIVERGED = 6        /* the residual grew past divtol times the initial one */
 };
 
+/* Kinds of operation (fsai_solver_oplog); the values never change. */
+enum {
+	FSAI_OP_SPMV = 0,  /* products with A, halo exchange included */
+	FSAI_OP_PREC = 1,  /* preconditioner applications */
+	FSAI_OP_SOLVE = 2  /* whole solves: less the two above, the vector updates and reductions */
+};
+
 typedef int64_t fsai_matrix; /* opaque handles */
 typedef int64_t fsai_solver;
 typedef int64_t fsai_options;
@@ -159,6 +166,13 @@ int fsai_solver_create_opts(fsai_matrix matrix, fsai_options options, fsai_solve
  * solve, or for a column the last solve did not have, FSAI_ERR_INPUT. Not
  * collective. */
 int fsai_solver_reason(fsai_solver solver, int col, int *reason);
+
+/* Gives this rank's count, seconds and bytes moved of one kind of
+ * operation (FSAI_OP_*) over the solver's solves so far, for a solver made
+ * by fsai_solver_create_opts with the option "log" set to "true" (each
+ * operation then waits for the device); FSAI_ERR_INPUT for a solver
+ * without it or an unknown kind. Not collective. */
+int fsai_solver_oplog(fsai_solver solver, int op, int64_t *count, double *seconds, double *bytes);
 
 /* Solves A x = b on this rank's nlocal rows: x is the initial guess on entry
  * and the solution on return. iterations and relres (the true relative

@@ -33,6 +33,10 @@ type OpLog struct {
 	SpMV, Prec, Solve OpStats
 }
 
+// OpLog is the log of the solver's operations (Options.Log), nil when
+// its options set none.
+func (s *Solver) OpLog() *OpLog { return s.opt.Log }
+
 // timed runs f, waits for be, and adds the time, one count and bytes to
 // st.
 func timed(be backend.Backend, st *OpStats, bytes int64, f func() error) error {

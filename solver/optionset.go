@@ -231,6 +231,20 @@ var optionTable = []Option{
 		}
 		return nil
 	}),
+	{Name: "log", Type: "bool",
+		Doc: "account for the solve's time by operation (products with A, the preconditioner, the rest: vector updates and reductions) and the bytes they move on each rank, with each rank's peak memory, in the report's log and a table on standard output; waits for the device after each operation",
+		get: func(o *Options) string { return strconv.FormatBool(o.Log != nil) },
+		parse: func(o *Options, value string) error {
+			on, err := strconv.ParseBool(value)
+			switch {
+			case err != nil:
+			case on && o.Log == nil:
+				o.Log = &OpLog{}
+			case !on:
+				o.Log = nil
+			}
+			return typeError(value, "a boolean", err)
+		}},
 	boolOption("spai.device", "SPAI: with -backend cuda, solve the least-squares blocks on the GPU (gathered on the host and copied over; by default the host's cores solve them, which is faster on the nodes measured)",
 		func(o *Options) *bool { return &o.SPAIOnDevice }),
 }

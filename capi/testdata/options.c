@@ -1,6 +1,6 @@
 /*
- * options.c: the options handle and the stop-reason codes, for
- * capi_test.go. Each rank builds its rows of tridiag(-1, 2.01, -1) of
+ * options.c: the options handle, the stop-reason codes and the operation
+ * log, for capi_test.go. Each rank builds its rows of tridiag(-1, 2.01, -1) of
  * order N and checks: aFSAI with afsai.steps 0 (a diagonal G) takes more
  * iterations than the default; maxit 3 stops with FSAI_REASON_MAX_ITERATIONS;
  * a converged solve gives FSAI_REASON_CONVERGED; an unknown option, an
@@ -56,6 +56,44 @@ static int solve(fsai_matrix A, fsai_options o, int64_t nlocal, int want, int *r
 	return its;
 }
 
+/* oplog solves with the option log and checks the operation counts:
+ * one solve, at least an SpMV and a preconditioner application per
+ * iteration, seconds and bytes positive, the parts within the whole; and
+ * the refusals of a solver without the log and of an unknown kind. */
+static void oplog(fsai_matrix A, int64_t nlocal) {
+	fsai_options o;
+	fsai_solver s, plain;
+	double *b = malloc(nlocal * sizeof *b), *x = calloc(nlocal, sizeof *x);
+	for (int64_t i = 0; i < nlocal; i++)
+		b[i] = 1;
+	int its = -1;
+	expect(fsai_options_create(&o), FSAI_OK, NULL, "fsai_options_create (log)");
+	expect(fsai_options_set(o, "backend", "cpu"), FSAI_OK, NULL, "backend cpu (log)");
+	expect(fsai_solver_create_opts(A, o, &plain), FSAI_OK, NULL, "solver without the log");
+	expect(fsai_options_set(o, "log", "true"), FSAI_OK, NULL, "log true");
+	expect(fsai_solver_create_opts(A, o, &s), FSAI_OK, NULL, "solver with the log");
+	expect(fsai_solve(s, b, x, &its, NULL), FSAI_OK, NULL, "fsai_solve (log)");
+	int64_t count[3];
+	double seconds[3], bytes[3];
+	for (int op = FSAI_OP_SPMV; op <= FSAI_OP_SOLVE; op++)
+		expect(fsai_solver_oplog(s, op, &count[op], &seconds[op], &bytes[op]), FSAI_OK, NULL, "fsai_solver_oplog");
+	if (count[FSAI_OP_SOLVE] != 1 || count[FSAI_OP_SPMV] < its || count[FSAI_OP_PREC] < its || bytes[FSAI_OP_SPMV] <= 0 ||
+	    bytes[FSAI_OP_PREC] <= 0 || !(seconds[FSAI_OP_SPMV] > 0) ||
+	    seconds[FSAI_OP_SPMV] + seconds[FSAI_OP_PREC] > seconds[FSAI_OP_SOLVE]) {
+		fprintf(stderr, "rank %d: log after %d iterations: spmv %lld %g s %g B, prec %lld %g s %g B, solve %lld %g s\n", rank, its,
+		        (long long)count[0], seconds[0], bytes[0], (long long)count[1], seconds[1], bytes[1], (long long)count[2], seconds[2]);
+		failed = 1;
+	}
+	expect(fsai_solver_oplog(s, 3, &count[0], &seconds[0], &bytes[0]), FSAI_ERR_INPUT, "operation 3 is not", "oplog of kind 3");
+	expect(fsai_solver_oplog(plain, FSAI_OP_SPMV, &count[0], &seconds[0], &bytes[0]), FSAI_ERR_INPUT, "without the option log",
+	       "oplog without the log");
+	expect(fsai_solver_free(s), FSAI_OK, NULL, "fsai_solver_free (log)");
+	expect(fsai_solver_free(plain), FSAI_OK, NULL, "fsai_solver_free (plain)");
+	expect(fsai_options_free(o), FSAI_OK, NULL, "fsai_options_free (log)");
+	free(b);
+	free(x);
+}
+
 int main(int argc, char **argv) {
 	MPI_Init(&argc, &argv);
 	int size;
@@ -102,6 +140,7 @@ int main(int argc, char **argv) {
 		fprintf(stderr, "rank %d: maxit 3: reason %d\n", rank, reason);
 		failed = 1;
 	}
+	oplog(A, nlocal);
 	expect(fsai_options_set(o, "afsai.stepz", "4"), FSAI_ERR_INPUT, "unknown option \"afsai.stepz\"", "unknown option");
 	expect(fsai_options_set(o, "afsai.power", "4"), FSAI_ERR_INPUT, "option afsai.power: 4 is not 1, 2 or 3", "afsai.power 4");
 	expect(fsai_options_set(o, "tol", "x"), FSAI_ERR_INPUT, "option tol: \"x\" is not a number", "tol x");

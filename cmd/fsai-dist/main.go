@@ -63,7 +63,6 @@ type options struct {
 	writeMatrix     string
 	checkSymmetry   bool
 	view            bool
-	opLog           bool
 	version         bool
 }
 
@@ -89,7 +88,6 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.IntVar(&o.monitor, "monitor", 0, "write a line every this many iterations (0: never) with the recurrence's relative residual and, for cg, the true one ||b - A x||/||b||, at the cost of a product with A each time")
 	fs.BoolVar(&o.checkSymmetry, "check-symmetry", true, "when -solver or -prec needs an SPD matrix (cg, afsai, fsai), check that a -matrix is symmetric before solving (one exchange of the halo entries); false skips it")
 	fs.BoolVar(&o.view, "view", false, "after the set-up, print the resolved configuration (ranks, backend, matrix storage, method, preconditioner with its parameters and density, halos) on standard output")
-	fs.BoolVar(&o.opLog, "log", false, "account for the solve's time by operation (products with A, the preconditioner, the rest: vector updates and reductions) and the bytes they move on each rank, with each rank's peak memory, in the report's log and a table on standard output; waits for the device after each operation")
 	fs.BoolVar(&o.version, "version", false, "print the version (and the commit it was built from) and exit")
 	fs.StringVar(&o.optionsFile, "options", "", "read the solver's options from this file, one a line: name value (# comments); FSAI_OPTIONS holds more, flags override both")
 	if err := defineOptions(fs); err != nil {

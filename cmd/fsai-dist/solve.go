@@ -202,9 +202,6 @@ func setupError(err error) error {
 func runOptions(o *options, log *zap.Logger, stop *interrupt, rank int) solver.Options {
 	opt := o.solver
 	opt.Stop, opt.Progress = stop.requested, progress(log, o.progressEvery)
-	if o.opLog {
-		opt.Log = &solver.OpLog{}
-	}
 	if o.monitor > 0 {
 		w := io.Discard
 		if rank == 0 {
