@@ -71,6 +71,20 @@ type MemoryReporter interface {
 	PeakBytes() int64
 }
 
+// Clock is a Backend that times the work it has queued with marks in its
+// queue (device events), so that timing an operation adds no wait for the
+// device: Mark records a point of the queue; Seconds waits for the device
+// to pass to, returns the device's seconds from from to to, and releases
+// both marks. The CPU backend, whose work is done when its calls return,
+// does not implement it.
+type Clock interface {
+	Mark() (Mark, error)
+	Seconds(from, to Mark) (float64, error)
+}
+
+// Mark is a point in a Clock's queue.
+type Mark uintptr
+
 // Backend is a compute device: memory, transfers and the kernels the
 // algorithms need. A Backend is used by one goroutine at a time; kernels run
 // in the order they are called.

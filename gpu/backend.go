@@ -83,8 +83,9 @@ type Backend struct {
 	maxReduceBlocks   int
 	partials, counter uintptr
 	host              unsafe.Pointer
-	start, stop       uintptr // events of Time, made on first use
-	staging           staging // large copies from and to pageable host memory (staging.go)
+	start, stop       uintptr   // events of Time, made on first use
+	marks             []uintptr // events of Mark free for reuse
+	staging           staging   // large copies from and to pageable host memory (staging.go)
 	args              *launchArgs
 	pinner            runtime.Pinner
 	// spare is device memory out of use, kept for the allocations to come
@@ -204,9 +205,10 @@ func (b *Backend) release() error {
 	sync := func(s uintptr) error { return d.StreamSynchronize(s, "") }
 	apply(b.copyStream, sync)
 	apply(b.stream, sync)
-	for _, e := range []uintptr{b.start, b.stop, b.fence, b.copied, b.putsFrom} {
+	for _, e := range append([]uintptr{b.start, b.stop, b.fence, b.copied, b.putsFrom}, b.marks...) {
 		apply(e, func(e uintptr) error { return d.EventDestroy(e, "") })
 	}
+	b.marks = nil
 	errs = append(errs, b.staging.release(d))
 	for _, c := range b.retired {
 		apply(c, func(p uintptr) error { return d.MemFree(p, "peer counter") })

@@ -169,8 +169,8 @@ int fsai_solver_reason(fsai_solver solver, int col, int *reason);
 
 /* Gives this rank's count, seconds and bytes moved of one kind of
  * operation (FSAI_OP_*) over the solver's solves so far, for a solver made
- * by fsai_solver_create_opts with the option "log" set to "true" (each
- * operation then waits for the device); FSAI_ERR_INPUT for a solver
+ * by fsai_solver_create_opts with the option "log" set to "true" (on a
+ * GPU timed with events, read at the end of each solve); FSAI_ERR_INPUT for a solver
  * without it or an unknown kind. Not collective. */
 int fsai_solver_oplog(fsai_solver solver, int op, int64_t *count, double *seconds, double *bytes);
 

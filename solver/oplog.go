@@ -1,6 +1,7 @@
 package solver
 
 import (
+	"errors"
 	"time"
 
 	"github.com/fsai-dist/fsai-dist/backend"
@@ -18,15 +19,25 @@ type OpStats struct {
 	Count   int
 	Seconds float64
 	Bytes   int64
+	// pending are the spans a Clock backend has marked and not yet
+	// turned into Seconds.
+	pending []span
 }
+
+// span is one operation's start and end in a Clock backend's queue.
+type span struct{ from, to backend.Mark }
+
+// maxPending is how many spans an OpStats holds before settling the older
+// half: reading a span waits for its end, long past by then.
+const maxPending = 256
 
 // OpLog accounts for this rank's solve time by operation (Options.Log):
 // the products with A (SpMV, halo exchange included), the preconditioner's
 // applications (Prec) and the whole solves (Solve); the rest of Solve is
-// the method's vector updates and reductions. Each timed operation ends
-// with a wait for the backend (backend.Sync), so that its time is the
-// device's; this adds a host synchronization per operation, only while a
-// log is set. A diagonal preconditioner (jacobi) that the method fuses
+// the method's vector updates and reductions. On a backend.Clock (a GPU)
+// each timed operation is bracketed by marks in the device's queue, read
+// at the end of the solve, so the log adds no wait to the iteration; on
+// other backends each timed operation ends with backend.Sync. A diagonal preconditioner (jacobi) that the method fuses
 // into its vector updates is not applied on its own: its time is in the
 // rest, and Prec stays zero.
 type OpLog struct {
@@ -37,18 +48,60 @@ type OpLog struct {
 // its options set none.
 func (s *Solver) OpLog() *OpLog { return s.opt.Log }
 
-// timed runs f, waits for be, and adds the time, one count and bytes to
-// st.
+// timed runs f and adds its time, one count and bytes to st: on a
+// backend.Clock as a span of marks that settle reads later, elsewhere as
+// the host's time until be has finished.
 func timed(be backend.Backend, st *OpStats, bytes int64, f func() error) error {
+	st.Count++
+	st.Bytes += bytes
+	if c, ok := be.(backend.Clock); ok {
+		from, err := c.Mark()
+		if err != nil {
+			return err
+		}
+		err = f()
+		to, merr := c.Mark()
+		if merr != nil {
+			return errors.Join(err, merr)
+		}
+		st.pending = append(st.pending, span{from, to})
+		if err == nil && len(st.pending) >= maxPending {
+			err = st.settle(c, maxPending/2)
+		}
+		return err
+	}
 	start := time.Now()
 	err := f()
 	if err == nil {
 		err = be.Sync()
 	}
-	st.Count++
-	st.Bytes += bytes
 	st.Seconds += time.Since(start).Seconds()
 	return err
+}
+
+// settle adds the device time of the oldest n pending spans to Seconds.
+func (st *OpStats) settle(c backend.Clock, n int) error {
+	var errs []error
+	for _, sp := range st.pending[:n] {
+		s, err := c.Seconds(sp.from, sp.to)
+		st.Seconds += s
+		errs = append(errs, err)
+	}
+	st.pending = append(st.pending[:0], st.pending[n:]...)
+	return errors.Join(errs...)
+}
+
+// settle reads every pending span of l on be, when be is a Clock.
+func (l *OpLog) settle(be backend.Backend) error {
+	c, ok := be.(backend.Clock)
+	if !ok {
+		return nil
+	}
+	var errs []error
+	for _, st := range []*OpStats{&l.SpMV, &l.Prec, &l.Solve} {
+		errs = append(errs, st.settle(c, len(st.pending)))
+	}
+	return errors.Join(errs...)
 }
 
 // timedOperator is a krylov.Operator whose products are timed into st.
@@ -116,5 +169,5 @@ func (s *Solver) solveBlock(ws Method, b, x *ddmat.Dense) ([]krylov.Result, erro
 		res, err = ws.SolveBlock(M, b, x, s.opt.krylov())
 		return err
 	})
-	return res, err
+	return res, errors.Join(err, log.settle(s.be))
 }

@@ -232,7 +232,7 @@ var optionTable = []Option{
 		return nil
 	}),
 	{Name: "log", Type: "bool",
-		Doc: "account for the solve's time by operation (products with A, the preconditioner, the rest: vector updates and reductions) and the bytes they move on each rank, with each rank's peak memory, in the report's log and a table on standard output; waits for the device after each operation",
+		Doc: "account for the solve's time by operation (products with A, the preconditioner, the rest: vector updates and reductions) and the bytes they move on each rank, with each rank's peak memory, in the report's log and a table on standard output; on a GPU timed with events in the device's queue, read at the end of the solve, elsewhere waiting for the backend after each operation",
 		get: func(o *Options) string { return strconv.FormatBool(o.Log != nil) },
 		parse: func(o *Options, value string) error {
 			on, err := strconv.ParseBool(value)
