@@ -61,17 +61,17 @@ func CheckFixed[T csr.Real](a *csr.Matrix[T], rows []int, patterns [][]int32) ([
 	if len(patterns) != len(rows) {
 		return nil, fmt.Errorf("afsai: %d patterns for %d rows", len(patterns), len(rows))
 	}
-	errs := make([]error, parallel.Chunks(len(patterns))) // each chunk's first bad pattern's
-	parallel.For(len(patterns), func(c, lo, hi int) {
+	err = parallel.ForErr(len(patterns), func(_, lo, hi int) error {
 		var seen []bool // made when the chunk meets a long pattern
-		for k := lo; k < hi && errs[c] == nil; k++ {
-			errs[c] = checkPattern(patterns[k], rows[k], a.Cols, &seen)
+		for k := lo; k < hi; k++ {
+			if err := checkPattern(patterns[k], rows[k], a.Cols, &seen); err != nil {
+				return err
+			}
 		}
+		return nil
 	})
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
 	return diag, nil
 }

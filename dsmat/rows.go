@@ -70,14 +70,7 @@ func (r *Rows) Check() error {
 	if len(r.RowPtr) == 0 || r.RowPtr[0] != 0 || r.RowPtr[len(r.RowPtr)-1] != int64(len(r.Col)) || len(r.Col) != len(r.Val) {
 		return fmt.Errorf("dsmat: stripe row pointers do not match %d columns and %d values", len(r.Col), len(r.Val))
 	}
-	errs := make([]error, parallel.Chunks(r.Count()))
-	parallel.For(r.Count(), func(c, lo, hi int) { errs[c] = r.checkRows(lo, hi) })
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return parallel.ForErr(r.Count(), func(_, lo, hi int) error { return r.checkRows(lo, hi) })
 }
 
 // checkRows checks rows [lo, hi) of a stripe whose first and last row

@@ -169,27 +169,19 @@ func readPETScEntries(f io.ReaderAt, r *dsmat.Rows, nz, size, before, total int6
 // checkPETScRows checks the columns and values read into a stripe, on all
 // cores; the error is the first bad entry's.
 func checkPETScRows(r *dsmat.Rows) error {
-	errs := make([]error, parallel.Chunks(r.Count()))
-	parallel.For(r.Count(), func(c, lo, hi int) {
+	return parallel.ForErr(r.Count(), func(_, lo, hi int) error {
 		for i := lo; i < hi; i++ {
 			for k := r.RowPtr[i]; k < r.RowPtr[i+1]; k++ {
 				if col := r.Col[k]; col < 0 || col >= r.N {
-					errs[c] = fmt.Errorf("row %d: column %d out of range [0,%d)", r.First+int64(i), col, r.N)
-					return
+					return fmt.Errorf("row %d: column %d out of range [0,%d)", r.First+int64(i), col, r.N)
 				}
 				if v := r.Val[k]; math.IsNaN(v) || math.IsInf(v, 0) {
-					errs[c] = fmt.Errorf("row %d column %d: value %v is not finite", r.First+int64(i), r.Col[k], v)
-					return
+					return fmt.Errorf("row %d column %d: value %v is not finite", r.First+int64(i), r.Col[k], v)
 				}
 			}
 		}
+		return nil
 	})
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // petscError puts the file name on a local error of the PETSc reader.
@@ -205,17 +197,10 @@ func petscError(path string, err error) error {
 // error.
 func readBE[T int64 | float64](f io.ReaderAt, off int64, dst []T, width int, decode func([]byte) T) error {
 	units := (len(dst) + beGrain - 1) / beGrain
-	errs := make([]error, parallel.Chunks(units))
-	parallel.For(units, func(c, lo, hi int) {
+	return parallel.ForErr(units, func(_, lo, hi int) error {
 		lo, hi = lo*beGrain, min(hi*beGrain, len(dst))
-		errs[c] = readBERange(f, off+int64(lo*width), dst[lo:hi], width, decode)
+		return readBERange(f, off+int64(lo*width), dst[lo:hi], width, decode)
 	})
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // beGrain is a unit of entries for parallel.For, whose least chunk, 64

@@ -32,28 +32,24 @@ func NewBlocks(l *Local, p Params, lo, hi int) (*Blocks, error) {
 	}
 	n := hi - lo
 	parts := make([]*Blocks, parallel.Chunks(n))
-	errs := make([]error, len(parts))
-	parallel.For(n, func(ch, a, b int) {
+	err := parallel.ForErr(n, func(ch, a, b int) error {
 		w := &worker{l: l, p: p, seen: map[int64]bool{}}
 		out := newBlocks(l.Own.First + int64(lo+a))
 		for i := lo + a; i < lo+b; i++ {
 			g := l.Own.First + int64(i)
 			if err := w.pattern(g); err != nil {
-				errs[ch] = err
-				return
+				return err
 			}
 			if err := w.block(g); err != nil {
-				errs[ch] = err
-				return
+				return err
 			}
 			out.add(w)
 		}
 		parts[ch] = out
+		return nil
 	})
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
 	return joinBlocks(l.Own.First+int64(lo), parts), nil
 }

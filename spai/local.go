@@ -64,28 +64,24 @@ func kept(r, c int64, v, max, tau float64) bool {
 func checkRows(r *dsmat.Rows) ([]float64, error) {
 	n := r.Count()
 	max := make([]float64, n)
-	errs := make([]error, parallel.Chunks(n))
-	parallel.For(n, func(ch, lo, hi int) {
+	err := parallel.ForErr(n, func(_, lo, hi int) error {
 		for i := lo; i < hi; i++ {
 			g := r.First + int64(i) + 1
 			for e := r.RowPtr[i]; e < r.RowPtr[i+1]; e++ {
 				v := math.Abs(r.Val[e])
 				if math.IsNaN(v) || math.IsInf(v, 0) {
-					errs[ch] = fmt.Errorf("spai: A(%d,%d) = %g is not finite", g, r.Col[e]+1, r.Val[e])
-					return
+					return fmt.Errorf("spai: A(%d,%d) = %g is not finite", g, r.Col[e]+1, r.Val[e])
 				}
 				max[i] = math.Max(max[i], v)
 			}
 			if max[i] == 0 {
-				errs[ch] = fmt.Errorf("spai: row %d of A holds no nonzero: A is singular", g)
-				return
+				return fmt.Errorf("spai: row %d of A holds no nonzero: A is singular", g)
 			}
 		}
+		return nil
 	})
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
 	return max, nil
 }

@@ -65,6 +65,20 @@ func For(n int, f func(c, lo, hi int)) {
 	wg.Wait()
 }
 
+// ForErr is For with an f that can fail: every chunk runs, and the error
+// is the first failing chunk's in range order (nil when none failed), so
+// it names the same first bad item on any number of cores.
+func ForErr(n int, f func(c, lo, hi int) error) error {
+	errs := make([]error, Chunks(n))
+	For(n, func(c, lo, hi int) { errs[c] = f(c, lo, hi) })
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Scan sets out[i+1] = out[i] + count(i) for i in [0, len(out)-1), from
 // the out[0] it is given: row pointers from row lengths. Every chunk sums
 // its counts, then writes its part from the sum of the chunks before it, so

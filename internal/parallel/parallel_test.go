@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"fmt"
 	"runtime"
 	"slices"
 	"testing"
@@ -179,4 +180,30 @@ func BenchmarkAccumulate(b *testing.B) {
 			Scan(p, func(i int) int32 { return p[i+1] })
 		}
 	})
+}
+
+// TestForErr: every chunk runs, and the error is that of the first
+// failing chunk in range order, whichever finishes first.
+func TestForErr(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	const n = 1000
+	ran := make([]bool, Chunks(n))
+	err := ForErr(n, func(c, lo, hi int) error {
+		ran[c] = true
+		if lo > 0 {
+			return fmt.Errorf("chunk from %d", lo)
+		}
+		return nil
+	})
+	if want := fmt.Sprintf("chunk from %d", n/len(ran)); err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
+	}
+	for c, r := range ran {
+		if !r {
+			t.Errorf("chunk %d did not run", c)
+		}
+	}
+	if err := ForErr(n, func(int, int, int) error { return nil }); err != nil {
+		t.Errorf("no chunk failed: %v", err)
+	}
 }
