@@ -53,12 +53,11 @@ __device__ double fsai_cols_block_sum(double v, int kc, double *sh)
 // (G blocks); the last block to finish adds them in block order, each thread
 // taking the blocks of its block row, and writes result[s*kc + c], or adds
 // to it when add is set. *counter must be 0 before the launch; the last
-// block's atomicInc wraps it back to 0.
+// block wraps it back to 0 (fsai_last_block).
 __device__ void fsai_cols_grid_reduce(double v, double w, int kc, int nsum, double *partials,
                                       unsigned *counter, double *result, int add)
 {
     __shared__ double sh[FSAI_BLOCK];
-    __shared__ bool last;
     const int t = threadIdx.x, R = fsai_cols_rows(kc), r = t / kc, c = t - r * kc;
     const unsigned G = gridDim.x;
     for (int s = 0; s < nsum; s++) {
@@ -66,14 +65,8 @@ __device__ void fsai_cols_grid_reduce(double v, double w, int kc, int nsum, doub
         if (t < kc)
             partials[(long long)(s * kc + c) * G + blockIdx.x] = b;
     }
-    __threadfence();
-    __syncthreads();
-    if (t == 0)
-        last = atomicInc(counter, G - 1) == G - 1;
-    __syncthreads();
-    if (!last)
+    if (!fsai_last_block(counter))
         return;
-    __threadfence();
     const volatile double *p = partials;
     for (int s = 0; s < nsum; s++) {
         double a = 0.0;

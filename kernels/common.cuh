@@ -38,6 +38,24 @@ __device__ double fsai_block_sum(double v)
     return v;
 }
 
+// fsai_last_block reports, in every thread of a block whose partial sums
+// are written, whether it is the last block of the grid to get there: the
+// one that adds the partials, which it then sees (volatile reads). Blocks
+// count arrivals in *counter, which must be 0 before the launch; the last
+// block's atomicInc wraps it back to 0 for the next one.
+__device__ bool fsai_last_block(unsigned *counter)
+{
+    __shared__ bool last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0)
+        last = atomicInc(counter, gridDim.x - 1) == gridDim.x - 1;
+    __syncthreads();
+    if (last)
+        __threadfence();
+    return last;
+}
+
 // fsai_grid_reduce2 finishes two reductions of the grid: each block stores
 // its sums in partials[blockIdx.x] and partials[gridDim.x + blockIdx.x]; the
 // last block to finish adds the partials in index order and returns true in
@@ -48,19 +66,14 @@ __device__ double fsai_block_sum(double v)
 __device__ bool fsai_grid_reduce2(double v, double w, double *partials, unsigned *counter,
                                   double *s, double *t)
 {
-    __shared__ bool last;
     v = fsai_block_sum(v);
     w = fsai_block_sum(w);
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = v;
         partials[gridDim.x + blockIdx.x] = w;
-        __threadfence();
-        last = atomicInc(counter, gridDim.x - 1) == gridDim.x - 1;
     }
-    __syncthreads();
-    if (!last)
+    if (!fsai_last_block(counter))
         return false;
-    __threadfence();
     const volatile double *p = partials;
     double a = 0.0, b = 0.0;
     for (unsigned i = threadIdx.x; i < gridDim.x; i += blockDim.x) {

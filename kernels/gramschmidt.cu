@@ -18,7 +18,7 @@
 // = w'w. Each block adds its threads' sums in a fixed tree (fsai_block_sum)
 // into partials[c*G + block] (G blocks); the last block to finish adds them
 // in block order: deterministic for a given grid. *counter must be 0 before
-// the launch; the last block's atomicInc wraps it back to 0.
+// the launch; the last block wraps it back to 0 (fsai_last_block).
 template <int MANY>
 __device__ __forceinline__ void fsai_many(const FsaiCols a, long long n, int kc, int update,
                                           const double *__restrict__ v, double *__restrict__ w,
@@ -57,15 +57,8 @@ __device__ __forceinline__ void fsai_many(const FsaiCols a, long long n, int kc,
                 partials[(long long)(c < kc ? c : kc) * G + blockIdx.x] = b;
         }
     }
-    __shared__ bool last;
-    if (threadIdx.x == 0) {
-        __threadfence();
-        last = atomicInc(counter, G - 1) == G - 1;
-    }
-    __syncthreads();
-    if (!last)
+    if (!fsai_last_block(counter))
         return;
-    __threadfence();
     const volatile double *p = partials;
     for (int c = 0; c <= kc; c++) {
         double t = 0.0;
