@@ -189,7 +189,7 @@ __device__ int spai_build_solve(const long long *__restrict__ rowptr, const int 
 // each warp of a block in its own slot of the dynamic shared memory
 // (blockDim.x / 32 slots); it leaves the others, whose status stays -1, to
 // spai_solve_scratch.
-extern "C" __global__ void spai_solve_shared(int nprob, int slot, const long long *__restrict__ rowptr,
+extern "C" __global__ void __launch_bounds__(32 * 16) spai_solve_shared(int nprob, int slot, const long long *__restrict__ rowptr,
                                              const int *__restrict__ col, const double *__restrict__ val,
                                              const long long *__restrict__ patptr, const int *__restrict__ pat,
                                              const int *__restrict__ counts, int diag0, double *__restrict__ out,
