@@ -104,6 +104,20 @@ func NoDiagonal(g int64, n int) error {
 // pattern sets w.J to row g of the pattern of A~^K, sorted: the columns
 // reachable from g in at most K steps of the graph of A~.
 func (w *worker) pattern(g int64) error {
+	if w.p.K == 1 { // row g's kept columns and g: no search
+		cols, vals, max, ok := w.l.Row(g)
+		if !ok {
+			return notCollected(g, g)
+		}
+		w.J = append(w.J[:0], g)
+		for k, c := range cols {
+			if c != g && kept(g, c, vals[k], max, w.p.Tau) {
+				w.J = append(w.J, c)
+			}
+		}
+		slices.Sort(w.J)
+		return nil
+	}
 	clear(w.seen)
 	w.seen[g] = true
 	w.J = append(w.J[:0], g)
