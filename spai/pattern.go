@@ -43,13 +43,22 @@ func Pattern(l *Local, p Params) (rowPtr, col []int64, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	rowPtr = make([]int64, 1, n+1)
-	for _, pt := range parts {
-		for _, ln := range pt.lens {
-			rowPtr = append(rowPtr, rowPtr[len(rowPtr)-1]+ln)
-		}
-		col = append(col, pt.cols...)
+	// the parts joined on all cores: part ch holds the rows of chunk ch
+	start := make([]int64, len(parts)+1) // the entries before part ch
+	for ch, pt := range parts {
+		start[ch+1] = start[ch] + int64(len(pt.cols))
 	}
+	rowPtr = make([]int64, n+1)
+	col = make([]int64, start[len(parts)])
+	parallel.For(n, func(ch, lo, _ int) {
+		pt := parts[ch]
+		copy(col[start[ch]:], pt.cols)
+		at := start[ch]
+		for k, ln := range pt.lens {
+			at += ln
+			rowPtr[lo+k+1] = at
+		}
+	})
 	return rowPtr, col, nil
 }
 

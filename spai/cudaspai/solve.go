@@ -2,8 +2,10 @@ package cudaspai
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fsai-dist/fsai-dist/gpu"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 	"github.com/fsai-dist/fsai-dist/spai"
 )
 
@@ -32,9 +34,11 @@ func (b *batch) solve(lo, hi int, vals []float64) (spai.Stats, error) {
 	d := b.d
 	np := hi - lo
 	patPtr := make([]int64, np+1)
-	for k := range patPtr {
-		patPtr[k] = b.ptr[lo+k] - b.ptr[lo]
-	}
+	parallel.For(np+1, func(_, a, z int) {
+		for k := a; k < z; k++ {
+			patPtr[k] = b.ptr[lo+k] - b.ptr[lo]
+		}
+	})
 	var a batchArrays
 	defer a.free(d)
 	if err := a.alloc(d, np, len(vals)); err != nil {
@@ -55,13 +59,7 @@ func (b *batch) solve(lo, hi int, vals []float64) (spai.Stats, error) {
 	grid := min((np+warps-1)/warps, 32*d.SMs())
 	launchSolveShared(d.Raw, b.ks, d.Grid(grid, 32*warps, warps*slot), int32(np), int32(slot), b.sys.rowPtr, b.sys.col,
 		b.sys.val, a.patPtr, a.pat, a.counts, b.diag0+int32(lo), a.out, a.status)
-	var list []int32
-	for k, w := range need {
-		if w > int64(slot) {
-			list = append(list, int32(k))
-		}
-	}
-	if err := b.scratch(&a, list, need, lo); err != nil {
+	if err := b.scratch(&a, misfits(need, slot), need, lo); err != nil {
 		return spai.Stats{}, err
 	}
 	gpu.DownloadSlice(d.Raw, vals, a.out)
@@ -76,33 +74,41 @@ func (b *batch) solve(lo, hi int, vals []float64) (spai.Stats, error) {
 // check returns the error of the first problem whose status is not
 // solved, naming its row as the host does.
 func (b *batch) check(status, counts []int32, patPtr []int64, lo int) error {
-	for k, s := range status {
-		g := b.first + int64(lo+k)
-		n := int(patPtr[k+1] - patPtr[k])
-		switch s {
-		case solved:
-			continue
-		case dependent:
-			return spai.RankDeficient(g, int(counts[2*k]), n)
-		case noDiagonal:
-			return spai.NoDiagonal(g, n)
-		default:
-			return fmt.Errorf("spai: row %d of M: the GPU left it unsolved (status %d)", g+1, s)
+	return parallel.ForErr(len(status), func(_, from, to int) error {
+		for k := from; k < to; k++ {
+			g := b.first + int64(lo+k)
+			n := int(patPtr[k+1] - patPtr[k])
+			switch s := status[k]; s {
+			case solved:
+				continue
+			case dependent:
+				return spai.RankDeficient(g, int(counts[2*k]), n)
+			case noDiagonal:
+				return spai.NoDiagonal(g, n)
+			default:
+				return fmt.Errorf("spai: row %d of M: the GPU left it unsolved (status %d)", g+1, s)
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // sizes returns the workspace bytes of every problem of a batch, whose
 // counts spai_count wrote (|I| and the entries, per problem) and whose
-// patterns' offsets are patPtr, and the stats of its blocks.
+// patterns' offsets are patPtr, and the stats of its blocks, on all cores.
 func sizes(counts []int32, patPtr []int64) ([]int64, spai.Stats) {
 	need := make([]int64, len(patPtr)-1)
+	parts := make([]spai.Stats, parallel.Chunks(len(need)))
+	parallel.For(len(need), func(ch, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			m, n, t := int(counts[2*k]), int(patPtr[k+1]-patPtr[k]), int(counts[2*k+1])
+			need[k] = workspace(m, n, t)
+			parts[ch] = parts[ch].Max(spai.Stats{MaxBlockRows: m, MaxBlockCols: n})
+		}
+	})
 	var st spai.Stats
-	for k := range need {
-		m, n, t := int(counts[2*k]), int(patPtr[k+1]-patPtr[k]), int(counts[2*k+1])
-		need[k] = workspace(m, n, t)
-		st = st.Max(spai.Stats{MaxBlockRows: m, MaxBlockCols: n})
+	for _, p := range parts {
+		st = st.Max(p)
 	}
 	return need, st
 }
@@ -130,12 +136,20 @@ const maxWarps = 16
 // where none does. limit, when positive, bounds the slot (tests).
 func chooseSlot(need []int64, limit int64) (warps, slot int) {
 	// misfit[k]: the problems that do not fit the slot of maxWarps >> k warps
-	var misfit [5]int
-	for _, w := range need {
-		for k := range misfit {
-			if w > int64(sharedBytes/(maxWarps>>k)) {
-				misfit[k]++
+	parts := make([][5]int, parallel.Chunks(len(need)))
+	parallel.For(len(need), func(ch, lo, hi int) {
+		for _, w := range need[lo:hi] {
+			for k := range parts[ch] {
+				if w > int64(sharedBytes/(maxWarps>>k)) {
+					parts[ch][k]++
+				}
 			}
+		}
+	})
+	var misfit [5]int
+	for _, p := range parts {
+		for k, c := range p {
+			misfit[k] += c
 		}
 	}
 	k := 0
@@ -148,6 +162,20 @@ func chooseSlot(need []int64, limit int64) (warps, slot int) {
 		slot = min(slot, int(limit)&^15)
 	}
 	return warps, slot
+}
+
+// misfits lists the problems whose workspaces, need[k] bytes, exceed slot,
+// in order, on all cores.
+func misfits(need []int64, slot int) []int32 {
+	parts := make([][]int32, parallel.Chunks(len(need)))
+	parallel.For(len(need), func(ch, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			if need[k] > int64(slot) {
+				parts[ch] = append(parts[ch], int32(k))
+			}
+		}
+	})
+	return slices.Concat(parts...)
 }
 
 // scratch solves the problems list of the batch in a, local indices whose

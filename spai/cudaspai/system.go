@@ -43,16 +43,18 @@ func newSystem(l *spai.Local) (*system, error) {
 	s.rowPtr = make([]int64, rows+1)
 	heldBelow := l.HeldPtr[s.below]
 	ownNNZ := own.RowPtr[n] - own.RowPtr[0]
-	for r := range rows {
-		switch {
-		case r < s.below:
-			s.rowPtr[r+1] = l.HeldPtr[r+1]
-		case r < s.below+n:
-			s.rowPtr[r+1] = heldBelow + own.RowPtr[r-s.below+1] - own.RowPtr[0]
-		default:
-			s.rowPtr[r+1] = ownNNZ + l.HeldPtr[r-n+1]
+	parallel.For(rows, func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			switch {
+			case r < s.below:
+				s.rowPtr[r+1] = l.HeldPtr[r+1]
+			case r < s.below+n:
+				s.rowPtr[r+1] = heldBelow + own.RowPtr[r-s.below+1] - own.RowPtr[0]
+			default:
+				s.rowPtr[r+1] = ownNNZ + l.HeldPtr[r-n+1]
+			}
 		}
-	}
+	})
 	s.col = make([]int32, s.rowPtr[rows])
 	parallel.For(rows, func(_, lo, hi int) {
 		for r := lo; r < hi; r++ {
