@@ -124,7 +124,8 @@ func collect(A *dsmat.Matrix, p Params) (*Local, error) {
 
 // wanted returns the columns of the kept entries of r's rows, whose
 // largest magnitudes are max, that lie outside r's rows: the rows of other
-// ranks the first round reaches. On all cores, in row order.
+// ranks one hop from r's rows, which collect asks for first. On all cores,
+// in row order.
 func wanted(r *dsmat.Rows, max []float64, tau float64) []int64 {
 	lo, hi := r.First, r.First+int64(r.Count())
 	parts := make([][]int64, parallel.Chunks(r.Count()))
