@@ -29,7 +29,6 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/gpu"
-	"github.com/fsai-dist/fsai-dist/internal/parallel"
 	"github.com/fsai-dist/fsai-dist/spai"
 )
 
@@ -101,7 +100,6 @@ func (d *Device) Rows(l *spai.Local, p spai.Params) (*dsmat.Rows, spai.Stats, er
 	b := &batch{d: d, ks: ks, sys: &sys, pat: s.localRows(cols), ptr: ptr, first: l.Own.First,
 		diag0: int32(s.colBelow)}
 	m := &dsmat.Rows{N: l.Own.N, First: l.Own.First, RowPtr: ptr, Col: cols, Val: make([]float64, len(cols))}
-	parallel.Clear(m.Val) // its pages mapped on all cores, not by the downloads' copies
 	var st spai.Stats
 	d.Batches, d.Scratch, d.ScratchBatches = 0, 0, 0
 	for lo := 0; lo < n; {
