@@ -1,11 +1,12 @@
-// Batched least squares of the SPAI set-up (spai/cudaspai): min ||C x - b||_2
-// for a batch of dense blocks C (m x n, column-major, one after the other)
-// by Householder QR and back-substitution, one thread block per problem.
-// The operations are those of the host (spai/rows.go: worker.solve), in
-// the same order, with products and sums rounded one by one (__dmul_rn,
-// __dadd_rn: no fused multiply-add), so a row comes out as the host
-// computes it. Thread j updates column j with each reflection (thread n
-// the right-hand side); thread 0 forms the reflections and back-substitutes.
+// Least squares of one SPAI block by one warp (spai/cudaspai, whose kernels
+// are in spai_solve.cu): min ||C x - b||_2 for a dense block C (m x n,
+// column-major) by Householder QR and back-substitution. The operations
+// are those of the host (spai/rows.go: worker.solve), in the same order,
+// with products and sums rounded one by one (__dmul_rn, __dadd_rn: no
+// fused multiply-add), so a row comes out as the host computes it. Lane j
+// updates columns j, j + 32, ... with each reflection (column n is the
+// right-hand side); lane 0 forms the reflections and back-substitutes. The
+// block may lie in shared or in global memory.
 
 // spai_norm is the 2-norm of x[0:len] as the host's norm computes it: the
 // plain sum of squares, or scaled by the largest magnitude where that sum
@@ -41,60 +42,54 @@ __device__ void spai_reflect(double *y, const double *v, int len, double h)
         y[i] = __dadd_rn(y[i], -__dmul_rn(d, v[i]));
 }
 
-// spai_qr solves the nprob problems: block p is rows[p] x cols[p] from
-// c + coff[p], its right-hand side rows[p] entries from b + boff[p], where
-// the solution's cols[p] entries are left. bad[p] is set to 1 where the
-// block's columns are dependent (as on the host: a column whose part
-// orthogonal to those before it is below 2^-52 of its own norm, or more
-// columns than rows), else 0. Dynamic shared memory: 2 maxn + 1 doubles,
-// maxn the most columns of a block.
-extern "C" __global__ void spai_qr(int nprob, const long long *coff, const long long *boff, const int *rows,
-                                   const int *cols, double *c, double *b, int *bad)
+// spai_qr_warp solves min ||C x - b||_2 for the m x n block c and b[0:m]
+// with the whole warp, leaving x in b[0:n]; norms and rdiag are room for n
+// doubles each. It returns 0, or 1 where C's columns are dependent (as on
+// the host: a column whose part orthogonal to those before it is below
+// 2^-52 of its own norm, or more columns than rows). Every lane calls it
+// with the same arguments; it returns with the warp's writes visible to
+// the warp.
+__device__ int spai_qr_warp(int m, int n, double *c, double *b, double *norms, double *rdiag)
 {
-    extern __shared__ double spai_shared[];
-    __shared__ int fail;
-    for (int p = blockIdx.x; p < nprob; p += gridDim.x) {
-        const int m = rows[p], n = cols[p];
-        double *a = c + coff[p], *rhs = b + boff[p];
-        double *norms = spai_shared, *rdiag = spai_shared + n, *h = spai_shared + 2 * n;
-        if (threadIdx.x == 0)
-            fail = n > m;
-        for (int j = threadIdx.x; j < n; j += blockDim.x)
-            norms[j] = spai_norm(a + (long long)j * m, m);
-        __syncthreads();
-        for (int k = 0; k < n; k++) {
-            double *v = a + (long long)k * m + k;
-            if (threadIdx.x == 0 && !fail) {
-                const double s = spai_norm(v, m - k);
-                if (!(s > __dmul_rn(ldexp(1.0, -52), norms[k]))) {
-                    fail = 1;
-                } else {
-                    const double alpha = -copysign(s, v[0]);
-                    h[0] = __dmul_rn(s, __dadd_rn(s, fabs(v[0])));
-                    v[0] = __dadd_rn(v[0], -alpha);
-                    rdiag[k] = alpha;
-                }
+    const int lane = threadIdx.x & 31;
+    if (n > m)
+        return 1;
+    for (int j = lane; j < n; j += 32)
+        norms[j] = spai_norm(c + (long long)j * m, m);
+    __syncwarp();
+    for (int k = 0; k < n; k++) {
+        double *v = c + (long long)k * m + k;
+        int fail = 0;
+        double h = 0;
+        if (lane == 0) {
+            const double s = spai_norm(v, m - k);
+            if (!(s > __dmul_rn(ldexp(1.0, -52), norms[k]))) {
+                fail = 1;
+            } else {
+                // H = I - v v' / h, v = x - alpha e_1, h = s (s + |x_0|)
+                const double alpha = -copysign(s, v[0]);
+                h = __dmul_rn(s, __dadd_rn(s, fabs(v[0])));
+                v[0] = __dadd_rn(v[0], -alpha);
+                rdiag[k] = alpha;
             }
-            __syncthreads();
-            if (fail)
-                break;
-            for (int j = k + 1 + threadIdx.x; j <= n; j += blockDim.x) {
-                double *y = j < n ? a + (long long)j * m + k : rhs + k;
-                spai_reflect(y, v, m - k, h[0]);
-            }
-            __syncthreads();
         }
-        if (threadIdx.x == 0) {
-            if (!fail) {
-                for (int k = n - 1; k >= 0; k--) {
-                    double s = rhs[k];
-                    for (int j = k + 1; j < n; j++)
-                        s = __dadd_rn(s, -__dmul_rn(a[(long long)j * m + k], rhs[j]));
-                    rhs[k] = s / rdiag[k];
-                }
-            }
-            bad[p] = fail;
-        }
-        __syncthreads();
+        fail = __shfl_sync(FSAI_FULL, fail, 0);
+        h = __shfl_sync(FSAI_FULL, h, 0);
+        __syncwarp(); // v[0] as lane 0 left it
+        if (fail)
+            return 1;
+        for (int j = k + 1 + lane; j <= n; j += 32)
+            spai_reflect(j < n ? c + (long long)j * m + k : b + k, v, m - k, h);
+        __syncwarp();
     }
+    if (lane == 0) {
+        for (int k = n - 1; k >= 0; k--) {
+            double s = b[k];
+            for (int j = k + 1; j < n; j++)
+                s = __dadd_rn(s, -__dmul_rn(c[(long long)j * m + k], b[j]));
+            b[k] = s / rdiag[k];
+        }
+    }
+    __syncwarp();
+    return 0;
 }

@@ -33,10 +33,10 @@ type Options struct {
 	FSAI FSAIConfig
 	// SPAI is the pattern of spai; a zero K means spai.DefaultParams().
 	SPAI SPAIParams
-	// SPAIOnDevice solves SPAI's least-squares blocks on the GPU of a CUDA
-	// backend (spai/cudaspai; the blocks are gathered on the host and
-	// copied over). Off by default: the host's cores are faster on the
-	// nodes measured (docs/spai.md).
+	// SPAIOnDevice builds and solves SPAI's least-squares blocks on the
+	// GPU of a CUDA backend (spai/cudaspai), from the rank's rows of A
+	// uploaded once. Off by default: the host's cores compute M's rows
+	// (docs/spai.md).
 	SPAIOnDevice bool
 	// Tol is the relative residual ||b - A x||/||b|| to stop at (1e-8).
 	Tol float64

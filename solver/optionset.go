@@ -245,7 +245,7 @@ var optionTable = []Option{
 			}
 			return typeError(value, "a boolean", err)
 		}},
-	boolOption("spai.device", "SPAI: with -backend cuda, solve the least-squares blocks on the GPU (gathered on the host and copied over; by default the host's cores solve them, which is faster on the nodes measured)",
+	boolOption("spai.device", "SPAI: with -backend cuda, build and solve the least-squares blocks on the GPU, from the rank's rows of A uploaded once (by default the host's cores compute M's rows)",
 		func(o *Options) *bool { return &o.SPAIOnDevice }),
 }
 

@@ -99,7 +99,7 @@ func collect(A *dsmat.Matrix, p Params) (*Local, error) {
 	}
 	held := &heldRows{ptr: []int64{0}}
 	seen := map[int64]bool{} // rows of other ranks asked for
-	frontier := wanted(l.Own, l.OwnMax, 0, l.Own.Count(), p.Tau)
+	frontier := wanted(l.Own, l.OwnMax, p.Tau)
 	for round := range p.K {
 		asks := make([][]int64, c.Size())
 		for _, g := range frontier {
@@ -122,19 +122,24 @@ func collect(A *dsmat.Matrix, p Params) (*Local, error) {
 	return l, nil
 }
 
-// wanted returns the columns of the kept entries of rows [lo, hi) of r
-// whose largest magnitudes are max: the rows the next round reaches.
-func wanted(r *dsmat.Rows, max []float64, lo, hi int, tau float64) []int64 {
-	var out []int64
-	for i := lo; i < hi; i++ {
-		g := r.First + int64(i)
-		for e := r.RowPtr[i]; e < r.RowPtr[i+1]; e++ {
-			if kept(g, r.Col[e], r.Val[e], max[i], tau) && r.Col[e] != g {
-				out = append(out, r.Col[e])
+// wanted returns the columns of the kept entries of r's rows, whose
+// largest magnitudes are max, that lie outside r's rows: the rows of other
+// ranks one hop from r's rows, which collect asks for first. On all cores,
+// in row order.
+func wanted(r *dsmat.Rows, max []float64, tau float64) []int64 {
+	lo, hi := r.First, r.First+int64(r.Count())
+	parts := make([][]int64, parallel.Chunks(r.Count()))
+	parallel.For(r.Count(), func(ch, a, b int) {
+		for i := a; i < b; i++ {
+			g := r.First + int64(i)
+			for e := r.RowPtr[i]; e < r.RowPtr[i+1]; e++ {
+				if c := r.Col[e]; (c < lo || c >= hi) && kept(g, c, r.Val[e], max[i], tau) {
+					parts[ch] = append(parts[ch], c)
+				}
 			}
 		}
-	}
-	return out
+	})
+	return slices.Concat(parts...)
 }
 
 // heldRows are the rows collected so far, in the order they arrived.

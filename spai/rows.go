@@ -83,20 +83,41 @@ func (w *worker) row(g int64) error {
 		return err
 	}
 	if !w.solve(len(w.I), len(w.J)) {
-		return rankDeficient(g, len(w.I), len(w.J))
+		return RankDeficient(g, len(w.I), len(w.J))
 	}
 	return nil
 }
 
-// rankDeficient is the error of global row g of M, whose m x n block is
+// RankDeficient is the error of global row g of M, whose m x n block is
 // rank deficient.
-func rankDeficient(g int64, m, n int) error {
+func RankDeficient(g int64, m, n int) error {
 	return fmt.Errorf("spai: row %d of M: its least-squares block (%d x %d) is rank deficient: A is singular", g+1, m, n)
+}
+
+// NoDiagonal is the error of global row g of M, none of whose n pattern
+// rows has an entry in column g: e_g(I) is then zero.
+func NoDiagonal(g int64, n int) error {
+	return fmt.Errorf("spai: row %d of M: no row of its pattern (%d rows) has an entry in column %d "+
+		"(a zero diagonal entry: raise tau or k)", g+1, n, g+1)
 }
 
 // pattern sets w.J to row g of the pattern of A~^K, sorted: the columns
 // reachable from g in at most K steps of the graph of A~.
 func (w *worker) pattern(g int64) error {
+	if w.p.K == 1 { // row g's kept columns and g: no search
+		cols, vals, max, ok := w.l.Row(g)
+		if !ok {
+			return notCollected(g, g)
+		}
+		w.J = append(w.J[:0], g)
+		for k, c := range cols {
+			if c != g && kept(g, c, vals[k], max, w.p.Tau) {
+				w.J = append(w.J, c)
+			}
+		}
+		slices.Sort(w.J)
+		return nil
+	}
 	clear(w.seen)
 	w.seen[g] = true
 	w.J = append(w.J[:0], g)
@@ -106,7 +127,7 @@ func (w *worker) pattern(g int64) error {
 		for _, r := range w.frontier {
 			cols, vals, max, ok := w.l.Row(r)
 			if !ok {
-				return fmt.Errorf("spai: row %d of M: row %d of A was not collected", g+1, r+1)
+				return notCollected(g, r)
 			}
 			for k, c := range cols {
 				if w.seen[c] || !kept(r, c, vals[k], max, w.p.Tau) {
@@ -131,7 +152,7 @@ func (w *worker) block(g int64) error {
 	for _, j := range w.J {
 		cols, _, _, ok := w.l.Row(j)
 		if !ok {
-			return fmt.Errorf("spai: row %d of M: row %d of A was not collected", g+1, j+1)
+			return notCollected(g, j)
 		}
 		w.I = append(w.I, cols...)
 	}
@@ -153,8 +174,7 @@ func (w *worker) block(g int64) error {
 	w.b = resize(w.b, max(m, n))
 	pos, found := slices.BinarySearch(w.I, g)
 	if !found {
-		return fmt.Errorf("spai: row %d of M: no row of its pattern (%d rows) has an entry in column %d "+
-			"(a zero diagonal entry: raise tau or k)", g+1, n, g+1)
+		return NoDiagonal(g, n)
 	}
 	w.b[pos] = 1
 	return nil

@@ -251,42 +251,27 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-// TestBlocksGiveRows: the problems of NewBlocks, in two batches, solved
-// one by one (Blocks.Solve, as a Device solves them) and appended, give
-// the rows of Rows bit for bit: the layout a Device reads holds each
-// row's block, right-hand side and pattern.
-func TestBlocksGiveRows(t *testing.T) {
-	for _, name := range []string{"nonsym/sherman5", "nonsym/orsirr_1"} {
+// TestPatternIsRows: Pattern gives the patterns of the rows Rows computes,
+// on shared matrices and patterns up to k 2.
+func TestPatternIsRows(t *testing.T) {
+	for _, name := range []string{"nonsym/sherman5", "nonsym/orsirr_1", "nos4"} {
 		a := readWhole(t, shared(t, name))
 		l, err := NewLocal(a)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := Params{Tau: 0.8, K: 2}
-		want, _, err := Rows(l, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := &dsmat.Rows{N: a.N, RowPtr: []int64{0}}
-		half := a.Count() / 2
-		for _, r := range [][2]int{{0, half}, {half, a.Count()}} {
-			b, err := NewBlocks(l, p, r[0], r[1])
+		for _, p := range []Params{DefaultParams(), {Tau: 0.8, K: 2}} {
+			want, _, err := Rows(l, p)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if b.First != int64(r[0]) || b.Len() != r[1]-r[0] {
-				t.Fatalf("%s: blocks of rows [%d,%d): first %d, %d problems", name, r[0], r[1], b.First, b.Len())
-			}
-			bad := make([]bool, b.Len())
-			for k := range bad {
-				bad[k] = !b.Solve(k)
-			}
-			if err := b.AppendRows(got, bad); err != nil {
+			ptr, col, err := Pattern(l, p)
+			if err != nil {
 				t.Fatal(err)
 			}
-		}
-		if d := stripeDiff(got, want); d != "" {
-			t.Errorf("%s: %s", name, d)
+			if !slices.Equal(ptr, want.RowPtr) || !slices.Equal(col, want.Col) {
+				t.Errorf("%s %+v: Pattern differs from the pattern of Rows", name, p)
+			}
 		}
 	}
 }

@@ -1,12 +1,15 @@
 package cudaspai
 
 import (
+	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/gpu/gputest"
+	"github.com/fsai-dist/fsai-dist/internal/testmatrices"
 	"github.com/fsai-dist/fsai-dist/problem"
 	"github.com/fsai-dist/fsai-dist/spai"
 )
@@ -15,80 +18,177 @@ import (
 // on it, or skips the test without a GPU (gputest.Open).
 func openGPU(t *testing.T) *Device { return New(gputest.Open(t)) }
 
-// TestRowsGPU: the rows of M solved on the GPU have the host's patterns
-// and the host's values (spai.Rows) within 1e-12 of each row's largest
-// entry (the kernel rounds as the host does, so they should agree bit for
-// bit; the count of rows that do not is logged), on convdiff problems and
-// patterns of up to 27 columns, in one batch and in many (a batch bound of
-// 64 kB, halved until it fits).
+// generated returns the whole matrix of a problem spec.
+func generated(t *testing.T, spec string) *dsmat.Rows {
+	t.Helper()
+	s, err := problem.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Generate(0, s.Rows())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// sharedMatrix returns the whole shared matrix name of the folder dir
+// (testmatrices.Dir; name relative to the SPD folder: "nos4",
+// "nonsym/cdde1").
+func sharedMatrix(t *testing.T, dir, name string) *dsmat.Rows {
+	t.Helper()
+	a, err := testmatrices.ReadMTX(filepath.Join(dir, name+".mtx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testmatrices.Stripe(a)
+}
+
+// setting is a bound on the device's memory use that forces a path.
+type setting struct {
+	name                                string
+	batchBytes, slotBytes, scratchBytes int64
+}
+
+// settings are the paths every case takes: shared memory in one batch,
+// many batches of rows, every block in global memory in several batches.
+var settings = []setting{
+	{name: "one batch"},
+	{name: "batches of 16 kB", batchBytes: 16 << 10},
+	{name: "global memory, workspaces in batches of 32 kB", slotBytes: 16, scratchBytes: 32 << 10},
+}
+
+// TestRowsGPU: the rows of M computed on the GPU are the host's
+// (spai.Rows) bit for bit, with the host's largest block, on convdiff
+// problems and shared SPD and nonsymmetric matrices (where testmatrices
+// finds them), at k 1 and 2, as one rank and as each of three ranks (a
+// stripe of rows and the rest collected), in shared memory and in global
+// memory, in one batch and in many.
 func TestRowsGPU(t *testing.T) {
 	d := openGPU(t)
+	type matrix struct {
+		name string
+		a    *dsmat.Rows
+	}
+	var ms []matrix
 	for _, spec := range []string{"convdiff:10:100", "convdiff:12:1000", "convdiff:8:0"} {
-		s, err := problem.Parse(spec)
-		if err != nil {
-			t.Fatal(err)
+		ms = append(ms, matrix{spec, generated(t, spec)})
+	}
+	if dir := testmatrices.Dir(); dir == "" {
+		t.Log(testmatrices.Missing + ": the generated problems alone")
+	} else {
+		for _, name := range []string{"nos4", "494_bus", "nonsym/cdde1", "nonsym/sherman5", "nonsym/orsirr_1", "nonsym/watt_2"} {
+			ms = append(ms, matrix{name, sharedMatrix(t, dir, name)})
 		}
-		a, err := s.Generate(0, s.Rows())
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := spai.NewLocal(a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range []spai.Params{spai.DefaultParams(), {Tau: 1, K: 2}} {
-			want, wst, err := spai.Rows(l, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, limit := range []int64{0, 64 << 10} {
-				d.batchBytes = limit
-				got, gst, err := d.Rows(l, p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if gst.MaxBlockRows != wst.MaxBlockRows || gst.MaxBlockCols != wst.MaxBlockCols || gst.Batches != d.Batches {
-					t.Errorf("%s %+v: largest block %+v on the GPU, %+v on the host", spec, p, gst, wst)
-				}
-				worst, unequal := compareRows(t, got, want)
-				t.Logf("%s tau %g k %d, %d batches: largest difference %.2g of a row's largest entry, %d rows not bit for bit the host's",
-					spec, p.Tau, p.K, d.Batches, worst, unequal)
-				if limit > 0 && d.Batches < 2 {
-					t.Errorf("%s %+v: %d batches under a bound of %d bytes", spec, p, d.Batches, limit)
+	}
+	for _, m := range ms {
+		for _, ranks := range []int{1, 3} {
+			for r := range ranks {
+				n := m.a.Count()
+				l := stripeLocal(t, m.a, r*n/ranks, (r+1)*n/ranks)
+				for _, p := range []spai.Params{spai.DefaultParams(), {Tau: 1, K: 2}} {
+					name := fmt.Sprintf("%s, rank %d of %d, tau %g k %d", m.name, r, ranks, p.Tau, p.K)
+					compareDevice(t, d, name, l, p)
 				}
 			}
 		}
 	}
 }
 
-// compareRows fails t where got's patterns differ from want's or a value
-// differs by more than 1e-12 of its row's largest entry; it returns the
-// largest such difference and the number of rows not equal bit for bit.
-func compareRows(t *testing.T, got, want *dsmat.Rows) (worst float64, unequal int) {
+// compareDevice compares the rows of l on d with the host's under every
+// setting.
+func compareDevice(t *testing.T, d *Device, name string, l *spai.Local, p spai.Params) {
 	t.Helper()
-	if got.Count() != want.Count() {
-		t.Fatalf("%d rows on the GPU, %d on the host", got.Count(), want.Count())
+	want, wst, err := spai.Rows(l, p)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := range want.Count() {
-		gc, gv := got.Col[got.RowPtr[i]:got.RowPtr[i+1]], got.Val[got.RowPtr[i]:got.RowPtr[i+1]]
-		wc, wv := want.Col[want.RowPtr[i]:want.RowPtr[i+1]], want.Val[want.RowPtr[i]:want.RowPtr[i+1]]
-		if !slices.Equal(gc, wc) {
-			t.Fatalf("row %d: pattern %v on the GPU, %v on the host", i+1, gc, wc)
+	all := batchBytes(want.RowPtr, 0, want.Count()) // one batch's memory
+	for _, s := range settings {
+		d.batchBytes, d.slotBytes, d.scratchBytes = s.batchBytes, s.slotBytes, s.scratchBytes
+		got, gst, err := d.Rows(l, p)
+		if err != nil {
+			t.Fatalf("%s, %s: %v", name, s.name, err)
 		}
-		if !slices.Equal(gv, wv) {
-			unequal++
+		if gst.MaxBlockRows != wst.MaxBlockRows || gst.MaxBlockCols != wst.MaxBlockCols || gst.Batches != d.Batches {
+			t.Errorf("%s, %s: largest block %+v on the GPU, %+v on the host", name, s.name, gst, wst)
 		}
-		scale := 0.0
-		for _, v := range wv {
-			scale = math.Max(scale, math.Abs(v))
+		if e := rowsDiff(got, want); e != "" {
+			t.Errorf("%s, %s: %s", name, s.name, e)
 		}
-		for k := range wv {
-			d := math.Abs(gv[k]-wv[k]) / scale
-			worst = math.Max(worst, d)
-			if !(d <= 1e-12) {
-				t.Errorf("row %d, column %d: %.17g on the GPU, %.17g on the host", i+1, wc[k]+1, gv[k], wv[k])
+		t.Logf("%s, %s: %d batches, %d problems in global memory in %d batches", name, s.name, d.Batches, d.Scratch,
+			d.ScratchBatches)
+		if s.batchBytes > 0 && all > s.batchBytes && d.Batches < 2 {
+			t.Errorf("%s, %s: %d batches of rows taking %d bytes", name, s.name, d.Batches, all)
+		}
+		if s.slotBytes > 0 && (d.Scratch != l.Own.Count() || d.ScratchBatches < 2 && l.Own.Count() > 64) {
+			t.Errorf("%s, %s: %d of %d problems in global memory, %d batches", name, s.name, d.Scratch, l.Own.Count(),
+				d.ScratchBatches)
+		}
+	}
+	d.batchBytes, d.slotBytes, d.scratchBytes = 0, 0, 0
+}
+
+// rowsDiff describes the first difference of got from want, bit for bit,
+// or returns "".
+func rowsDiff(got, want *dsmat.Rows) string {
+	if got.First != want.First || !slices.Equal(got.RowPtr, want.RowPtr) || !slices.Equal(got.Col, want.Col) {
+		return "the patterns differ"
+	}
+	for k, v := range want.Val {
+		if math.Float64bits(got.Val[k]) != math.Float64bits(v) {
+			i, _ := slices.BinarySearch(want.RowPtr, int64(k)+1)
+			return fmt.Sprintf("row %d, column %d: %.17g on the GPU, %.17g on the host", want.First+int64(i), want.Col[k]+1,
+				got.Val[k], v)
+		}
+	}
+	return ""
+}
+
+// TestErrorsGPU: where the host refuses a row of M (a zero diagonal that
+// the pattern misses, a rank deficient block), the GPU refuses the same
+// row with the same message, in shared and in global memory.
+func TestErrorsGPU(t *testing.T) {
+	d := openGPU(t)
+	for _, c := range []struct {
+		name string
+		a    *dsmat.Rows
+		p    spai.Params
+	}{
+		{"zero diagonal", rowsOf(3, [][3]float64{{0, 0, 1}, {1, 0, 0.1}, {1, 2, 1}, {2, 2, 1}}),
+			spai.Params{Tau: 0.5, K: 1}},
+		{"singular", rowsOf(3, [][3]float64{{0, 0, 1}, {1, 1, 1}, {1, 2, 1}, {2, 1, 1}, {2, 2, 1}}),
+			spai.Params{Tau: 1, K: 1}},
+	} {
+		l, err := spai.NewLocal(c.a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, want := spai.Rows(l, c.p)
+		if want == nil {
+			t.Fatalf("%s: the host computes M", c.name)
+		}
+		for _, s := range settings {
+			d.batchBytes, d.slotBytes, d.scratchBytes = s.batchBytes, s.slotBytes, s.scratchBytes
+			if _, _, err := d.Rows(l, c.p); err == nil || err.Error() != want.Error() {
+				t.Errorf("%s, %s: %v on the GPU, %v on the host", c.name, s.name, err, want)
 			}
 		}
+		d.batchBytes, d.slotBytes, d.scratchBytes = 0, 0, 0
 	}
-	return worst, unequal
+}
+
+// rowsOf returns the n x n matrix of the entries (row, column, value),
+// given in row order with ascending columns.
+func rowsOf(n int, entries [][3]float64) *dsmat.Rows {
+	a := &dsmat.Rows{N: int64(n), RowPtr: make([]int64, n+1)}
+	for _, e := range entries {
+		a.RowPtr[int(e[0])+1]++
+		a.Col = append(a.Col, int64(e[1]))
+		a.Val = append(a.Val, e[2])
+	}
+	for i := range n {
+		a.RowPtr[i+1] += a.RowPtr[i]
+	}
+	return a
 }

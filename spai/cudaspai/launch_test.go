@@ -11,7 +11,7 @@ import (
 )
 
 // TestLaunchSignatures compiles the kernels to PTX as gpu.Open does and
-// checks spai_qr against its typed launch function (cuda.LaunchMismatches).
+// checks the SPAI kernels against their typed launch functions (cuda.LaunchMismatches).
 // It needs no GPU: it runs wherever libnvrtc is found.
 func TestLaunchSignatures(t *testing.T) {
 	nv, err := cuda.LoadNVRTC()
@@ -30,7 +30,8 @@ func TestLaunchSignatures(t *testing.T) {
 			reflect.TypeFor[gpu.Raw](): "", reflect.TypeFor[[]gpu.Kernel](): "", reflect.TypeFor[gpu.Cfg](): "",
 		})
 	}
-	for _, e := range cuda.LaunchMismatches(string(ptx), spaiKernelSet.Names(), map[string]any{"spai_qr": launchQR}, params) {
+	for _, e := range cuda.LaunchMismatches(string(ptx), spaiKernelSet.Names(), map[string]any{"spai_count": launchCount,
+		"spai_solve_shared": launchSolveShared, "spai_solve_scratch": launchSolveScratch}, params) {
 		t.Error(e)
 	}
 }

@@ -1,0 +1,161 @@
+package cudaspai
+
+import (
+	"math"
+	"slices"
+
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
+	"github.com/fsai-dist/fsai-dist/spai"
+)
+
+// system is a rank's local system (spai.Local) as the kernels read it:
+// its rows, the collected rows below its own, its own rows and the
+// collected rows above them (ascending by global index: local row r),
+// in CSR with int32 columns in a compact numbering that keeps the global
+// order. The columns of its own rows' range come first in it as a range
+// too; the others, the foreign columns, are listed.
+type system struct {
+	l       *spai.Local
+	below   int     // collected rows below the own rows
+	rowPtr  []int64 // of the local rows
+	col     []int32 // compact columns
+	foreign []int64 // the global columns outside the own range, ascending
+	// colBelow is how many foreign columns lie below the own range: the
+	// compact column of global column First + i is colBelow + i.
+	colBelow int
+}
+
+// newSystem translates l; it declines (spai.ErrDeviceUnsupported) where the
+// rows or the compact columns would not fit int32.
+func newSystem(l *spai.Local) (*system, error) {
+	own := l.Own
+	n := own.Count()
+	s := &system{l: l}
+	s.below, _ = slices.BinarySearch(l.HeldRows, own.First)
+	s.foreign = foreignColumns(l)
+	s.colBelow, _ = slices.BinarySearch(s.foreign, own.First)
+	rows := n + len(l.HeldRows)
+	if int64(rows) >= math.MaxInt32 || int64(n)+int64(len(s.foreign)) >= math.MaxInt32 {
+		return nil, spai.ErrDeviceUnsupported
+	}
+
+	// row pointers: collected rows below, own rows, collected rows above
+	s.rowPtr = make([]int64, rows+1)
+	heldBelow := l.HeldPtr[s.below]
+	ownNNZ := own.RowPtr[n] - own.RowPtr[0]
+	parallel.For(rows, func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			switch {
+			case r < s.below:
+				s.rowPtr[r+1] = l.HeldPtr[r+1]
+			case r < s.below+n:
+				s.rowPtr[r+1] = heldBelow + own.RowPtr[r-s.below+1] - own.RowPtr[0]
+			default:
+				s.rowPtr[r+1] = ownNNZ + l.HeldPtr[r-n+1]
+			}
+		}
+	})
+	s.col = make([]int32, s.rowPtr[rows])
+	parallel.For(rows, func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			src := s.rowCols(r)
+			dst := s.col[s.rowPtr[r]:s.rowPtr[r+1]]
+			for k, c := range src {
+				dst[k] = s.column(c)
+			}
+		}
+	})
+	return s, nil
+}
+
+// foreignColumns returns the columns of l's rows outside the own range,
+// sorted and without repeats.
+func foreignColumns(l *spai.Local) []int64 {
+	own := l.Own
+	lo, hi := own.First, own.First+int64(own.Count())
+	parts := make([][]int64, parallel.Chunks(own.Count()))
+	parallel.For(own.Count(), func(ch, a, b int) {
+		for _, c := range own.Col[own.RowPtr[a]:own.RowPtr[b]] {
+			if c < lo || c >= hi {
+				parts[ch] = append(parts[ch], c)
+			}
+		}
+	})
+	var out []int64
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	for _, c := range l.HeldCol {
+		if c < lo || c >= hi {
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// rowCols returns the global columns of local row r.
+func (s *system) rowCols(r int) []int64 {
+	own := s.l.Own
+	n := own.Count()
+	switch {
+	case r < s.below:
+		return s.l.HeldCol[s.l.HeldPtr[r]:s.l.HeldPtr[r+1]]
+	case r < s.below+n:
+		i := r - s.below
+		return own.Col[own.RowPtr[i]:own.RowPtr[i+1]]
+	default:
+		k := r - n
+		return s.l.HeldCol[s.l.HeldPtr[k]:s.l.HeldPtr[k+1]]
+	}
+}
+
+// column returns the compact column of global column c, a column of the
+// local system.
+func (s *system) column(c int64) int32 {
+	own := s.l.Own
+	if i := c - own.First; i >= 0 && i < int64(own.Count()) {
+		return int32(int64(s.colBelow) + i)
+	}
+	k, _ := slices.BinarySearch(s.foreign, c)
+	if c > own.First {
+		k += own.Count()
+	}
+	return int32(k)
+}
+
+// row returns the local row of global row g, a row of the local system.
+func (s *system) row(g int64) int32 {
+	own := s.l.Own
+	if i := g - own.First; i >= 0 && i < int64(own.Count()) {
+		return int32(int64(s.below) + i)
+	}
+	k, _ := slices.BinarySearch(s.l.HeldRows, g)
+	if g > own.First {
+		k += own.Count()
+	}
+	return int32(k)
+}
+
+// localRows returns the local rows of the global rows g, on all cores.
+func (s *system) localRows(g []int64) []int32 {
+	out := make([]int32, len(g))
+	parallel.For(len(g), func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			out[k] = s.row(g[k])
+		}
+	})
+	return out
+}
+
+// valueParts are the values of the local rows in order, in the three
+// pieces l holds them in: collected rows below, own rows, collected rows
+// above.
+func (s *system) valueParts() [3][]float64 {
+	l, own := s.l, s.l.Own
+	cut := l.HeldPtr[s.below]
+	return [3][]float64{l.HeldVal[:cut], own.Val[own.RowPtr[0]:own.RowPtr[own.Count()]], l.HeldVal[cut:]}
+}
+
+// bytes is the device memory the system takes.
+func (s *system) bytes() int64 { return 8*int64(len(s.rowPtr)) + 12*int64(len(s.col)) }
