@@ -55,7 +55,7 @@ type setting struct {
 var settings = []setting{
 	{name: "one batch"},
 	{name: "batches of 16 kB", batchBytes: 16 << 10},
-	{name: "global memory, workspaces in batches of 32 kB", slotBytes: 16, scratchBytes: 32 << 10},
+	{name: "global memory, workspaces in batches of 32 kB (or two of the largest)", slotBytes: 16, scratchBytes: 32 << 10},
 }
 
 // TestRowsGPU: the rows of M computed on the GPU are the host's
@@ -106,6 +106,10 @@ func compareDevice(t *testing.T, d *Device, name string, l *spai.Local, p spai.P
 	all := batchBytes(want.RowPtr, 0, want.Count()) // one batch's memory
 	for _, s := range settings {
 		d.batchBytes, d.slotBytes, d.scratchBytes = s.batchBytes, s.slotBytes, s.scratchBytes
+		if s.scratchBytes > 0 { // room for two of the largest workspaces at least
+			m, n := wst.MaxBlockRows, wst.MaxBlockCols
+			d.scratchBytes = max(s.scratchBytes, 2*workspace(m, n, m*n))
+		}
 		got, gst, err := d.Rows(l, p)
 		if err != nil {
 			t.Fatalf("%s, %s: %v", name, s.name, err)
