@@ -6,15 +6,15 @@ import "C"
 
 import "unsafe"
 
-// dotTile is the entries of w in one tile of AxpyDotMany: 128 KiB of each
-// vector, whose stretches stay in the caches (the L3 for 30 vectors)
-// between the tile's update and its dots, long enough that the hardware
-// prefetcher follows each stretch. BenchmarkGramSchmidt (30 vectors of
-// 262144 entries, one thread, a shared 2-core AMD EPYC) for tiles of
-// 2048, 4096, 8192, 16384 and 65536 entries: AxpyDotMany 3.6, 3.7, 3.3 to
-// 3.8, 3.4 and 3.8 ms; DotMany tiled the same way 2.5, 2.1, 2.0, 1.9
-// and 1.8 ms, and 1.8 over the whole range, which it therefore takes.
-const dotTile = 16384
+// dotTile is the entries of w in one tile of AxpyDotMany: 16 KiB of each
+// vector, so that the stretches of 30 vectors (480 KiB) stay in the L2
+// cache between the tile's update and its dots. BenchmarkGramSchmidt's
+// AxpyDotMany (30 vectors of 262144 entries, one thread, a shared 2-core
+// AMD EPYC with AVX2) for tiles of 512, 1024, 2048, 4096, 8192, 16384 and
+// 32768 entries: 2.7, 2.7, 2.4 to 2.6, 2.8 to 2.9, 3.0, 3.1 and 3.3 ms,
+// against 1.5 for DotMany over the whole range, which it therefore takes,
+// as AxpyMany does.
+const dotTile = 2048
 
 // The wrappers below call the C kernels of many.c on entries [lo, hi) of
 // w and of each vector of w's length in v.

@@ -1,7 +1,7 @@
 // GMRES's block kernels in C, over a basis of k vectors of n entries, one
 // after another in v, and entries [lo, hi) of w and of each vector: the
 // dots V'w, the update w += V a, and the update followed by the dots and
-// w'w tile by tile. Four vectors go at a time, two entries per instruction
+// w'w tile by tile. Four vectors go at a time, four entries per operation
 // (see many.c for the order of the sums).
 #include <stdint.h>
 
