@@ -133,73 +133,36 @@ func (b *Backend) DotCols(x, y backend.Vector, out []float64) {
 }
 
 // DotMany sets out[c] to the dot product of w with the c-th vector of
-// w's length in v: on tiles of dotTile entries of w, four vectors at a
-// time (dotsTile), each range's sums adding the tiles' in order and the
-// ranges' added in range order.
+// w's length in v (the C kernel fsai_dot_many: four vectors at a time
+// over the whole range, each with four partial sums), the ranges' sums
+// added in range order.
 func (b *Backend) DotMany(v, w backend.Vector, out []float64) {
 	vv, wv, k := v.(Vector), w.(Vector), len(out)
 	n := len(wv)
 	if !b.holds("DotMany", vv, k, n) {
 		return
 	}
-	b.sumRows(n, out, func(lo, hi int, s []float64) {
-		for t := lo; t < hi; t += dotTile {
-			dotsTile(s, wv[t:min(t+dotTile, hi)], vv, n, t)
-		}
-	})
+	b.sumRows(n, out, func(lo, hi int, s []float64) { dotMany(s, wv, vv, lo, hi) })
 }
 
 // AxpyMany computes w += sum_c a[c]*v_c over the c-th vectors of w's
-// length in v, adding the terms of each entry in the order of c. It works
-// on tiles of manyTile entries of w, which stay in the cache while the
-// vectors' stretches stream over them four vectors at a time.
+// length in v, adding the terms of each entry in the order of c (the C
+// kernel fsai_axpy_many: four vectors at a time over the whole range).
 func (b *Backend) AxpyMany(w, v backend.Vector, a []float64) {
 	wv, vv := w.(Vector), v.(Vector)
 	n := len(wv)
 	if !b.holds("AxpyMany", vv, len(a), n) {
 		return
 	}
-	b.parallel(n, func(_, lo, hi int) {
-		for t := lo; t < hi; t += manyTile {
-			axpyTile(wv[t:min(t+manyTile, hi)], vv, n, t, a)
-		}
-	})
+	b.parallel(n, func(_, lo, hi int) { axpyMany(wv, vv, a, lo, hi) })
 }
-
-// axpyTile adds sum_c a[c]*v_c[t:t+len(x)] to x, the entries of w from t,
-// for the vectors v_c of n entries in v: four vectors at a time, the terms
-// of each entry in the order of c.
-func axpyTile(x []float64, vv Vector, n, t int, a []float64) {
-	c := 0
-	for ; c+4 <= len(a); c += 4 {
-		a0, a1, a2, a3 := a[c], a[c+1], a[c+2], a[c+3]
-		v0, v1 := vv[c*n+t:][:len(x)], vv[(c+1)*n+t:][:len(x)]
-		v2, v3 := vv[(c+2)*n+t:][:len(x)], vv[(c+3)*n+t:][:len(x)]
-		for i, y := range v0 {
-			x[i] = x[i] + a0*y + a1*v1[i] + a2*v2[i] + a3*v3[i]
-		}
-	}
-	for ; c < len(a); c++ {
-		ac, vc := a[c], vv[c*n+t:][:len(x)]
-		for i, y := range vc {
-			x[i] += ac * y
-		}
-	}
-}
-
-// manyTile is the entries of w in one tile of AxpyMany (64 KiB, in the L2
-// cache). GMRES(30) with Jacobi on convdiff:64:100, one thread (the GMRES
-// run of scripts/bench-nonsym.sh): 9.7 ms per iteration, against 10.7 with
-// one Axpby per vector, 11.2 with tiles of 32768 entries and one vector at
-// a time, and 18 going row by row over all the vectors (jumping between
-// the vectors defeats the prefetcher).
-const manyTile = 8192
 
 // AxpyDotMany is AxpyMany, then out[c] = v_c'w and out[len(a)] = w'w with
-// the updated w, on tiles of dotTile entries: a tile of w is updated from
-// the vectors' stretches, which then are still in the cache for the dots,
-// so each vector comes from memory once. Each range's sums add the tiles'
-// in order, and the ranges' in range order.
+// the updated w, on tiles of dotTile entries (the C kernel
+// fsai_axpy_dot_many): a tile of w is updated from the vectors' stretches,
+// which then are still in the cache for the dots, so each vector comes
+// from memory once. Each range's sums add the tiles' in order, and the
+// ranges' in range order.
 func (b *Backend) AxpyDotMany(w, v backend.Vector, a, out []float64) {
 	wv, vv, k := w.(Vector), v.(Vector), len(a)
 	n := len(wv)
@@ -210,64 +173,8 @@ func (b *Backend) AxpyDotMany(w, v backend.Vector, a, out []float64) {
 	if !b.holds("AxpyDotMany", vv, k, n) {
 		return
 	}
-	b.sumRows(n, out, func(lo, hi int, s []float64) {
-		for t := lo; t < hi; t += dotTile {
-			x := wv[t:min(t+dotTile, hi)]
-			axpyTile(x, vv, n, t, a)
-			dotsTile(s[:k], x, vv, n, t)
-			var d0, d1 float64
-			i := 0
-			for ; i+2 <= len(x); i += 2 {
-				d0 += x[i] * x[i]
-				d1 += x[i+1] * x[i+1]
-			}
-			if i < len(x) {
-				d0 += x[i] * x[i]
-			}
-			s[k] += d0 + d1
-		}
-	})
+	b.sumRows(n, out, func(lo, hi int, s []float64) { axpyDotMany(s, wv, vv, a, lo, hi) })
 }
-
-// dotsTile adds v_c[t:t+len(x)]'x to s[c] for the len(s) vectors v_c of n
-// entries in v: four vectors at a time, so that four sums advance
-// together (one sum at a time waits on each addition's latency).
-func dotsTile(s, x []float64, vv Vector, n, t int) {
-	c := 0
-	for ; c+4 <= len(s); c += 4 {
-		v0, v1 := vv[c*n+t:][:len(x)], vv[(c+1)*n+t:][:len(x)]
-		v2, v3 := vv[(c+2)*n+t:][:len(x)], vv[(c+3)*n+t:][:len(x)]
-		var d0, d1, d2, d3 float64
-		for i, y := range x {
-			d0 += v0[i] * y
-			d1 += v1[i] * y
-			d2 += v2[i] * y
-			d3 += v3[i] * y
-		}
-		s[c] += d0
-		s[c+1] += d1
-		s[c+2] += d2
-		s[c+3] += d3
-	}
-	for ; c < len(s); c++ {
-		vc := vv[c*n+t:][:len(x)]
-		var d float64
-		for i, y := range x {
-			d += vc[i] * y
-		}
-		s[c] += d
-	}
-}
-
-// dotTile is the entries of w in one tile of AxpyDotMany and DotMany: 32
-// KiB of each vector, so that the stretches of 30 vectors (960 KiB) stay
-// in the L2 cache between AxpyDotMany's update and its dots.
-// BenchmarkGramSchmidt (30 vectors of 262144 entries, one thread, a
-// shared 2-core machine, fastest of 6): AxpyDotMany 6.2 ms, against 8.7
-// for AxpyMany then DotMany summing one vector at a time; DotMany 2.6 ms
-// against 5.1 so. With tiles of 2048 entries AxpyDotMany took 5.4 to 6.9
-// ms where 4096 took 4.6 to 5.4 in the same runs.
-const dotTile = 4096
 
 // holds reports whether v holds k vectors of n entries, recording an
 // error of op when it does not.
