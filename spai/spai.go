@@ -132,10 +132,43 @@ type Info struct {
 	GatherS  float64 `json:"gather_s"`
 	ComputeS float64 `json:"compute_s"`
 	UploadS  float64 `json:"upload_s"`
+	// the parts of those seconds, each the slowest rank's
+	Stages
 	// SetupDevice is where M was computed: "cpu", or a Device's name.
 	SetupDevice string  `json:"setup_device"`
 	Tau         float64 `json:"tau"`
 	K           int     `json:"k"`
+}
+
+// Stages are the seconds of the parts of a rank's set-up: of gather_s,
+// of compute_s on a Device (zero on the host, which computes each row in
+// one pass) and of upload_s.
+type Stages struct {
+	// of gather_s: the rank's own rows of A copied into the local system
+	// in global columns, and their checks and largest magnitudes; the rest
+	// is the collection of other ranks' rows
+	OwnS   float64 `json:"own_s"`
+	CheckS float64 `json:"check_s"`
+	// of compute_s on a Device: the patterns of the rows of M, the local
+	// system's translation for the device, the copies to the device, the
+	// kernels (counting, the choice of workspaces, solving; timed to the
+	// device's end), the copies back and the host's checks and assembly
+	PatternS    float64 `json:"pattern_s"`
+	SystemS     float64 `json:"system_s"`
+	ToDeviceS   float64 `json:"to_device_s"`
+	KernelS     float64 `json:"kernel_s"`
+	FromDeviceS float64 `json:"from_device_s"`
+	AssembleS   float64 `json:"assemble_s"`
+	// of upload_s: M split into its diagonal and off-diagonal blocks with
+	// its halo plan, and the blocks bound to the backend
+	SplitS float64 `json:"split_s"`
+	BindS  float64 `json:"bind_s"`
+}
+
+// fields lists the stages' seconds, for the reductions over ranks.
+func (s *Stages) fields() []*float64 {
+	return []*float64{&s.OwnS, &s.CheckS, &s.PatternS, &s.SystemS, &s.ToDeviceS, &s.KernelS, &s.FromDeviceS,
+		&s.AssembleS, &s.SplitS, &s.BindS}
 }
 
 // Stats are one rank's figures of its row computation.
@@ -145,6 +178,8 @@ type Stats struct {
 	// Batches is how many batches a Device solved the rows in (0 on the
 	// host, which solves each row where it gathers it)
 	Batches int
+	// Stages are a Device's seconds of the parts of compute_s
+	Stages Stages
 }
 
 // Max returns the stats of the larger block, s's or o's, and s's batches.
@@ -172,7 +207,8 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	}
 	info := Info{SetupDevice: "cpu", Tau: cfg.Tau, K: cfg.K}
 	t := time.Now()
-	l, err := collect(A, cfg.Params)
+	var gather Stages
+	l, err := collect(A, cfg.Params, &gather)
 	if err := c.Agree(err); err != nil {
 		return nil, err
 	}
@@ -184,17 +220,21 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 		return nil, err
 	}
 	info.ComputeS = time.Since(t).Seconds()
+	info.Stages = st.Stages
+	info.OwnS, info.CheckS = gather.OwnS, gather.CheckS
 
 	t = time.Now()
 	Mm, err := dsmat.New(c, A.Part, rows)
 	if err != nil {
 		return nil, err
 	}
+	info.SplitS = time.Since(t).Seconds()
 	op, err := Mm.Bind(be, backend.Double)
 	if err != nil {
 		return nil, fmt.Errorf("spai: M: %w", err)
 	}
 	info.UploadS = time.Since(t).Seconds()
+	info.BindS = info.UploadS - info.SplitS
 	p := &Preconditioner{M: op}
 	if err := info.reduce(c, Mm, A, st, int64(len(l.HeldRows))); err != nil {
 		p.Free()
@@ -224,9 +264,16 @@ func (info *Info) reduce(c *comm.Comm, M, A *dsmat.Matrix, st Stats, held int64)
 		return err
 	}
 	// the largest block: its entries first, so that the maximum picks it
-	size := []float64{float64(st.MaxBlockRows) * float64(st.MaxBlockCols), info.GatherS, info.ComputeS, info.UploadS}
+	secs := append([]*float64{&info.GatherS, &info.ComputeS, &info.UploadS}, info.Stages.fields()...)
+	size := []float64{float64(st.MaxBlockRows) * float64(st.MaxBlockCols)}
+	for _, s := range secs {
+		size = append(size, *s)
+	}
 	if err := comm.Allreduce(c, comm.Max, size); err != nil {
 		return err
+	}
+	for k, s := range secs {
+		*s = size[k+1]
 	}
 	block := []int64{0, 0, int64(st.Batches)}
 	if float64(st.MaxBlockRows)*float64(st.MaxBlockCols) == size[0] {
@@ -239,7 +286,6 @@ func (info *Info) reduce(c *comm.Comm, M, A *dsmat.Matrix, st Stats, held int64)
 	info.Density = float64(M.NNZ()) / math.Max(1, float64(A.NNZ()))
 	info.MaxBlockRows, info.MaxBlockCols, info.Batches = int(block[0]), int(block[1]), int(block[2])
 	info.CollectedRows = held
-	info.GatherS, info.ComputeS, info.UploadS = size[1], size[2], size[3]
 	return nil
 }
 

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"time"
 
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/gpu"
@@ -67,6 +68,8 @@ func (d *Device) Rows(l *spai.Local, p spai.Params) (*dsmat.Rows, spai.Stats, er
 	if err != nil {
 		return nil, spai.Stats{}, err
 	}
+	var st spai.Stats
+	clk := newClock()
 	ptr, cols, err := spai.Pattern(l, p)
 	if err != nil {
 		return nil, spai.Stats{}, err
@@ -77,11 +80,14 @@ func (d *Device) Rows(l *spai.Local, p spai.Params) (*dsmat.Rows, spai.Stats, er
 			return nil, spai.Stats{}, spai.ErrDeviceUnsupported
 		}
 	}
+	clk.add(&st.Stages.PatternS)
 	s, err := newSystem(l)
 	if err != nil {
 		return nil, spai.Stats{}, err
 	}
 	defer runtime.KeepAlive(s) // its arrays until the uploads from them are done
+	pat := s.localRows(cols)
+	clk.add(&st.Stages.SystemS)
 	budget, err := d.budget(0)
 	if err != nil {
 		return nil, spai.Stats{}, err
@@ -94,13 +100,16 @@ func (d *Device) Rows(l *spai.Local, p spai.Params) (*dsmat.Rows, spai.Stats, er
 	if err := sys.upload(d, s); err != nil {
 		return nil, spai.Stats{}, fmt.Errorf("spai: the local system on the GPU: %w", err)
 	}
+	if err := d.SyncStream(); err != nil {
+		return nil, spai.Stats{}, fmt.Errorf("spai: the local system on the GPU: %w", err)
+	}
+	clk.add(&st.Stages.ToDeviceS)
 	if budget, err = d.budget(d.batchBytes); err != nil {
 		return nil, spai.Stats{}, err
 	}
-	b := &batch{d: d, ks: ks, sys: &sys, pat: s.localRows(cols), ptr: ptr, first: l.Own.First,
-		diag0: int32(s.colBelow)}
+	b := &batch{d: d, ks: ks, sys: &sys, pat: pat, ptr: ptr, first: l.Own.First, diag0: int32(s.colBelow), clk: clk,
+		st: &st.Stages}
 	m := &dsmat.Rows{N: l.Own.N, First: l.Own.First, RowPtr: ptr, Col: cols, Val: make([]float64, len(cols))}
-	var st spai.Stats
 	d.Batches, d.Scratch, d.ScratchBatches = 0, 0, 0
 	for lo := 0; lo < n; {
 		hi := batchEnd(ptr, lo, budget)
@@ -114,6 +123,19 @@ func (d *Device) Rows(l *spai.Local, p spai.Params) (*dsmat.Rows, spai.Stats, er
 	}
 	st.Batches = d.Batches
 	return m, st, nil
+}
+
+// clock times the stages of Rows: each add charges the seconds since the
+// last to a stage.
+type clock struct{ last time.Time }
+
+func newClock() *clock { return &clock{last: time.Now()} }
+
+// add adds the seconds since the last add (or newClock) to *stage.
+func (c *clock) add(stage *float64) {
+	now := time.Now()
+	*stage += now.Sub(c.last).Seconds()
+	c.last = now
 }
 
 // budget is half the device's free memory, at most limit where that is

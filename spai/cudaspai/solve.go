@@ -19,6 +19,8 @@ type batch struct {
 	ptr   []int64 // own row i's pattern is pat[ptr[i]:ptr[i+1]]
 	first int64   // the global row of own row 0
 	diag0 int32   // the compact column of own row 0
+	clk   *clock
+	st    *spai.Stages // where clk charges the stages
 }
 
 // status of a problem, as spai_solve.cu writes it
@@ -46,6 +48,10 @@ func (b *batch) solve(lo, hi int, vals []float64) (spai.Stats, error) {
 	}
 	gpu.UploadSlice(d.Raw, a.patPtr, patPtr)
 	gpu.UploadSlice(d.Raw, a.pat, b.pat[b.ptr[lo]:b.ptr[hi]])
+	if err := d.SyncStream(); err != nil {
+		return spai.Stats{}, err
+	}
+	b.clk.add(&b.st.ToDeviceS)
 	launchCount(d.Raw, b.ks, d.Blocks(d.ElementBlocks(32*np)), int32(np), b.sys.rowPtr, b.sys.col, a.patPtr, a.pat,
 		a.counts)
 	counts := make([]int32, 2*np)
@@ -62,13 +68,20 @@ func (b *batch) solve(lo, hi int, vals []float64) (spai.Stats, error) {
 	if err := b.scratch(&a, misfits(need, slot), need, lo); err != nil {
 		return spai.Stats{}, err
 	}
+	if err := d.SyncStream(); err != nil {
+		return spai.Stats{}, err
+	}
+	b.clk.add(&b.st.KernelS)
 	gpu.DownloadSlice(d.Raw, vals, a.out)
 	status := make([]int32, np)
 	gpu.DownloadSlice(d.Raw, status, a.status)
 	if err := d.SyncStream(); err != nil {
 		return spai.Stats{}, err
 	}
-	return st, b.check(status, counts, patPtr, lo)
+	b.clk.add(&b.st.FromDeviceS)
+	err := b.check(status, counts, patPtr, lo)
+	b.clk.add(&b.st.AssembleS)
+	return st, err
 }
 
 // check returns the error of the first problem whose status is not
