@@ -57,6 +57,7 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 )
@@ -107,6 +108,32 @@ type Config struct {
 type Device interface {
 	Name() string
 	Rows(l *Local, p Params) (*dsmat.Rows, Stats, error)
+}
+
+// DiagonalDevice is a Device that can leave the rows of M where it
+// computed them: New then binds M's diagonal block, most of M, from the
+// device's memory as it is, and downloads and uploads only the entries in
+// other ranks' columns, instead of M's values coming back to the host
+// and going to the backend again. The device must be the backend's.
+type DiagonalDevice interface {
+	Device
+	// SplitRows computes the rows Rows computes, split at the rank's own
+	// columns.
+	SplitRows(l *Local, p Params) (*SplitRows, Stats, error)
+}
+
+// SplitRows are a rank's rows of M split as a DiagonalDevice leaves them:
+// the diagonal block (the entries in the rank's own columns, numbered from
+// its first row) on the backend, and the other entries on the host.
+type SplitRows struct {
+	Diag backend.Matrix
+	// Off holds the entries in other ranks' columns of the own rows that
+	// Rows lists (ascending; Off's row k is own row Rows[k]); its columns
+	// index Held, the global indices of the rows the local system
+	// collected (Local.HeldRows).
+	Off  *csr.Matrix[float64]
+	Rows []int32
+	Held []int64
 }
 
 // ErrDeviceUnsupported is a Device's answer to a system it cannot compute.
@@ -215,8 +242,9 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	info.GatherS = time.Since(t).Seconds()
 
 	t = time.Now()
-	rows, st, err := computeOn(l, cfg, &info)
+	out, st, err := computeOn(l, cfg, &info)
 	if err := c.Agree(err); err != nil {
+		out.free()
 		return nil, err
 	}
 	info.ComputeS = time.Since(t).Seconds()
@@ -224,12 +252,13 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	info.OwnS, info.CheckS = gather.OwnS, gather.CheckS
 
 	t = time.Now()
-	Mm, err := dsmat.New(c, A.Part, rows)
+	Mm, err := out.matrix(c, A.Part)
 	if err != nil {
+		out.free()
 		return nil, err
 	}
 	info.SplitS = time.Since(t).Seconds()
-	op, err := Mm.Bind(be, backend.Double)
+	op, err := out.bind(Mm, be)
 	if err != nil {
 		return nil, fmt.Errorf("spai: M: %w", err)
 	}
@@ -244,17 +273,57 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	return p, nil
 }
 
+// computed are a rank's rows of M: on the host (rows), or split with the
+// diagonal block on the device (split).
+type computed struct {
+	rows  *dsmat.Rows
+	split *SplitRows
+}
+
 // computeOn computes the rank's rows of M on cfg.Device, or on the host
 // where there is none or it declines.
-func computeOn(l *Local, cfg Config, info *Info) (*dsmat.Rows, Stats, error) {
-	if cfg.Device != nil {
+func computeOn(l *Local, cfg Config, info *Info) (computed, Stats, error) {
+	if dd, ok := cfg.Device.(DiagonalDevice); ok {
+		split, st, err := dd.SplitRows(l, cfg.Params)
+		if !errors.Is(err, ErrDeviceUnsupported) {
+			info.SetupDevice = cfg.Device.Name()
+			return computed{split: split}, st, err
+		}
+	} else if cfg.Device != nil {
 		rows, st, err := cfg.Device.Rows(l, cfg.Params)
 		if !errors.Is(err, ErrDeviceUnsupported) {
 			info.SetupDevice = cfg.Device.Name()
-			return rows, st, err
+			return computed{rows: rows}, st, err
 		}
 	}
-	return Rows(l, cfg.Params)
+	rows, st, err := Rows(l, cfg.Params)
+	return computed{rows: rows}, st, err
+}
+
+// matrix makes the distributed matrix of the rows; a split one has no
+// Diag (dsmat.NewLocalOffDiagonal). Collective: the ranks agree on the
+// outcome whichever way each computed its rows.
+func (m computed) matrix(c *comm.Comm, part dsmat.Partition) (*dsmat.Matrix, error) {
+	if s := m.split; s != nil {
+		return dsmat.NewLocalOffDiagonal(c, part, s.Off, s.Rows, s.Held, s.Diag.NNZ())
+	}
+	return dsmat.New(c, part, m.rows)
+}
+
+// bind binds M to be, a split M with its diagonal block as the device
+// left it, which the operator takes. Collective.
+func (m computed) bind(M *dsmat.Matrix, be backend.Backend) (*dsmat.Operator, error) {
+	if s := m.split; s != nil {
+		return M.BindDiagonal(be, s.Diag, backend.Double)
+	}
+	return M.Bind(be, backend.Double)
+}
+
+// free releases the device's diagonal block of rows that are not bound.
+func (m computed) free() {
+	if m.split != nil && m.split.Diag != nil {
+		m.split.Diag.Free()
+	}
 }
 
 // reduce completes the figures that need every rank.

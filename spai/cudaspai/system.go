@@ -148,6 +148,54 @@ func (s *system) localRows(g []int64) []int32 {
 	return out
 }
 
+// foreignRows returns, per foreign column, the local row of the collected
+// row of its index, or -1 where the system does not hold that row, on all
+// cores.
+func (s *system) foreignRows() []int32 {
+	out := make([]int32, len(s.foreign))
+	parallel.For(len(out), func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			out[k] = -1
+			if _, ok := slices.BinarySearch(s.l.HeldRows, s.foreign[k]); ok {
+				out[k] = s.row(s.foreign[k])
+			}
+		}
+	})
+	return out
+}
+
+// global returns the global row of local row r.
+func (s *system) global(r int32) int64 {
+	own := s.l.Own
+	n := int32(own.Count())
+	switch {
+	case r < int32(s.below):
+		return s.l.HeldRows[r]
+	case r < int32(s.below)+n:
+		return own.First + int64(r) - int64(s.below)
+	default:
+		return s.l.HeldRows[r-n]
+	}
+}
+
+// globalRows returns the global rows of the local rows r, on all cores.
+func (s *system) globalRows(r []int32) []int64 {
+	out := make([]int64, len(r))
+	parallel.For(len(r), func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			out[k] = s.global(r[k])
+		}
+	})
+	return out
+}
+
+// patternBound bounds the entries of the own rows' patterns at k = 1: each
+// row's entries and its diagonal.
+func (s *system) patternBound() int64 {
+	own := s.l.Own
+	return own.RowPtr[own.Count()] - own.RowPtr[0] + int64(own.Count())
+}
+
 // valueParts are the values of the local rows in order, in the three
 // pieces l holds them in: collected rows below, own rows, collected rows
 // above.
