@@ -46,7 +46,8 @@
 // (|I| x |J|, column-major), factors it by Householder QR, applies the
 // reflections to e_i and back-substitutes, in float64, on all cores
 // (internal/parallel). A Device may compute the same rows instead
-// (Config.Device), declining with ErrDeviceUnsupported.
+// (Config.Device), declining with ErrDeviceUnsupported; a DiagonalDevice
+// leaves M's diagonal block where it computed it, and New binds it there.
 package spai
 
 import (

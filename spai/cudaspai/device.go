@@ -1,22 +1,31 @@
 // Package cudaspai computes the rows of the SPAI preconditioner (package
-// spai) on a GPU: spai.Device on the CUDA backend of package gpu.
+// spai) on a GPU: spai.DiagonalDevice on the CUDA backend of package gpu.
 //
-// The host computes the pattern of every own row of M (spai.Pattern) and
-// uploads, once per set-up, the rank's local system (its rows and the
-// collected ones, in CSR with int32 columns in a compact numbering that
-// keeps the global order: system). The GPU then builds every least-squares
+// The host uploads, once per set-up, the rank's local system (its rows and
+// the collected ones, in CSR with int32 columns in a compact numbering
+// that keeps the global order: system; the columns are translated where
+// the staging buffer takes them, with no host array of their own). At
+// k = 1 the GPU makes the pattern of every own row of M from it
+// (kernels/spai_pattern.cu: each row's kept columns and its diagonal,
+// counted, summed, filled); at larger k the host computes the patterns
+// (spai.Pattern) and uploads them. The GPU then builds every least-squares
 // problem itself, one warp per row of M (kernels/spai_solve.cu): it counts
 // the problem's block, |I| x |J| (spai_count), then forms I, the dense
 // block A(J,I)' and e_i(I) in a workspace and solves it by Householder QR
 // (kernels/spai_qr.cu), with the host's operations in the host's order and
-// no fused multiply-add, so the rows are those spai.Rows computes. Only
-// the rows' values come back.
+// no fused multiply-add, so the rows are those spai.Rows computes.
+//
+// The rows stay on the GPU: SplitRows makes M's diagonal block there
+// (the entries in own columns, which the backend binds as it is), and only
+// the entries in other ranks' columns come back to the host; Rows copies
+// all the rows back (tests).
 //
 // The workspaces lie in shared memory, one slot per warp, as many warps a
 // block as the slot that nearly every problem of the batch fits allows;
 // the problems that do not fit take a workspace in global memory, in
-// batches sized to the free memory. The rows are solved in batches whose
-// patterns and values fit half the free memory.
+// batches sized to the free memory. The local system and M's rows must fit
+// half the free memory; the rows are solved in batches whose sizes and
+// statuses fit it too.
 //
 // Package spai never asks which backend it runs on: the composition root
 // hands it New(be) as spai.Config.Device for a CUDA backend be.
@@ -421,14 +430,15 @@ func (a *sysArrays) upload(d *Device, s *system) error {
 	if a.rowPtr, err = d.Alloc(8*len(s.rowPtr), "SPAI system row pointers"); err != nil {
 		return err
 	}
-	if a.col, err = d.Alloc(4*len(s.col), "SPAI system columns"); err != nil {
+	nnz := int(s.entries())
+	if a.col, err = d.Alloc(4*nnz, "SPAI system columns"); err != nil {
 		return err
 	}
-	if a.val, err = d.Alloc(8*len(s.col), "SPAI system values"); err != nil {
+	if a.val, err = d.Alloc(8*nnz, "SPAI system values"); err != nil {
 		return err
 	}
 	gpu.UploadSlice(d.Raw, a.rowPtr, s.rowPtr)
-	gpu.UploadSlice(d.Raw, a.col, s.col)
+	gpu.UploadFunc(d.Raw, a.col, nnz, s.fillCols)
 	at := a.val
 	for _, part := range s.valueParts() {
 		gpu.UploadSlice(d.Raw, at, part)

@@ -3,6 +3,7 @@ package cudaspai
 import (
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 	"github.com/fsai-dist/fsai-dist/spai"
@@ -17,8 +18,7 @@ import (
 type system struct {
 	l       *spai.Local
 	below   int     // collected rows below the own rows
-	rowPtr  []int64 // of the local rows
-	col     []int32 // compact columns
+	rowPtr  []int64 // of the local rows; their compact columns: fillCols
 	foreign []int64 // the global columns outside the own range, ascending
 	// colBelow is how many foreign columns lie below the own range: the
 	// compact column of global column First + i is colBelow + i.
@@ -55,18 +55,28 @@ func newSystem(l *spai.Local) (*system, error) {
 			}
 		}
 	})
-	s.col = make([]int32, s.rowPtr[rows])
-	parallel.For(rows, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			src := s.rowCols(r)
-			dst := s.col[s.rowPtr[r]:s.rowPtr[r+1]]
-			for k, c := range src {
-				dst[k] = s.column(c)
-			}
-		}
-	})
 	return s, nil
 }
+
+// fillCols sets buf to the compact columns of the local rows' entries lo
+// to lo+len(buf)-1 (the entries in row order): what the device's column
+// array holds, made where the upload stages it.
+func (s *system) fillCols(buf []int32, lo int) {
+	e, end := int64(lo), int64(lo+len(buf))
+	r := sort.Search(len(s.rowPtr)-1, func(r int) bool { return s.rowPtr[r+1] > e })
+	for ; e < end; r++ {
+		for _, c := range s.rowCols(r)[e-s.rowPtr[r]:] {
+			if e == end {
+				break
+			}
+			buf[e-int64(lo)] = s.column(c)
+			e++
+		}
+	}
+}
+
+// entries is the number of entries of the local rows.
+func (s *system) entries() int64 { return s.rowPtr[len(s.rowPtr)-1] }
 
 // foreignColumns returns the columns of l's rows outside the own range,
 // sorted and without repeats.
@@ -206,4 +216,4 @@ func (s *system) valueParts() [3][]float64 {
 }
 
 // bytes is the device memory the system takes.
-func (s *system) bytes() int64 { return 8*int64(len(s.rowPtr)) + 12*int64(len(s.col)) }
+func (s *system) bytes() int64 { return 8*int64(len(s.rowPtr)) + 12*s.entries() }

@@ -142,6 +142,10 @@ func checkSystem(t *testing.T, l *spai.Local, s *system) {
 	for _, part := range s.valueParts() {
 		vals = append(vals, part...)
 	}
+	col := make([]int32, s.entries())
+	for lo := 0; lo < len(col); lo += 7 { // in pieces, as the staging buffer fills them
+		s.fillCols(col[lo:min(lo+7, len(col))], lo)
+	}
 	type pair struct {
 		global  int64
 		compact int32
@@ -160,7 +164,7 @@ func checkSystem(t *testing.T, l *spai.Local, s *system) {
 			t.Fatalf("global row %d is local row %d, not %d", g, s.row(g), r)
 		}
 		for k, c := range cols {
-			pairs = append(pairs, pair{c, s.col[a+int64(k)]})
+			pairs = append(pairs, pair{c, col[a+int64(k)]})
 		}
 	}
 	sort.Slice(pairs, func(i, j int) bool { return pairs[i].global < pairs[j].global })
