@@ -92,3 +92,33 @@ func distribute(t testing.TB, c *comm.Comm, part dsmat.Partition, rows *dsmat.Ro
 	}
 	return A
 }
+
+// Product returns M x on this rank's rows for x_i = 1 + (i mod 7) / 8
+// (global i), failing t on an error: one product to compare two bindings
+// of a matrix by.
+func Product(t testing.TB, M *dsmat.Operator) []float64 {
+	t.Helper()
+	be, n, first := M.Backend(), M.Matrix().LocalRows(), M.Matrix().First()
+	x, err := be.NewVector(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	y, err := be.NewVector(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Free()
+	host := make([]float64, n)
+	for i := range host {
+		host[i] = 1 + float64((first+int64(i))%7)/8
+	}
+	be.Upload(x, host)
+	if err := M.Apply(y, x); err != nil {
+		t.Fatal(err)
+	}
+	if err := be.Download(host, y); err != nil {
+		t.Fatal(err)
+	}
+	return host
+}

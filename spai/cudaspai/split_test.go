@@ -214,7 +214,7 @@ func TestNewOnDeviceGPU(t *testing.T) {
 				if want := map[bool]string{true: "cuda", false: "cpu"}[dev != nil]; pre.Info.SetupDevice != want {
 					t.Errorf("%d ranks: set up on %s, want %s", np, pre.Info.SetupDevice, want)
 				}
-				y[k], nnz[k] = product(t, pre.M, A.First()), pre.Info.NNZ
+				y[k], nnz[k] = testmatrices.Product(t, pre.M), pre.Info.NNZ
 				pre.Free()
 			}
 			if !bitsEqual(y[0], y[1]) || nnz[0] != nnz[1] {
@@ -223,33 +223,4 @@ func TestNewOnDeviceGPU(t *testing.T) {
 			}
 		})
 	}
-}
-
-// product returns M x on this rank's rows for x_i = 1 + (i mod 7) / 8
-// (global i).
-func product(t *testing.T, M *dsmat.Operator, first int64) []float64 {
-	t.Helper()
-	be, n := M.Backend(), M.Matrix().LocalRows()
-	x, err := be.NewVector(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Free()
-	y, err := be.NewVector(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer y.Free()
-	host := make([]float64, n)
-	for i := range host {
-		host[i] = 1 + float64((first+int64(i))%7)/8
-	}
-	be.Upload(x, host)
-	if err := M.Apply(y, x); err != nil {
-		t.Fatal(err)
-	}
-	if err := be.Download(host, y); err != nil {
-		t.Fatal(err)
-	}
-	return host
 }
