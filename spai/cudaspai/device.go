@@ -23,9 +23,9 @@
 // The workspaces lie in shared memory, one slot per warp, as many warps a
 // block as the slot that nearly every problem of the batch fits allows;
 // the problems that do not fit take a workspace in global memory, in
-// batches sized to the free memory. The local system and M's rows must fit
-// half the free memory; the rows are solved in batches whose sizes and
-// statuses fit it too.
+// batches sized to the free memory. The local system and two copies of
+// M's rows must fit half the free memory; the rows are solved in batches
+// whose sizes and statuses fit it too.
 //
 // Package spai never asks which backend it runs on: the composition root
 // hands it New(be) as spai.Config.Device for a CUDA backend be.
@@ -69,9 +69,10 @@ func (d *Device) Name() string { return d.Backend().Name() }
 const maxCols = 2048
 
 // Rows computes the rank's rows of M (spai.Device) and copies them to the
-// host. A pattern of more than maxCols columns, or a local system and rows
-// of M that do not fit half the device's free memory, decline the whole
-// set-up (spai.ErrDeviceUnsupported), and the host computes it.
+// host. A pattern of more than maxCols columns, or a local system and two
+// copies of M's rows (as computed, then split) that do not fit half the
+// device's free memory, decline the whole set-up
+// (spai.ErrDeviceUnsupported), and the host computes it.
 func (d *Device) Rows(l *spai.Local, p spai.Params) (*dsmat.Rows, spai.Stats, error) {
 	defer d.Enter()()
 	r, st, err := d.compute(l, p)
@@ -159,7 +160,8 @@ func (d *Device) compute(l *spai.Local, p spai.Params) (res *resident, st spai.S
 	if err != nil {
 		return nil, st, err
 	}
-	if s.bytes()+8*int64(n+1)+12*entries > budget {
+	// M's rows twice: computed, then split into its blocks
+	if s.bytes()+2*(8*int64(n+1)+12*entries) > budget {
 		return nil, st, spai.ErrDeviceUnsupported
 	}
 	if err := r.sys.upload(d, s); err != nil {
