@@ -50,7 +50,7 @@ func TestStagesWithinTotals(t *testing.T) {
 			if !(in.SplitS > 0 && in.BindS > 0 && in.SplitS <= in.UploadS && in.BindS <= in.UploadS) {
 				t.Errorf("%d ranks: split_s %g, bind_s %g against upload_s %g", np, in.SplitS, in.BindS, in.UploadS)
 			}
-			if dev := in.PatternS + in.SystemS + in.ToDeviceS + in.KernelS + in.FromDeviceS + in.AssembleS; dev != 0 {
+			if dev := in.PatternS + in.SystemS + in.ToDeviceS + in.CountS + in.KernelS + in.FromDeviceS + in.AssembleS; dev != 0 {
 				t.Errorf("%d ranks: the host's set-up reports %g s of device stages", np, dev)
 			}
 		})

@@ -179,11 +179,13 @@ type Stages struct {
 	CheckS float64 `json:"check_s"`
 	// of compute_s on a Device: the patterns of the rows of M, the local
 	// system's translation for the device, the copies to the device, the
-	// kernels (counting, the choice of workspaces, solving; timed to the
-	// device's end), the copies back and the host's checks and assembly
+	// blocks' counting and the choice of their workspaces, the kernels
+	// that solve them (timed to the device's end), the copies back and the
+	// host's checks and assembly
 	PatternS    float64 `json:"pattern_s"`
 	SystemS     float64 `json:"system_s"`
 	ToDeviceS   float64 `json:"to_device_s"`
+	CountS      float64 `json:"count_s"`
 	KernelS     float64 `json:"kernel_s"`
 	FromDeviceS float64 `json:"from_device_s"`
 	AssembleS   float64 `json:"assemble_s"`
@@ -195,8 +197,8 @@ type Stages struct {
 
 // fields lists the stages' seconds, for the reductions over ranks.
 func (s *Stages) fields() []*float64 {
-	return []*float64{&s.OwnS, &s.CheckS, &s.PatternS, &s.SystemS, &s.ToDeviceS, &s.KernelS, &s.FromDeviceS,
-		&s.AssembleS, &s.SplitS, &s.BindS}
+	return []*float64{&s.OwnS, &s.CheckS, &s.PatternS, &s.SystemS, &s.ToDeviceS, &s.CountS, &s.KernelS,
+		&s.FromDeviceS, &s.AssembleS, &s.SplitS, &s.BindS}
 }
 
 // Stats are one rank's figures of its row computation.

@@ -49,11 +49,13 @@ func (b *batch) solve(lo, hi int) (spai.Stats, error) {
 	}
 	need, st := sizes(counts, patPtr)
 	warps, slot := chooseSlot(need, d.slotBytes)
+	list := misfits(need, slot)
+	b.clk.add(&b.st.CountS)
 	d.Memset32(a.status, ^uint32(0), np)
 	grid := min((np+warps-1)/warps, 32*d.SMs())
 	launchSolveShared(d.Raw, r.ks, d.Grid(grid, 32*warps, warps*slot), int32(np), int32(slot), r.sys.rowPtr, r.sys.col,
 		r.sys.val, devPtr, r.pat, a.counts, b.diag0+int32(lo), r.out, a.status)
-	if err := b.scratch(&a, devPtr, misfits(need, slot), need, lo); err != nil {
+	if err := b.scratch(&a, devPtr, list, need, lo); err != nil {
 		return spai.Stats{}, err
 	}
 	if err := d.SyncStream(); err != nil {
