@@ -39,6 +39,10 @@ func newSystem(l *spai.Local) (*system, error) {
 		return nil, spai.ErrDeviceUnsupported
 	}
 
+	if len(l.HeldRows) == 0 && own.RowPtr[0] == 0 { // the own rows alone (one rank's): their pointers
+		s.rowPtr = own.RowPtr
+		return s, nil
+	}
 	// row pointers: collected rows below, own rows, collected rows above
 	s.rowPtr = make([]int64, rows+1)
 	heldBelow := l.HeldPtr[s.below]
@@ -83,6 +87,9 @@ func (s *system) entries() int64 { return s.rowPtr[len(s.rowPtr)-1] }
 func foreignColumns(l *spai.Local) []int64 {
 	own := l.Own
 	lo, hi := own.First, own.First+int64(own.Count())
+	if lo == 0 && hi == own.N { // every row is own (one rank): no column is foreign
+		return nil
+	}
 	parts := make([][]int64, parallel.Chunks(own.Count()))
 	parallel.For(own.Count(), func(ch, a, b int) {
 		for _, c := range own.Col[own.RowPtr[a]:own.RowPtr[b]] {
