@@ -212,7 +212,8 @@ type Stats struct {
 	Stages Stages
 }
 
-// Max returns the stats of the larger block, s's or o's, and s's batches.
+// Max returns the stats of the larger block, s's or o's, and s's batches
+// and stages.
 func (s Stats) Max(o Stats) Stats {
 	if o.MaxBlockRows*o.MaxBlockCols > s.MaxBlockRows*s.MaxBlockCols {
 		s.MaxBlockRows, s.MaxBlockCols = o.MaxBlockRows, o.MaxBlockCols
