@@ -199,7 +199,7 @@ func bitsEqual(a, b []float64) bool {
 // from the device's memory; M then multiplies as the host's M bound to
 // the GPU, bit for bit, with the same nonzeros, on 1 and 2 ranks.
 func TestNewOnDeviceGPU(t *testing.T) {
-	openGPU(t)
+	gputest.Need(t)
 	for _, np := range []int{1, 2} {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
 			be := gputest.Open(t)
