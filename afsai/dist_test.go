@@ -16,7 +16,6 @@ import (
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 	"github.com/fsai-dist/fsai-dist/internal/testmatrices"
 	krylov "github.com/fsai-dist/fsai-dist/pcg"
-	"github.com/fsai-dist/fsai-dist/problem"
 )
 
 func TestMain(m *testing.M) { mpitest.Main(m) }
@@ -46,22 +45,7 @@ func distCases(t *testing.T, c *comm.Comm) []distCase {
 // generated distributes the problem spec over the ranks of c, each rank
 // generating its own rows.
 func generated(t *testing.T, c *comm.Comm, spec string) *dsmat.Matrix {
-	t.Helper()
-	s, err := problem.Parse(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	part := dsmat.NewPartition(s.Rows(), c.Size())
-	lo, hi := part.Range(c.Rank())
-	rows, err := s.Generate(lo, hi)
-	if err != nil {
-		t.Fatal(err)
-	}
-	A, err := dsmat.New(c, part, rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return A
+	return testmatrices.Generated(t, c, spec)
 }
 
 // entry returns a_ij of a whole matrix.

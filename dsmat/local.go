@@ -24,13 +24,12 @@ func NewLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], global []int
 }
 
 // NewLocalOffDiagonal is NewLocal for a stripe whose diagonal block a
-// backend made and holds (FSAI's factor set up on a GPU): a, in NewLocal's
-// numbering, holds only the stripe's entries in other ranks' columns, and
-// diagNNZ counts the diagonal block's. Those columns lie below the stripe
-// (the factor's rows reach lower ranks only) and come first: held lists
-// their global indices, ascending, and the stripe's own rows are the local
-// columns after them; a's entries lie in held's columns. The own rows need
-// no list, millions of entries long. The entries lie in a few of the
+// backend made and holds (FSAI's factor or SPAI's M set up on a GPU): a
+// holds only the stripe's entries in other ranks' columns, and diagNNZ
+// counts the diagonal block's. a's columns index held, the global indices
+// of those columns, ascending, none in the stripe's own rows (an FSAI
+// factor's lie below them, SPAI's on both sides). The own rows need no
+// list, millions of entries long. The entries lie in a few of the
 // stripe's rows: rows, when not nil, lists the rows that a holds (numbered
 // from 0, ascending; a's row k is the stripe's row rows[k], the others are
 // empty; an empty list, not nil, for none), so that no pass runs over
@@ -114,8 +113,8 @@ func checkLocal(c *comm.Comm, part Partition, a *csr.Matrix[float64], rows []int
 		return 0, fmt.Errorf("dsmat: local columns' global indices not ascending in [0,%d)", part.N())
 	}
 	if offOnly {
-		if k := len(global); k > 0 && global[k-1] >= lo {
-			return 0, fmt.Errorf("dsmat: held column %d not below the stripe's rows [%d,%d)", global[k-1], lo, hi)
+		if k, _ := slices.BinarySearch(global, lo); k < len(global) && global[k] < hi {
+			return 0, fmt.Errorf("dsmat: held column %d in the stripe's rows [%d,%d)", global[k], lo, hi)
 		}
 		return len(global), nil
 	}

@@ -205,3 +205,55 @@ func product(t *testing.T, op *dsmat.Operator, lo int64) []float64 {
 	}
 	return out
 }
+
+// TestNewLocalOffDiagonalBothSides: a stripe whose entries in other ranks'
+// columns lie on both sides of its rows (SPAI's M), held columns below and
+// above them, is New's matrix without its Diag: with SetDiagonal, equal to
+// it, on 2 and 3 ranks.
+func TestNewLocalOffDiagonalBothSides(t *testing.T) {
+	for _, np := range []int{2, 3} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			full := scaled(generate(t, "poisson7:5"), false)
+			part := dsmat.NewPartition(full.N, np)
+			lo, hi := part.Range(c.Rank())
+			rows := stripe(full, lo, hi)
+			want, err := dsmat.New(c, part, rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var heldCols []int64 // the other ranks' columns, ascending
+			for _, col := range rows.Col {
+				if col < lo || col >= hi {
+					heldCols = append(heldCols, col)
+				}
+			}
+			slices.Sort(heldCols)
+			heldCols = slices.Compact(heldCols)
+			n := int(hi - lo)
+			off := &csr.Matrix[float64]{Rows: n, Cols: len(heldCols), RowPtr: make([]int32, n+1)}
+			for i := range n {
+				for k := rows.RowPtr[i]; k < rows.RowPtr[i+1]; k++ {
+					if col := rows.Col[k]; col < lo || col >= hi {
+						at, _ := slices.BinarySearch(heldCols, col)
+						off.ColIdx, off.Val = append(off.ColIdx, int32(at)), append(off.Val, rows.Val[k])
+					}
+				}
+				off.RowPtr[i+1] = int32(len(off.ColIdx))
+			}
+			if heldCols[0] >= lo == (c.Rank() > 0) || heldCols[len(heldCols)-1] < hi == (c.Rank() < np-1) {
+				t.Fatalf("rank %d of %d: held columns %d to %d around rows [%d,%d)", c.Rank(), np, heldCols[0],
+					heldCols[len(heldCols)-1], lo, hi)
+			}
+			got, err := dsmat.NewLocalOffDiagonal(c, part, off, nil, heldCols, want.Diag.NNZ())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := got.SetDiagonal(want.Diag); err != nil {
+				t.Fatal(err)
+			}
+			if !got.Equal(want) || got.NNZ() != want.NNZ() {
+				t.Errorf("rank %d of %d: differs from New's matrix", c.Rank(), np)
+			}
+		})
+	}
+}

@@ -96,6 +96,19 @@ func (r Raw) UploadValues(dst uintptr, vals []float64, p backend.Precision) {
 // UploadSlice returns.
 func UploadSlice[T any](r Raw, dst uintptr, src []T) { uploadSlice(r.b, dst, src) }
 
+// UploadFunc queues a copy to device memory at dst of n elements that fill
+// writes: fill(buf, lo) sets buf to elements lo to lo+len(buf)-1, in the
+// backend's staging buffer, on all cores over parts of each piece. Data
+// computed on the way (indices translated) then needs no host array of
+// its own. It returns when the last piece is queued; the copy is complete
+// after the next synchronizing call.
+func UploadFunc[T any](r Raw, dst uintptr, n int, fill func(buf []T, lo int)) {
+	var zero T
+	r.b.staging.upload(r.b, dst, n, int(unsafe.Sizeof(zero)), func(buf unsafe.Pointer, lo, hi int) {
+		fill(unsafe.Slice((*T)(buf), hi-lo), lo)
+	})
+}
+
 // DownloadSlice copies len(dst) elements from device memory at src into
 // dst, after the work queued before, through the backend's staging buffer:
 // dst need not be page-locked. It returns when dst holds them.

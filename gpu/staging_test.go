@@ -267,3 +267,32 @@ func BenchmarkStaging(bm *testing.B) {
 		})
 	}
 }
+
+// TestUploadFunc: an upload whose elements a function writes into the
+// staging buffer arrives as the array of those elements, in one piece and
+// in many.
+func TestUploadFunc(t *testing.T) {
+	b := openGPU(t)
+	for _, n := range stagedSizes {
+		p := func() uintptr {
+			defer b.enter()()
+			p, err := b.alloc(4*n, "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			UploadFunc(b.Raw(), p, n, func(buf []int32, lo int) {
+				for k := range buf {
+					buf[k] = int32(3*(lo+k) + 1)
+				}
+			})
+			return p
+		}()
+		got := deviceArray[int32](t, b, p, n)
+		for k, v := range got {
+			if v != int32(3*k+1) {
+				t.Fatalf("n %d: element %d is %d, want %d", n, k, v, 3*k+1)
+			}
+		}
+		b.free(p, "test")
+	}
+}

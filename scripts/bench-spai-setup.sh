@@ -7,7 +7,10 @@
 #   cpu  -backend cpu                 the CPU backend on all the host's cores
 # Each run stops after one iteration (-maxit 1: exit status 3, expected);
 # the set-up is the report's prec_setup_s, with prec_info's gather_s,
-# compute_s and upload_s.
+# compute_s and upload_s, and then their parts: of gather_s own_s (the own
+# rows copied) and check_s; of compute_s on the GPU pattern_s, system_s,
+# to_device_s, count_s, kernel_s, from_device_s and assemble_s;
+# of upload_s split_s and bind_s.
 #
 # Build here first (the GPU machine has no Go), then carry bin/:
 #   go build -o bin/fsai-dist ./cmd/fsai-dist
@@ -58,6 +61,13 @@ for v in ("gpu", "host", "cpu"):
     print(f"{v:8} {best['prec_setup_s']:>12.3f} {i.get('gather_s', 0):>9.3f} {i.get('compute_s', 0):>9.3f} "
           f"{i.get('upload_s', 0):>9.3f} {i.get('setup_device', ''):>7} {i.get('batches', 0):>7} "
           f"{str(i.get('max_block_rows', '')) + ' x ' + str(i.get('max_block_cols', '')):>13}")
+stages = ("own_s", "check_s", "pattern_s", "system_s", "to_device_s", "count_s", "kernel_s", "from_device_s",
+          "assemble_s", "split_s", "bind_s")
+print()
+print(f"{'variant':8} " + " ".join(f"{st:>13}" for st in stages))
+for v, r in summary["variants"].items():
+    i = r["best"].get("prec_info", {})
+    print(f"{v:8} " + " ".join(f"{i.get(st, 0):>13.3f}" for st in stages))
 s = summary["variants"]
 if "gpu" in s and "cpu" in s:
     print(f"cpu / gpu set-up: {s['cpu']['best']['prec_setup_s'] / s['gpu']['best']['prec_setup_s']:.2f}x")

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/dsmat"
@@ -90,12 +91,22 @@ func checkRows(r *dsmat.Rows) ([]float64, error) {
 // of other ranks within K hops of its rows in the graph of A~. Round r
 // (of K) asks the owners for the rows the kept entries of the rows of the
 // last round (its own rows first) name and it does not hold; one
-// Alltoall and four Alltoallv a round. Collective.
-func collect(A *dsmat.Matrix, p Params) (*Local, error) {
+// Alltoall and four Alltoallv a round. One rank holds every row and asks
+// for none. It records the seconds of its own rows' copy and checks in
+// st. Collective.
+func collect(A *dsmat.Matrix, p Params, st *Stages) (*Local, error) {
 	c := A.Comm
-	l, err := NewLocal(A.Rows())
+	t := time.Now()
+	own := ownRows(A)
+	st.OwnS = time.Since(t).Seconds()
+	t = time.Now()
+	l, err := NewLocal(own)
+	st.CheckS = time.Since(t).Seconds()
 	if err := c.Agree(err); err != nil {
 		return nil, err
+	}
+	if c.Size() == 1 {
+		return l, nil
 	}
 	held := &heldRows{ptr: []int64{0}}
 	seen := map[int64]bool{} // rows of other ranks asked for
@@ -120,6 +131,30 @@ func collect(A *dsmat.Matrix, p Params) (*Local, error) {
 	}
 	l.setHeld(held)
 	return l, nil
+}
+
+// ownRows returns the rank's stripe of A in global columns, as A.Rows
+// does, on all cores. A stripe with no entry in other ranks' columns (one
+// rank's) is A's diagonal block alone, in the same order: its values are
+// then the block's own, shared rather than copied, which the local system
+// only reads.
+func ownRows(A *dsmat.Matrix) *dsmat.Rows {
+	d := A.Diag
+	if len(A.Off) > 0 || d == nil {
+		return A.Rows()
+	}
+	first := A.First()
+	r := &dsmat.Rows{N: A.N(), First: first, RowPtr: make([]int64, d.Rows+1), Col: make([]int64, len(d.ColIdx)),
+		Val: d.Val[:len(d.ColIdx)]}
+	parallel.For(d.Rows, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r.RowPtr[i+1] = int64(d.RowPtr[i+1])
+			for e := d.RowPtr[i]; e < d.RowPtr[i+1]; e++ {
+				r.Col[e] = first + int64(d.ColIdx[e])
+			}
+		}
+	})
+	return r
 }
 
 // wanted returns the columns of the kept entries of r's rows, whose

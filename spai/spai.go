@@ -46,7 +46,8 @@
 // (|I| x |J|, column-major), factors it by Householder QR, applies the
 // reflections to e_i and back-substitutes, in float64, on all cores
 // (internal/parallel). A Device may compute the same rows instead
-// (Config.Device), declining with ErrDeviceUnsupported.
+// (Config.Device), declining with ErrDeviceUnsupported; a DiagonalDevice
+// leaves M's diagonal block where it computed it, and New binds it there.
 package spai
 
 import (
@@ -57,6 +58,7 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 )
@@ -109,6 +111,32 @@ type Device interface {
 	Rows(l *Local, p Params) (*dsmat.Rows, Stats, error)
 }
 
+// DiagonalDevice is a Device that can leave the rows of M where it
+// computed them: New then binds M's diagonal block, most of M, from the
+// device's memory as it is, and downloads and uploads only the entries in
+// other ranks' columns, instead of M's values coming back to the host
+// and going to the backend again. The device must be the backend's.
+type DiagonalDevice interface {
+	Device
+	// SplitRows computes the rows Rows computes, split at the rank's own
+	// columns.
+	SplitRows(l *Local, p Params) (*SplitRows, Stats, error)
+}
+
+// SplitRows are a rank's rows of M split as a DiagonalDevice leaves them:
+// the diagonal block (the entries in the rank's own columns, numbered from
+// its first row) on the backend, and the other entries on the host.
+type SplitRows struct {
+	Diag backend.Matrix
+	// Off holds the entries in other ranks' columns of the own rows that
+	// Rows lists (ascending; Off's row k is own row Rows[k]); its columns
+	// index Held, the global indices of the rows the local system
+	// collected (Local.HeldRows).
+	Off  *csr.Matrix[float64]
+	Rows []int32
+	Held []int64
+}
+
 // ErrDeviceUnsupported is a Device's answer to a system it cannot compute.
 var ErrDeviceUnsupported = errors.New("spai: not supported on this device")
 
@@ -132,10 +160,45 @@ type Info struct {
 	GatherS  float64 `json:"gather_s"`
 	ComputeS float64 `json:"compute_s"`
 	UploadS  float64 `json:"upload_s"`
+	// the parts of those seconds, each the slowest rank's
+	Stages
 	// SetupDevice is where M was computed: "cpu", or a Device's name.
 	SetupDevice string  `json:"setup_device"`
 	Tau         float64 `json:"tau"`
 	K           int     `json:"k"`
+}
+
+// Stages are the seconds of the parts of a rank's set-up: of gather_s,
+// of compute_s on a Device (zero on the host, which computes each row in
+// one pass) and of upload_s.
+type Stages struct {
+	// of gather_s: the rank's own rows of A copied into the local system
+	// in global columns, and their checks and largest magnitudes; the rest
+	// is the collection of other ranks' rows
+	OwnS   float64 `json:"own_s"`
+	CheckS float64 `json:"check_s"`
+	// of compute_s on a Device: the patterns of the rows of M, the local
+	// system's translation for the device, the copies to the device, the
+	// blocks' counting and the choice of their workspaces, the kernels
+	// that solve them (timed to the device's end), the copies back and the
+	// host's checks and assembly
+	PatternS    float64 `json:"pattern_s"`
+	SystemS     float64 `json:"system_s"`
+	ToDeviceS   float64 `json:"to_device_s"`
+	CountS      float64 `json:"count_s"`
+	KernelS     float64 `json:"kernel_s"`
+	FromDeviceS float64 `json:"from_device_s"`
+	AssembleS   float64 `json:"assemble_s"`
+	// of upload_s: M split into its diagonal and off-diagonal blocks with
+	// its halo plan, and the blocks bound to the backend
+	SplitS float64 `json:"split_s"`
+	BindS  float64 `json:"bind_s"`
+}
+
+// fields lists the stages' seconds, for the reductions over ranks.
+func (s *Stages) fields() []*float64 {
+	return []*float64{&s.OwnS, &s.CheckS, &s.PatternS, &s.SystemS, &s.ToDeviceS, &s.CountS, &s.KernelS,
+		&s.FromDeviceS, &s.AssembleS, &s.SplitS, &s.BindS}
 }
 
 // Stats are one rank's figures of its row computation.
@@ -145,9 +208,12 @@ type Stats struct {
 	// Batches is how many batches a Device solved the rows in (0 on the
 	// host, which solves each row where it gathers it)
 	Batches int
+	// Stages are a Device's seconds of the parts of compute_s
+	Stages Stages
 }
 
-// Max returns the stats of the larger block, s's or o's, and s's batches.
+// Max returns the stats of the larger block, s's or o's, and s's batches
+// and stages.
 func (s Stats) Max(o Stats) Stats {
 	if o.MaxBlockRows*o.MaxBlockCols > s.MaxBlockRows*s.MaxBlockCols {
 		s.MaxBlockRows, s.MaxBlockCols = o.MaxBlockRows, o.MaxBlockCols
@@ -172,29 +238,36 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	}
 	info := Info{SetupDevice: "cpu", Tau: cfg.Tau, K: cfg.K}
 	t := time.Now()
-	l, err := collect(A, cfg.Params)
+	var gather Stages
+	l, err := collect(A, cfg.Params, &gather)
 	if err := c.Agree(err); err != nil {
 		return nil, err
 	}
 	info.GatherS = time.Since(t).Seconds()
 
 	t = time.Now()
-	rows, st, err := computeOn(l, cfg, &info)
+	out, st, err := computeOn(l, cfg, &info)
 	if err := c.Agree(err); err != nil {
+		out.free()
 		return nil, err
 	}
 	info.ComputeS = time.Since(t).Seconds()
+	info.Stages = st.Stages
+	info.OwnS, info.CheckS = gather.OwnS, gather.CheckS
 
 	t = time.Now()
-	Mm, err := dsmat.New(c, A.Part, rows)
+	Mm, err := out.matrix(c, A.Part)
 	if err != nil {
+		out.free()
 		return nil, err
 	}
-	op, err := Mm.Bind(be, backend.Double)
+	info.SplitS = time.Since(t).Seconds()
+	op, err := out.bind(Mm, be)
 	if err != nil {
 		return nil, fmt.Errorf("spai: M: %w", err)
 	}
 	info.UploadS = time.Since(t).Seconds()
+	info.BindS = info.UploadS - info.SplitS
 	p := &Preconditioner{M: op}
 	if err := info.reduce(c, Mm, A, st, int64(len(l.HeldRows))); err != nil {
 		p.Free()
@@ -204,17 +277,57 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	return p, nil
 }
 
+// computed are a rank's rows of M: on the host (rows), or split with the
+// diagonal block on the device (split).
+type computed struct {
+	rows  *dsmat.Rows
+	split *SplitRows
+}
+
 // computeOn computes the rank's rows of M on cfg.Device, or on the host
 // where there is none or it declines.
-func computeOn(l *Local, cfg Config, info *Info) (*dsmat.Rows, Stats, error) {
-	if cfg.Device != nil {
+func computeOn(l *Local, cfg Config, info *Info) (computed, Stats, error) {
+	if dd, ok := cfg.Device.(DiagonalDevice); ok {
+		split, st, err := dd.SplitRows(l, cfg.Params)
+		if !errors.Is(err, ErrDeviceUnsupported) {
+			info.SetupDevice = cfg.Device.Name()
+			return computed{split: split}, st, err
+		}
+	} else if cfg.Device != nil {
 		rows, st, err := cfg.Device.Rows(l, cfg.Params)
 		if !errors.Is(err, ErrDeviceUnsupported) {
 			info.SetupDevice = cfg.Device.Name()
-			return rows, st, err
+			return computed{rows: rows}, st, err
 		}
 	}
-	return Rows(l, cfg.Params)
+	rows, st, err := Rows(l, cfg.Params)
+	return computed{rows: rows}, st, err
+}
+
+// matrix makes the distributed matrix of the rows; a split one has no
+// Diag (dsmat.NewLocalOffDiagonal). Collective: the ranks agree on the
+// outcome whichever way each computed its rows.
+func (m computed) matrix(c *comm.Comm, part dsmat.Partition) (*dsmat.Matrix, error) {
+	if s := m.split; s != nil {
+		return dsmat.NewLocalOffDiagonal(c, part, s.Off, s.Rows, s.Held, s.Diag.NNZ())
+	}
+	return dsmat.New(c, part, m.rows)
+}
+
+// bind binds M to be, a split M with its diagonal block as the device
+// left it, which the operator takes. Collective.
+func (m computed) bind(M *dsmat.Matrix, be backend.Backend) (*dsmat.Operator, error) {
+	if s := m.split; s != nil {
+		return M.BindDiagonal(be, s.Diag, backend.Double)
+	}
+	return M.Bind(be, backend.Double)
+}
+
+// free releases the device's diagonal block of rows that are not bound.
+func (m computed) free() {
+	if m.split != nil && m.split.Diag != nil {
+		m.split.Diag.Free()
+	}
 }
 
 // reduce completes the figures that need every rank.
@@ -224,9 +337,16 @@ func (info *Info) reduce(c *comm.Comm, M, A *dsmat.Matrix, st Stats, held int64)
 		return err
 	}
 	// the largest block: its entries first, so that the maximum picks it
-	size := []float64{float64(st.MaxBlockRows) * float64(st.MaxBlockCols), info.GatherS, info.ComputeS, info.UploadS}
+	secs := append([]*float64{&info.GatherS, &info.ComputeS, &info.UploadS}, info.Stages.fields()...)
+	size := []float64{float64(st.MaxBlockRows) * float64(st.MaxBlockCols)}
+	for _, s := range secs {
+		size = append(size, *s)
+	}
 	if err := comm.Allreduce(c, comm.Max, size); err != nil {
 		return err
+	}
+	for k, s := range secs {
+		*s = size[k+1]
 	}
 	block := []int64{0, 0, int64(st.Batches)}
 	if float64(st.MaxBlockRows)*float64(st.MaxBlockCols) == size[0] {
@@ -239,7 +359,6 @@ func (info *Info) reduce(c *comm.Comm, M, A *dsmat.Matrix, st Stats, held int64)
 	info.Density = float64(M.NNZ()) / math.Max(1, float64(A.NNZ()))
 	info.MaxBlockRows, info.MaxBlockCols, info.Batches = int(block[0]), int(block[1]), int(block[2])
 	info.CollectedRows = held
-	info.GatherS, info.ComputeS, info.UploadS = size[1], size[2], size[3]
 	return nil
 }
 

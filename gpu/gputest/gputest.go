@@ -12,13 +12,7 @@ import (
 // backend's Close reports an error at its end.
 func Open(t testing.TB) *gpu.Backend {
 	t.Helper()
-	n, err := gpu.Available()
-	if err != nil {
-		t.Skipf("no GPU: %v", err)
-	}
-	if n == 0 {
-		t.Skip("no GPU: the driver sees no device")
-	}
+	Need(t)
 	be, err := gpu.Open(0)
 	if err != nil {
 		t.Fatal(err)
@@ -29,4 +23,17 @@ func Open(t testing.TB) *gpu.Backend {
 		}
 	})
 	return be
+}
+
+// Need skips t where there is no GPU, without opening one: for a test
+// whose ranks (package mpitest) open it each.
+func Need(t testing.TB) {
+	t.Helper()
+	n, err := gpu.Available()
+	if err != nil {
+		t.Skipf("no GPU: %v", err)
+	}
+	if n == 0 {
+		t.Skip("no GPU: the driver sees no device")
+	}
 }

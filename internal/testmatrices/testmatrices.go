@@ -57,11 +57,32 @@ func Problem(spec string) (*csr.Matrix[float64], error) {
 	return m, nil
 }
 
+// Generated distributes the problem spec of package problem over the
+// ranks of c, balanced by rows, each rank generating its own, failing t on
+// an error.
+func Generated(t testing.TB, c *comm.Comm, spec string) *dsmat.Matrix {
+	t.Helper()
+	s, err := problem.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := dsmat.NewPartition(s.Rows(), c.Size())
+	rows, err := s.Generate(part.Range(c.Rank()))
+	return distribute(t, c, part, rows, err)
+}
+
 // ReadDistributed reads a matrix file over the ranks of c, as the command
 // line does, failing t on an error.
 func ReadDistributed(t testing.TB, c *comm.Comm, path string) *dsmat.Matrix {
 	t.Helper()
 	rows, part, err := matfile.ReadMatrix(c, path)
+	return distribute(t, c, part, rows, err)
+}
+
+// distribute makes the distributed matrix of this rank's rows under part,
+// failing t on err, the error of reading them, or on one of its own.
+func distribute(t testing.TB, c *comm.Comm, part dsmat.Partition, rows *dsmat.Rows, err error) *dsmat.Matrix {
+	t.Helper()
 	var A *dsmat.Matrix
 	if err == nil {
 		A, err = dsmat.New(c, part, rows)
@@ -70,4 +91,34 @@ func ReadDistributed(t testing.TB, c *comm.Comm, path string) *dsmat.Matrix {
 		t.Fatal(err)
 	}
 	return A
+}
+
+// Product returns M x on this rank's rows for x_i = 1 + (i mod 7) / 8
+// (global i), failing t on an error: one product to compare two bindings
+// of a matrix by.
+func Product(t testing.TB, M *dsmat.Operator) []float64 {
+	t.Helper()
+	be, n, first := M.Backend(), M.Matrix().LocalRows(), M.Matrix().First()
+	x, err := be.NewVector(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	y, err := be.NewVector(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Free()
+	host := make([]float64, n)
+	for i := range host {
+		host[i] = 1 + float64((first+int64(i))%7)/8
+	}
+	be.Upload(x, host)
+	if err := M.Apply(y, x); err != nil {
+		t.Fatal(err)
+	}
+	if err := be.Download(host, y); err != nil {
+		t.Fatal(err)
+	}
+	return host
 }

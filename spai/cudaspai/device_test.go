@@ -54,7 +54,7 @@ type setting struct {
 // many batches of rows, every block in global memory in several batches.
 var settings = []setting{
 	{name: "one batch"},
-	{name: "batches of 16 kB", batchBytes: 16 << 10},
+	{name: "batches of 1 kB", batchBytes: 1 << 10},
 	{name: "global memory, workspaces in batches of 32 kB (or two of the largest)", slotBytes: 16, scratchBytes: 32 << 10},
 }
 
@@ -66,33 +66,11 @@ var settings = []setting{
 // memory, in one batch and in many.
 func TestRowsGPU(t *testing.T) {
 	d := openGPU(t)
-	type matrix struct {
-		name string
-		a    *dsmat.Rows
-	}
-	var ms []matrix
-	for _, spec := range []string{"convdiff:10:100", "convdiff:12:1000", "convdiff:8:0"} {
-		ms = append(ms, matrix{spec, generated(t, spec)})
-	}
-	if dir := testmatrices.Dir(); dir == "" {
-		t.Log(testmatrices.Missing + ": the generated problems alone")
-	} else {
-		for _, name := range []string{"nos4", "494_bus", "nonsym/cdde1", "nonsym/sherman5", "nonsym/orsirr_1", "nonsym/watt_2"} {
-			ms = append(ms, matrix{name, sharedMatrix(t, dir, name)})
+	eachStripe(t, func(name string, l *spai.Local, ranks int) {
+		for _, p := range []spai.Params{spai.DefaultParams(), {Tau: 1, K: 2}} {
+			compareDevice(t, d, fmt.Sprintf("%s, tau %g k %d", name, p.Tau, p.K), l, p)
 		}
-	}
-	for _, m := range ms {
-		for _, ranks := range []int{1, 3} {
-			for r := range ranks {
-				n := m.a.Count()
-				l := stripeLocal(t, m.a, r*n/ranks, (r+1)*n/ranks)
-				for _, p := range []spai.Params{spai.DefaultParams(), {Tau: 1, K: 2}} {
-					name := fmt.Sprintf("%s, rank %d of %d, tau %g k %d", m.name, r, ranks, p.Tau, p.K)
-					compareDevice(t, d, name, l, p)
-				}
-			}
-		}
-	}
+	})
 }
 
 // compareDevice compares the rows of l on d with the host's under every
@@ -103,7 +81,7 @@ func compareDevice(t *testing.T, d *Device, name string, l *spai.Local, p spai.P
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := batchBytes(want.RowPtr, 0, want.Count()) // one batch's memory
+	all := int64(rowBytes * want.Count()) // one batch's memory
 	for _, s := range settings {
 		d.batchBytes, d.slotBytes, d.scratchBytes = s.batchBytes, s.slotBytes, s.scratchBytes
 		if s.scratchBytes > 0 { // room for two of the largest workspaces at least

@@ -31,7 +31,9 @@ func TestLaunchSignatures(t *testing.T) {
 		})
 	}
 	for _, e := range cuda.LaunchMismatches(string(ptx), spaiKernelSet.Names(), map[string]any{"spai_count": launchCount,
-		"spai_solve_shared": launchSolveShared, "spai_solve_scratch": launchSolveScratch}, params) {
+		"spai_solve_shared": launchSolveShared, "spai_solve_scratch": launchSolveScratch,
+		"spai_pattern_count": launchPatternCount, "spai_pattern_fill": launchPatternFill, "spai_widen": launchWiden,
+		"spai_split_count": launchSplitCount, "spai_split_fill": launchSplitFill}, params) {
 		t.Error(e)
 	}
 }

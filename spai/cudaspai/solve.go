@@ -10,15 +10,14 @@ import (
 )
 
 // batch solves batches of own rows on the device, from the local system
-// there and the patterns of all own rows.
+// there and the patterns of all own rows, into the rows' values.
 type batch struct {
 	d     *Device
-	ks    []gpu.Kernel
-	sys   *sysArrays
-	pat   []int32 // the patterns' local rows
-	ptr   []int64 // own row i's pattern is pat[ptr[i]:ptr[i+1]]
-	first int64   // the global row of own row 0
-	diag0 int32   // the compact column of own row 0
+	r     *resident
+	first int64 // the global row of own row 0
+	diag0 int32 // the compact column of own row 0
+	clk   *clock
+	st    *spai.Stages // where clk charges the stages
 }
 
 // status of a problem, as spai_solve.cu writes it
@@ -28,25 +27,20 @@ const (
 	noDiagonal = 2
 )
 
-// solve computes the values of own rows [lo, hi) of M into vals, in
-// pattern order, and returns the rows' stats.
-func (b *batch) solve(lo, hi int, vals []float64) (spai.Stats, error) {
-	d := b.d
+// solve computes the values of own rows [lo, hi) of M into the
+// resident's values, and returns the rows' stats.
+func (b *batch) solve(lo, hi int) (spai.Stats, error) {
+	d, r := b.d, b.r
 	np := hi - lo
-	patPtr := make([]int64, np+1)
-	parallel.For(np+1, func(_, a, z int) {
-		for k := a; k < z; k++ {
-			patPtr[k] = b.ptr[lo+k] - b.ptr[lo]
-		}
-	})
+	patPtr := r.ptr[lo : hi+1] // the batch's offsets, into the whole patterns
+	devPtr := r.patPtr + uintptr(8*lo)
 	var a batchArrays
 	defer a.free(d)
-	if err := a.alloc(d, np, len(vals)); err != nil {
+	if err := a.alloc(d, np); err != nil {
 		return spai.Stats{}, fmt.Errorf("spai: a batch of %d rows on the GPU: %w", np, err)
 	}
-	gpu.UploadSlice(d.Raw, a.patPtr, patPtr)
-	gpu.UploadSlice(d.Raw, a.pat, b.pat[b.ptr[lo]:b.ptr[hi]])
-	launchCount(d.Raw, b.ks, d.Blocks(d.ElementBlocks(32*np)), int32(np), b.sys.rowPtr, b.sys.col, a.patPtr, a.pat,
+	b.clk.add(&b.st.ToDeviceS)
+	launchCount(d.Raw, r.ks, d.Blocks(d.ElementBlocks(32*np)), int32(np), r.sys.rowPtr, r.sys.col, devPtr, r.pat,
 		a.counts)
 	counts := make([]int32, 2*np)
 	gpu.DownloadSlice(d.Raw, counts, a.counts)
@@ -55,20 +49,28 @@ func (b *batch) solve(lo, hi int, vals []float64) (spai.Stats, error) {
 	}
 	need, st := sizes(counts, patPtr)
 	warps, slot := chooseSlot(need, d.slotBytes)
+	list := misfits(need, slot)
+	b.clk.add(&b.st.CountS)
 	d.Memset32(a.status, ^uint32(0), np)
 	grid := min((np+warps-1)/warps, 32*d.SMs())
-	launchSolveShared(d.Raw, b.ks, d.Grid(grid, 32*warps, warps*slot), int32(np), int32(slot), b.sys.rowPtr, b.sys.col,
-		b.sys.val, a.patPtr, a.pat, a.counts, b.diag0+int32(lo), a.out, a.status)
-	if err := b.scratch(&a, misfits(need, slot), need, lo); err != nil {
+	launchSolveShared(d.Raw, r.ks, d.Grid(grid, 32*warps, warps*slot), int32(np), int32(slot), r.sys.rowPtr, r.sys.col,
+		r.sys.val, devPtr, r.pat, a.counts, b.diag0+int32(lo), r.out, a.status)
+	if err := b.scratch(&a, devPtr, list, need, lo); err != nil {
 		return spai.Stats{}, err
 	}
-	gpu.DownloadSlice(d.Raw, vals, a.out)
-	status := make([]int32, np)
-	gpu.DownloadSlice(d.Raw, status, a.status)
 	if err := d.SyncStream(); err != nil {
 		return spai.Stats{}, err
 	}
-	return st, b.check(status, counts, patPtr, lo)
+	b.clk.add(&b.st.KernelS)
+	status := make([]int32, np)
+	gpu.DownloadSlice(d.Raw, status, a.status)
+	if err := d.Err(); err != nil {
+		return spai.Stats{}, err
+	}
+	b.clk.add(&b.st.FromDeviceS)
+	err := b.check(status, counts, patPtr, lo)
+	b.clk.add(&b.st.AssembleS)
+	return st, err
 }
 
 // check returns the error of the first problem whose status is not
@@ -178,12 +180,13 @@ func misfits(need []int64, slot int) []int32 {
 	return slices.Concat(parts...)
 }
 
-// scratch solves the problems list of the batch in a, local indices whose
+// scratch solves the problems list of the batch in a, whose pattern
+// offsets are at devPtr on the device, local indices whose
 // workspaces need[k] bytes do not fit a shared-memory slot, in global
 // memory: in batches of workspaces that fit half the free memory (or
 // d.scratchBytes), one workspace at least. A workspace larger than that
 // declines the set-up (spai.ErrDeviceUnsupported).
-func (b *batch) scratch(a *batchArrays, list []int32, need []int64, lo int) error {
+func (b *batch) scratch(a *batchArrays, devPtr uintptr, list []int32, need []int64, lo int) error {
 	d := b.d
 	for from := 0; from < len(list); {
 		budget, err := d.budget(d.scratchBytes)
@@ -201,7 +204,7 @@ func (b *batch) scratch(a *batchArrays, list []int32, need []int64, lo int) erro
 		if total > budget {
 			return spai.ErrDeviceUnsupported
 		}
-		if err := b.scratchBatch(a, list[from:to], offs, total, lo); err != nil {
+		if err := b.scratchBatch(a, devPtr, list[from:to], offs, total, lo); err != nil {
 			return err
 		}
 		d.Scratch += to - from
@@ -213,8 +216,8 @@ func (b *batch) scratch(a *batchArrays, list []int32, need []int64, lo int) erro
 
 // scratchBatch solves the problems list, whose workspaces lie at offs in
 // total bytes of global memory.
-func (b *batch) scratchBatch(a *batchArrays, list []int32, offs []int64, total int64, lo int) error {
-	d := b.d
+func (b *batch) scratchBatch(a *batchArrays, devPtr uintptr, list []int32, offs []int64, total int64, lo int) error {
+	d, r := b.d, b.r
 	var listDev, offDev, ws uintptr
 	defer func() { freeAll(d, "SPAI workspaces", listDev, offDev, ws) }()
 	var err error
@@ -229,37 +232,29 @@ func (b *batch) scratchBatch(a *batchArrays, list []int32, offs []int64, total i
 	}
 	gpu.UploadSlice(d.Raw, listDev, list)
 	gpu.UploadSlice(d.Raw, offDev, offs)
-	launchSolveScratch(d.Raw, b.ks, d.Blocks(d.ElementBlocks(32*len(list))), int32(len(list)), listDev, offDev, ws,
-		b.sys.rowPtr, b.sys.col, b.sys.val, a.patPtr, a.pat, a.counts, b.diag0+int32(lo), a.out, a.status)
+	launchSolveScratch(d.Raw, r.ks, d.Blocks(d.ElementBlocks(32*len(list))), int32(len(list)), listDev, offDev, ws,
+		r.sys.rowPtr, r.sys.col, r.sys.val, devPtr, r.pat, a.counts, b.diag0+int32(lo), r.out, a.status)
 	return d.SyncStream() // before the workspaces are freed
 }
 
 // aligned rounds bytes up to 16, the alignment of a workspace.
 func aligned(bytes int64) int64 { return (bytes + 15) &^ 15 }
 
-// batchArrays are a batch's device arrays.
+// batchArrays are a batch's device arrays: its blocks' sizes and its
+// problems' statuses.
 type batchArrays struct {
-	patPtr, pat, counts, status, out uintptr
+	counts, status uintptr
 }
 
-// alloc allocates the arrays of a batch of np rows whose patterns hold
-// entries entries, stopping at the first failure.
-func (a *batchArrays) alloc(d *Device, np, entries int) error {
+// alloc allocates the arrays of a batch of np rows.
+func (a *batchArrays) alloc(d *Device, np int) error {
 	var err error
-	for _, x := range []struct {
-		p     *uintptr
-		bytes int
-		what  string
-	}{{&a.patPtr, 8 * (np + 1), "pattern offsets"}, {&a.pat, 4 * entries, "patterns"},
-		{&a.counts, 8 * np, "block sizes"}, {&a.status, 4 * np, "statuses"}, {&a.out, 8 * entries, "rows of M"}} {
-		if *x.p, err = d.Alloc(x.bytes, "SPAI "+x.what); err != nil {
-			return err
-		}
+	if a.counts, err = d.Alloc(8*np, "SPAI block sizes"); err != nil {
+		return err
 	}
-	return nil
+	a.status, err = d.Alloc(4*np, "SPAI statuses")
+	return err
 }
 
 // free releases the arrays alloc made.
-func (a *batchArrays) free(d *Device) {
-	freeAll(d, "SPAI batch", a.patPtr, a.pat, a.counts, a.status, a.out)
-}
+func (a *batchArrays) free(d *Device) { freeAll(d, "SPAI batch", a.counts, a.status) }

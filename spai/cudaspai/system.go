@@ -3,6 +3,7 @@ package cudaspai
 import (
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 	"github.com/fsai-dist/fsai-dist/spai"
@@ -17,8 +18,7 @@ import (
 type system struct {
 	l       *spai.Local
 	below   int     // collected rows below the own rows
-	rowPtr  []int64 // of the local rows
-	col     []int32 // compact columns
+	rowPtr  []int64 // of the local rows; their compact columns: fillCols
 	foreign []int64 // the global columns outside the own range, ascending
 	// colBelow is how many foreign columns lie below the own range: the
 	// compact column of global column First + i is colBelow + i.
@@ -39,6 +39,10 @@ func newSystem(l *spai.Local) (*system, error) {
 		return nil, spai.ErrDeviceUnsupported
 	}
 
+	if len(l.HeldRows) == 0 && own.RowPtr[0] == 0 { // the own rows alone (one rank's): their pointers
+		s.rowPtr = own.RowPtr
+		return s, nil
+	}
 	// row pointers: collected rows below, own rows, collected rows above
 	s.rowPtr = make([]int64, rows+1)
 	heldBelow := l.HeldPtr[s.below]
@@ -55,24 +59,37 @@ func newSystem(l *spai.Local) (*system, error) {
 			}
 		}
 	})
-	s.col = make([]int32, s.rowPtr[rows])
-	parallel.For(rows, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			src := s.rowCols(r)
-			dst := s.col[s.rowPtr[r]:s.rowPtr[r+1]]
-			for k, c := range src {
-				dst[k] = s.column(c)
-			}
-		}
-	})
 	return s, nil
 }
+
+// fillCols sets buf to the compact columns of the local rows' entries lo
+// to lo+len(buf)-1 (the entries in row order): what the device's column
+// array holds, made where the upload stages it.
+func (s *system) fillCols(buf []int32, lo int) {
+	e, end := int64(lo), int64(lo+len(buf))
+	r := sort.Search(len(s.rowPtr)-1, func(r int) bool { return s.rowPtr[r+1] > e })
+	for ; e < end; r++ {
+		for _, c := range s.rowCols(r)[e-s.rowPtr[r]:] {
+			if e == end {
+				break
+			}
+			buf[e-int64(lo)] = s.column(c)
+			e++
+		}
+	}
+}
+
+// entries is the number of entries of the local rows.
+func (s *system) entries() int64 { return s.rowPtr[len(s.rowPtr)-1] }
 
 // foreignColumns returns the columns of l's rows outside the own range,
 // sorted and without repeats.
 func foreignColumns(l *spai.Local) []int64 {
 	own := l.Own
 	lo, hi := own.First, own.First+int64(own.Count())
+	if lo == 0 && hi == own.N { // every row is own (one rank): no column is foreign
+		return nil
+	}
 	parts := make([][]int64, parallel.Chunks(own.Count()))
 	parallel.For(own.Count(), func(ch, a, b int) {
 		for _, c := range own.Col[own.RowPtr[a]:own.RowPtr[b]] {
@@ -148,6 +165,54 @@ func (s *system) localRows(g []int64) []int32 {
 	return out
 }
 
+// foreignRows returns, per foreign column, the local row of the collected
+// row of its index, or -1 where the system does not hold that row, on all
+// cores.
+func (s *system) foreignRows() []int32 {
+	out := make([]int32, len(s.foreign))
+	parallel.For(len(out), func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			out[k] = -1
+			if _, ok := slices.BinarySearch(s.l.HeldRows, s.foreign[k]); ok {
+				out[k] = s.row(s.foreign[k])
+			}
+		}
+	})
+	return out
+}
+
+// global returns the global row of local row r.
+func (s *system) global(r int32) int64 {
+	own := s.l.Own
+	n := int32(own.Count())
+	switch {
+	case r < int32(s.below):
+		return s.l.HeldRows[r]
+	case r < int32(s.below)+n:
+		return own.First + int64(r) - int64(s.below)
+	default:
+		return s.l.HeldRows[r-n]
+	}
+}
+
+// globalRows returns the global rows of the local rows r, on all cores.
+func (s *system) globalRows(r []int32) []int64 {
+	out := make([]int64, len(r))
+	parallel.For(len(r), func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			out[k] = s.global(r[k])
+		}
+	})
+	return out
+}
+
+// patternBound bounds the entries of the own rows' patterns at k = 1: each
+// row's entries and its diagonal.
+func (s *system) patternBound() int64 {
+	own := s.l.Own
+	return own.RowPtr[own.Count()] - own.RowPtr[0] + int64(own.Count())
+}
+
 // valueParts are the values of the local rows in order, in the three
 // pieces l holds them in: collected rows below, own rows, collected rows
 // above.
@@ -158,4 +223,4 @@ func (s *system) valueParts() [3][]float64 {
 }
 
 // bytes is the device memory the system takes.
-func (s *system) bytes() int64 { return 8*int64(len(s.rowPtr)) + 12*int64(len(s.col)) }
+func (s *system) bytes() int64 { return 8*int64(len(s.rowPtr)) + 12*s.entries() }

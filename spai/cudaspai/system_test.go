@@ -64,12 +64,59 @@ func TestSystem(t *testing.T) {
 				t.Fatal(err)
 			}
 			global := globalRows(l)
-			for k, lr := range s.localRows(cols) {
+			local := s.localRows(cols)
+			for k, lr := range local {
 				if lr < 0 || int(lr) >= len(global) || global[lr] != cols[k] {
 					t.Fatalf("rank %d of %d: pattern row %d is local row %d", r, ranks, cols[k], lr)
 				}
 			}
+			if !slices.Equal(s.globalRows(local), cols) {
+				t.Errorf("rank %d of %d: the local rows' global rows are not the pattern's", r, ranks)
+			}
+			checkForeignRows(t, l, s, true)
+			ptr, _, err := spai.Pattern(l, spai.DefaultParams())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b := s.patternBound(); ptr[len(ptr)-1] > b || b != l.Own.NNZ()+int64(l.Own.Count()) {
+				t.Errorf("rank %d of %d: %d pattern entries at k 1 against a bound of %d", r, ranks, ptr[len(ptr)-1], b)
+			}
+			// the own rows alone: no foreign column's row is held
+			alone, err := spai.NewLocal(l.Own)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s, err = newSystem(alone); err != nil {
+				t.Fatal(err)
+			}
+			checkForeignRows(t, alone, s, false)
 		}
+	}
+}
+
+// checkForeignRows fails t where a foreign column of s is not mapped to
+// the local row of its global index, held (all held) or -1 (none held).
+func checkForeignRows(t *testing.T, l *spai.Local, s *system, held bool) {
+	t.Helper()
+	rows := s.foreignRows()
+	if len(rows) != len(s.foreign) || len(s.foreign) == 0 && l.Own.First > 0 {
+		t.Fatalf("%d rows of %d foreign columns", len(rows), len(s.foreign))
+	}
+	for k, r := range rows {
+		if held && (r < 0 || s.global(r) != s.foreign[k]) || !held && r != -1 {
+			t.Fatalf("foreign column %d: local row %d (held %t)", s.foreign[k], r, held)
+		}
+	}
+}
+
+// TestListRows: the rows that hold entries and their row pointers.
+func TestListRows(t *testing.T) {
+	rows, ptr := listRows([]int32{0, 0, 2, 2, 3, 3})
+	if !slices.Equal(rows, []int32{1, 3}) || !slices.Equal(ptr, []int32{0, 2, 3}) {
+		t.Errorf("rows %v, row pointers %v", rows, ptr)
+	}
+	if rows, ptr = listRows([]int32{0, 0, 0}); rows == nil || len(rows) != 0 || !slices.Equal(ptr, []int32{0}) {
+		t.Errorf("no entries: rows %v, row pointers %v", rows, ptr)
 	}
 }
 
@@ -95,6 +142,10 @@ func checkSystem(t *testing.T, l *spai.Local, s *system) {
 	for _, part := range s.valueParts() {
 		vals = append(vals, part...)
 	}
+	col := make([]int32, s.entries())
+	for lo := 0; lo < len(col); lo += 7 { // in pieces, as the staging buffer fills them
+		s.fillCols(col[lo:min(lo+7, len(col))], lo)
+	}
 	type pair struct {
 		global  int64
 		compact int32
@@ -113,7 +164,7 @@ func checkSystem(t *testing.T, l *spai.Local, s *system) {
 			t.Fatalf("global row %d is local row %d, not %d", g, s.row(g), r)
 		}
 		for k, c := range cols {
-			pairs = append(pairs, pair{c, s.col[a+int64(k)]})
+			pairs = append(pairs, pair{c, col[a+int64(k)]})
 		}
 	}
 	sort.Slice(pairs, func(i, j int) bool { return pairs[i].global < pairs[j].global })
@@ -149,20 +200,16 @@ func TestChooseSlot(t *testing.T) {
 }
 
 // TestBatchEnd: a batch of rows takes the most rows whose memory fits the
-// budget, one at least.
+// budget, one at least, and ends at the last row.
 func TestBatchEnd(t *testing.T) {
-	ptr := []int64{0}
-	for i := range 100 {
-		ptr = append(ptr, ptr[i]+int64(1+i%7))
-	}
 	for _, budget := range []int64{1, 100, 1000, 5000, 1 << 30} {
 		for _, lo := range []int{0, 37, 99} {
-			hi := batchEnd(ptr, lo, budget)
+			hi := batchEnd(100, lo, budget)
 			if hi <= lo || hi > 100 {
 				t.Fatalf("budget %d from row %d: end %d", budget, lo, hi)
 			}
-			if hi-lo > 1 && batchBytes(ptr, lo, hi) > budget || hi < 100 && batchBytes(ptr, lo, hi+1) <= budget {
-				t.Errorf("budget %d from row %d: end %d, %d bytes", budget, lo, hi, batchBytes(ptr, lo, hi))
+			if hi-lo > 1 && rowBytes*int64(hi-lo) > budget || hi < 100 && rowBytes*int64(hi-lo+1) <= budget {
+				t.Errorf("budget %d from row %d: end %d, %d bytes", budget, lo, hi, rowBytes*(hi-lo))
 			}
 		}
 	}

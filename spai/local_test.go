@@ -1,0 +1,58 @@
+package spai
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/cpu"
+	"github.com/fsai-dist/fsai-dist/internal/mpitest"
+	"github.com/fsai-dist/fsai-dist/internal/testmatrices"
+)
+
+// TestOwnRows: the own rows of the local system are A's stripe in global
+// columns (A.Rows) on 1 and 3 ranks; on one rank, whose stripe is its
+// diagonal block alone, their values are the block's, not a copy.
+func TestOwnRows(t *testing.T) {
+	for _, np := range []int{1, 3} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			A := testmatrices.Generated(t, c, "convdiff:6:100")
+			got, want := ownRows(A), A.Rows()
+			if got.N != want.N || got.First != want.First || !slices.Equal(got.RowPtr, want.RowPtr) ||
+				!slices.Equal(got.Col, want.Col) || !slices.Equal(got.Val, want.Val) {
+				t.Errorf("rank %d of %d: own rows differ from A.Rows", c.Rank(), np)
+			}
+			if shared := &got.Val[0] == &A.Diag.Val[0]; shared != (np == 1) {
+				t.Errorf("rank %d of %d: values shared with the diagonal block: %t", c.Rank(), np, shared)
+			}
+		})
+	}
+}
+
+// TestStagesWithinTotals: the parts of gather_s and upload_s that Info
+// reports are measured (positive) and each within its total (the slowest
+// rank's of each), on 1 and 2 ranks; the host's computation reports no
+// device stages.
+func TestStagesWithinTotals(t *testing.T) {
+	for _, np := range []int{1, 2} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			be := cpu.New(1)
+			defer be.Close()
+			pre, err := New(testmatrices.Generated(t, c, "convdiff:8:100"), be, Config{Params: DefaultParams()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pre.Free()
+			in := pre.Info
+			if !(in.OwnS > 0 && in.CheckS > 0 && in.OwnS <= in.GatherS && in.CheckS <= in.GatherS) {
+				t.Errorf("%d ranks: own_s %g, check_s %g against gather_s %g", np, in.OwnS, in.CheckS, in.GatherS)
+			}
+			if !(in.SplitS > 0 && in.BindS > 0 && in.SplitS <= in.UploadS && in.BindS <= in.UploadS) {
+				t.Errorf("%d ranks: split_s %g, bind_s %g against upload_s %g", np, in.SplitS, in.BindS, in.UploadS)
+			}
+			if dev := in.PatternS + in.SystemS + in.ToDeviceS + in.CountS + in.KernelS + in.FromDeviceS + in.AssembleS; dev != 0 {
+				t.Errorf("%d ranks: the host's set-up reports %g s of device stages", np, dev)
+			}
+		})
+	}
+}
