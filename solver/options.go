@@ -47,7 +47,7 @@ type Options struct {
 	Stagnation int
 	// DivTol stops a solve whose relative residual grows above DivTol
 	// times the initial one, with reason diverged; +Inf never. Zero is
-	// the method's default: krylov.DefaultDivTol (1e5) for BiCGSTAB and
+	// the method's default: krylov.DefaultDivTol (1e10) for BiCGSTAB and
 	// GMRES, never for CG, whose residual can grow 1e5-fold in a solve
 	// that converges.
 	DivTol float64

@@ -173,7 +173,7 @@ var optionTable = []Option{
 	intOption("maxit", "maximum iterations (GMRES: Arnoldi steps)", func(o *Options) *int { return &o.MaxIt }, notNegative),
 	intOption("stagnation", "stop when the residual has not fallen 0.1% below its lowest value over the latter half of the iterations, and over at least this many (0, the default: never)",
 		func(o *Options) *int { return &o.Stagnation }, notNegative),
-	floatOption("divtol", "stop with reason diverged when the relative residual exceeds this many times the initial one (inf: never; 0, the default: 1e5 for bicgstab and gmres, never for cg, whose residual can grow 1e5-fold in a solve that converges)",
+	floatOption("divtol", "stop with reason diverged when the relative residual exceeds this many times the initial one (inf: never; 0, the default: 1e10 for bicgstab and gmres, never for cg, whose residual can grow 1e5-fold in a solve that converges)",
 		func(o *Options) *float64 { return &o.DivTol }, func(v float64) error {
 			if v != 0 && !(v > 1) {
 				return fmt.Errorf("%g is not above 1", v)
