@@ -75,9 +75,9 @@ const (
 // On convection-dominated problems BiCGSTAB's residual rises 1e5- to
 // 1e6-fold before it converges (convdiff:40:1000 to convdiff:100:10000),
 // which a tolerance of 1e5 (or PETSc's default, 1e4) would stop as
-// divergence; a run that
-// does diverge still stops long before it overflows (utm1700a with
-// Jacobi: at iteration 686, against 3e37 by iteration 5000 without it).
+// divergence; a run that does diverge still stops long before it
+// overflows (utm1700a with Jacobi: at iteration 686, against 3e37 by
+// iteration 5000 without it).
 const DefaultDivTol = 1e10
 
 // StagnationFactor defines a new low of the residual for the stagnation
