@@ -134,27 +134,84 @@ func collect(A *dsmat.Matrix, p Params, st *Stages) (*Local, error) {
 }
 
 // ownRows returns the rank's stripe of A in global columns, as A.Rows
-// does, on all cores. A stripe with no entry in other ranks' columns (one
-// rank's) is A's diagonal block alone, in the same order: its values are
-// then the block's own, shared rather than copied, which the local system
-// only reads.
+// does, in one pass over its rows on all cores: each row's entries of the
+// left blocks, the diagonal block and the right blocks in turn (owners
+// ascend with columns, so the row comes out sorted). A stripe with no entry
+// in other ranks' columns (one rank's) is A's diagonal block alone, in the
+// same order: its values are then the block's own, shared rather than
+// copied, which the local system only reads.
 func ownRows(A *dsmat.Matrix) *dsmat.Rows {
 	d := A.Diag
-	if len(A.Off) > 0 || d == nil {
+	if d == nil {
 		return A.Rows()
 	}
-	first := A.First()
-	r := &dsmat.Rows{N: A.N(), First: first, RowPtr: make([]int64, d.Rows+1), Col: make([]int64, len(d.ColIdx)),
-		Val: d.Val[:len(d.ColIdx)]}
-	parallel.For(d.Rows, func(_, lo, hi int) {
+	n := d.Rows
+	r := &dsmat.Rows{N: A.N(), First: A.First(), RowPtr: make([]int64, n+1)}
+	parallel.For(n, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			r.RowPtr[i+1] = int64(d.RowPtr[i+1])
+			r.RowPtr[i+1] = int64(d.RowPtr[i+1] - d.RowPtr[i])
+		}
+		for b := range A.Off {
+			blk := &A.Off[b]
+			for k := firstStored(blk, lo); k < len(blk.Rows) && int(blk.Rows[k]) < hi; k++ {
+				r.RowPtr[blk.Rows[k]+1] += int64(blk.A.RowPtr[k+1] - blk.A.RowPtr[k])
+			}
+		}
+	})
+	parallel.Accumulate(r.RowPtr)
+	r.Col = make([]int64, r.NNZ())
+	if len(A.Off) == 0 {
+		r.Val = d.Val[:len(d.ColIdx)]
+	} else {
+		r.Val = make([]float64, r.NNZ())
+	}
+	me := A.Comm.Rank()
+	parallel.For(n, func(_, lo, hi int) {
+		next := make([]int, len(A.Off)) // each block's next stored row
+		for b := range next {
+			next[b] = firstStored(&A.Off[b], lo)
+		}
+		for i := lo; i < hi; i++ {
+			at, b := r.RowPtr[i], 0
+			for ; b < len(A.Off) && A.Off[b].Rank < me; b++ {
+				at = putOffRow(r, at, &A.Off[b], &next[b], i)
+			}
 			for e := d.RowPtr[i]; e < d.RowPtr[i+1]; e++ {
-				r.Col[e] = first + int64(d.ColIdx[e])
+				r.Col[at+int64(e-d.RowPtr[i])] = r.First + int64(d.ColIdx[e])
+			}
+			if len(A.Off) > 0 {
+				copy(r.Val[at:], d.Val[d.RowPtr[i]:d.RowPtr[i+1]])
+			}
+			at += int64(d.RowPtr[i+1] - d.RowPtr[i])
+			for ; b < len(A.Off); b++ {
+				at = putOffRow(r, at, &A.Off[b], &next[b], i)
 			}
 		}
 	})
 	return r
+}
+
+// firstStored returns the first stored row of blk at or after local row i.
+func firstStored(blk *dsmat.Block, i int) int {
+	k, _ := slices.BinarySearch(blk.Rows, int32(i))
+	return k
+}
+
+// putOffRow writes blk's entries of local row i, if its next stored row
+// *next is i, to r from entry at in global columns, and returns where the
+// row's next entry goes.
+func putOffRow(r *dsmat.Rows, at int64, blk *dsmat.Block, next *int, i int) int64 {
+	k := *next
+	if k >= len(blk.Rows) || int(blk.Rows[k]) != i {
+		return at
+	}
+	a, b := blk.A.RowPtr[k], blk.A.RowPtr[k+1]
+	for e := a; e < b; e++ {
+		r.Col[at+int64(e-a)] = blk.Cols[blk.A.ColIdx[e]]
+	}
+	copy(r.Val[at:], blk.A.Val[a:b])
+	*next = k + 1
+	return at + int64(b-a)
 }
 
 // wanted returns the columns of the kept entries of r's rows, whose
