@@ -70,10 +70,12 @@ func checkRows(r *dsmat.Rows) ([]float64, error) {
 			g := r.First + int64(i) + 1
 			for e := r.RowPtr[i]; e < r.RowPtr[i+1]; e++ {
 				v := math.Abs(r.Val[e])
-				if math.IsNaN(v) || math.IsInf(v, 0) {
+				if !(v <= math.MaxFloat64) { // NaN or infinite
 					return fmt.Errorf("spai: A(%d,%d) = %g is not finite", g, r.Col[e]+1, r.Val[e])
 				}
-				max[i] = math.Max(max[i], v)
+				if v > max[i] { // math.Max's care for NaN and -0 is not needed here
+					max[i] = v
+				}
 			}
 			if max[i] == 0 {
 				return fmt.Errorf("spai: row %d of A holds no nonzero: A is singular", g)
@@ -90,8 +92,9 @@ func checkRows(r *dsmat.Rows) ([]float64, error) {
 // collect returns the rank's local system: its stripe of A and the rows
 // of other ranks within K hops of its rows in the graph of A~. Round r
 // (of K) asks the owners for the rows the kept entries of the rows of the
-// last round (its own rows first) name and it does not hold; one
-// Alltoall and four Alltoallv a round. One rank holds every row and asks
+// last round name and it does not hold; one Alltoall and four Alltoallv a
+// round. The first round's rows come from A's off-diagonal blocks alone
+// (edgeAsks), not from a scan of every own row. One rank holds every row and asks
 // for none. It records the seconds of its own rows' copy and checks in
 // st. Collective.
 func collect(A *dsmat.Matrix, p Params, st *Stages) (*Local, error) {
@@ -109,24 +112,30 @@ func collect(A *dsmat.Matrix, p Params, st *Stages) (*Local, error) {
 		return l, nil
 	}
 	held := &heldRows{ptr: []int64{0}}
-	seen := map[int64]bool{} // rows of other ranks asked for
-	frontier := wanted(l.Own, l.OwnMax, p.Tau)
+	asks := edgeAsks(A, l.OwnMax, p.Tau)
+	var seen map[int64]bool // rows of other ranks asked for, from the second round on
 	for round := range p.K {
-		asks := make([][]int64, c.Size())
-		for _, g := range frontier {
+		first := len(held.rows)
+		if err := fetchRows(c, l.Own, asks, held); err != nil {
+			return nil, err
+		}
+		if round+1 == p.K { // the last round's rows are needed whole, not followed
+			break
+		}
+		if seen == nil {
+			seen = map[int64]bool{}
+			for _, g := range slices.Concat(asks...) {
+				seen[g] = true
+			}
+		}
+		asks = make([][]int64, c.Size())
+		for _, g := range held.wanted(first, p.Tau) {
 			if g >= l.Own.First && g < l.Own.First+int64(l.Own.Count()) || seen[g] {
 				continue
 			}
 			seen[g] = true
 			q := A.Part.Owner(g)
 			asks[q] = append(asks[q], g)
-		}
-		first := len(held.rows)
-		if err := fetchRows(c, l.Own, asks, held); err != nil {
-			return nil, err
-		}
-		if round+1 < p.K { // the last round's rows are needed whole, not followed
-			frontier = held.wanted(first, p.Tau)
 		}
 	}
 	l.setHeld(held)
@@ -214,24 +223,31 @@ func putOffRow(r *dsmat.Rows, at int64, blk *dsmat.Block, next *int, i int) int6
 	return at + int64(b-a)
 }
 
-// wanted returns the columns of the kept entries of r's rows, whose
-// largest magnitudes are max, that lie outside r's rows: the rows of other
-// ranks one hop from r's rows, which collect asks for first. On all cores,
-// in row order.
-func wanted(r *dsmat.Rows, max []float64, tau float64) []int64 {
-	lo, hi := r.First, r.First+int64(r.Count())
-	parts := make([][]int64, parallel.Chunks(r.Count()))
-	parallel.For(r.Count(), func(ch, a, b int) {
-		for i := a; i < b; i++ {
-			g := r.First + int64(i)
-			for e := r.RowPtr[i]; e < r.RowPtr[i+1]; e++ {
-				if c := r.Col[e]; (c < lo || c >= hi) && kept(g, c, r.Val[e], max[i], tau) {
-					parts[ch] = append(parts[ch], c)
-				}
+// edgeAsks returns, per rank q, the rows of q one hop from the rank's rows
+// in the graph of A~, ascending: the columns of the kept entries of A's
+// off-diagonal block of q, whose rows' largest magnitudes max holds. Only
+// the rows those blocks store (the stripe's rows with entries in other
+// ranks' columns) are read, and A's halo lists the columns each block
+// names, ascending and once each, so no row is asked twice.
+func edgeAsks(A *dsmat.Matrix, max []float64, tau float64) [][]int64 {
+	asks := make([][]int64, A.Comm.Size())
+	first := A.First()
+	for b := range A.Off {
+		blk := &A.Off[b]
+		keep := make([]bool, len(blk.Cols))
+		for k, i := range blk.Rows {
+			for e := blk.A.RowPtr[k]; e < blk.A.RowPtr[k+1]; e++ {
+				j := blk.A.ColIdx[e]
+				keep[j] = keep[j] || kept(first+int64(i), blk.Cols[j], blk.A.Val[e], max[i], tau)
 			}
 		}
-	})
-	return slices.Concat(parts...)
+		for j, g := range blk.Cols {
+			if keep[j] {
+				asks[blk.Rank] = append(asks[blk.Rank], g)
+			}
+		}
+	}
+	return asks
 }
 
 // heldRows are the rows collected so far, in the order they arrived.

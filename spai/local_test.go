@@ -29,6 +29,45 @@ func TestOwnRows(t *testing.T) {
 	}
 }
 
+// TestEdgeAsks: the first round's asks, made from A's off-diagonal blocks,
+// are the kept entries' columns outside the stripe that a scan of every own
+// row finds, grouped by owner, ascending and once each, on 3 ranks, for a
+// tau that drops entries and one that keeps all.
+func TestEdgeAsks(t *testing.T) {
+	mpitest.Run(t, 3, func(t *testing.T, c *comm.Comm) {
+		A := testmatrices.Generated(t, c, "convdiff:6:100")
+		own := ownRows(A)
+		max, err := checkRows(own)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tau := range []float64{0.5, 1} {
+			want := make([][]int64, c.Size())
+			for i := range own.Count() {
+				g := own.First + int64(i)
+				for e := own.RowPtr[i]; e < own.RowPtr[i+1]; e++ {
+					if q := A.Part.Owner(own.Col[e]); q != c.Rank() && kept(g, own.Col[e], own.Val[e], max[i], tau) {
+						want[q] = append(want[q], own.Col[e])
+					}
+				}
+			}
+			got := edgeAsks(A, max, tau)
+			asked := 0
+			for q := range want {
+				slices.Sort(want[q])
+				want[q] = slices.Compact(want[q])
+				asked += len(want[q])
+				if !slices.Equal(got[q], want[q]) {
+					t.Errorf("rank %d, tau %g: asks of rank %d %v, want %v", c.Rank(), tau, q, got[q], want[q])
+				}
+			}
+			if asked == 0 && tau == 1 { // every entry kept: each stripe couples to its neighbours
+				t.Errorf("rank %d, tau %g: asks no row", c.Rank(), tau)
+			}
+		}
+	})
+}
+
 // TestStagesWithinTotals: the parts of gather_s and upload_s that Info
 // reports are measured (positive) and each within its total (the slowest
 // rank's of each), on 1 and 2 ranks; the host's computation reports no
