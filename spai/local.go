@@ -25,16 +25,78 @@ type Local struct {
 	HeldCol  []int64
 	HeldVal  []float64
 	HeldMax  []float64
+	// OwnForeign are the columns of Own's rows outside its range,
+	// ascending, once each
+	OwnForeign []int64
 }
 
 // NewLocal returns the local system of a rank that holds all the rows
 // its rows of M need in own (one rank, or a test's whole matrix): own's
 // rows after checking them (checkRows).
 func NewLocal(own *dsmat.Rows) (*Local, error) {
-	l := &Local{Own: own, HeldPtr: []int64{0}}
-	var err error
-	l.OwnMax, err = checkRows(own)
-	return l, err
+	l, err := checkedLocal(own)
+	if err != nil {
+		return nil, err
+	}
+	l.OwnForeign = foreignOf(own)
+	return l, nil
+}
+
+// checkedLocal returns the local system of the own rows own, checked, with
+// no rows collected and OwnForeign unset.
+func checkedLocal(own *dsmat.Rows) (*Local, error) {
+	max, err := checkRows(own)
+	if err != nil {
+		return nil, err
+	}
+	return &Local{Own: own, OwnMax: max, HeldPtr: []int64{0}}, nil
+}
+
+// foreignOf returns the columns of r's rows outside r's range, ascending,
+// once each, on all cores.
+func foreignOf(r *dsmat.Rows) []int64 {
+	if r.First == 0 && int64(r.Count()) == r.N { // the whole matrix: none
+		return nil
+	}
+	return outside(r.RowPtr, r.Col, r.First, r.First+int64(r.Count()))
+}
+
+// ForeignColumns returns the columns of the local system's rows outside
+// the own range, ascending, once each: OwnForeign joined with the
+// collected rows', on all cores.
+func (l *Local) ForeignColumns() []int64 {
+	lo, hi := l.Own.First, l.Own.First+int64(l.Own.Count())
+	return parallel.SortedUnion([][]int64{l.OwnForeign, outside(l.HeldPtr, l.HeldCol, lo, hi)})
+}
+
+// outside returns the columns outside [lo, hi) of the rows whose columns
+// are col[ptr[k]:ptr[k+1]], ascending, once each: each chunk of rows
+// lists and sorts its own on all cores, and the lists are joined.
+func outside(ptr, col []int64, lo, hi int64) []int64 {
+	n := len(ptr) - 1
+	parts := make([][]int64, parallel.Chunks(n))
+	parallel.For(n, func(ch, a, b int) {
+		var out []int64
+		for _, c := range col[ptr[a]:ptr[b]] {
+			if c < lo || c >= hi {
+				out = append(out, c)
+			}
+		}
+		slices.Sort(out)
+		parts[ch] = slices.Compact(out)
+	})
+	return parallel.SortedUnion(parts)
+}
+
+// haloColumns returns the columns of A's off-diagonal blocks, ascending,
+// once each: the columns of the rank's rows outside its range, which the
+// blocks list in rank order.
+func haloColumns(A *dsmat.Matrix) []int64 {
+	var out []int64
+	for b := range A.Off {
+		out = append(out, A.Off[b].Cols...)
+	}
+	return out
 }
 
 // Row returns the columns, values and largest magnitude of global row g;
@@ -103,11 +165,12 @@ func collect(A *dsmat.Matrix, p Params, st *Stages) (*Local, error) {
 	own := ownRows(A)
 	st.OwnS = time.Since(t).Seconds()
 	t = time.Now()
-	l, err := NewLocal(own)
+	l, err := checkedLocal(own)
 	st.CheckS = time.Since(t).Seconds()
 	if err := c.Agree(err); err != nil {
 		return nil, err
 	}
+	l.OwnForeign = haloColumns(A)
 	if c.Size() == 1 {
 		return l, nil
 	}

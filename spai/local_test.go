@@ -68,6 +68,26 @@ func TestEdgeAsks(t *testing.T) {
 	})
 }
 
+// TestOwnForeign: the own rows' columns outside the stripe, which collect
+// takes from A's halo, are those a scan of the rows finds, on 3 ranks; one
+// rank has none.
+func TestOwnForeign(t *testing.T) {
+	for _, np := range []int{1, 3} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			A := testmatrices.Generated(t, c, "convdiff:6:100")
+			var st Stages
+			l, err := collect(A, DefaultParams(), &st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := foreignOf(ownRows(A))
+			if !slices.Equal(l.OwnForeign, want) || len(want) == 0 != (np == 1) {
+				t.Errorf("rank %d of %d: own rows' foreign columns %v, want %v", c.Rank(), np, l.OwnForeign, want)
+			}
+		})
+	}
+}
+
 // TestStagesWithinTotals: the parts of gather_s and upload_s that Info
 // reports are measured (positive) and each within its total (the slowest
 // rank's of each), on 1 and 2 ranks; the host's computation reports no
