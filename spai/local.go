@@ -155,9 +155,9 @@ func checkRows(r *dsmat.Rows) ([]float64, error) {
 // of other ranks within K hops of its rows in the graph of A~. Round r
 // (of K) asks the owners for the rows the kept entries of the rows of the
 // last round name and it does not hold; one Alltoall and four Alltoallv a
-// round. The first round's rows come from A's off-diagonal blocks alone
-// (edgeAsks), not from a scan of every own row. One rank holds every row and asks
-// for none. It records the seconds of its own rows' copy and checks in
+// round. The rows one hop away are read off A's off-diagonal blocks
+// (edgeAsks), not from a scan of every own row. One rank holds every row
+// and asks for none. It records the seconds of its own rows' copy and checks in
 // st. Collective.
 func collect(A *dsmat.Matrix, p Params, st *Stages) (*Local, error) {
 	c := A.Comm
@@ -176,7 +176,7 @@ func collect(A *dsmat.Matrix, p Params, st *Stages) (*Local, error) {
 	}
 	held := &heldRows{ptr: []int64{0}}
 	asks := edgeAsks(A, l.OwnMax, p.Tau)
-	var seen map[int64]bool // rows of other ranks asked for, from the second round on
+	var seen map[int64]bool // rows of other ranks asked for, made where K > 1
 	for round := range p.K {
 		first := len(held.rows)
 		if err := fetchRows(c, l.Own, asks, held); err != nil {

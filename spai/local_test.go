@@ -29,10 +29,10 @@ func TestOwnRows(t *testing.T) {
 	}
 }
 
-// TestEdgeAsks: the first round's asks, made from A's off-diagonal blocks,
-// are the kept entries' columns outside the stripe that a scan of every own
-// row finds, grouped by owner, ascending and once each, on 3 ranks, for a
-// tau that drops entries and one that keeps all.
+// TestEdgeAsks: the asks for the rows one hop away, made from A's
+// off-diagonal blocks, are the kept entries' columns outside the stripe
+// that a scan of every own row finds, grouped by owner, ascending and once
+// each, on 3 ranks, for a tau that drops entries and one that keeps all.
 func TestEdgeAsks(t *testing.T) {
 	mpitest.Run(t, 3, func(t *testing.T, c *comm.Comm) {
 		A := testmatrices.Generated(t, c, "convdiff:6:100")
