@@ -206,19 +206,34 @@ func collect(A *dsmat.Matrix, p Params, st *Stages) (*Local, error) {
 }
 
 // ownRows returns the rank's stripe of A in global columns, as A.Rows
-// does, in one pass over its rows on all cores: each row's entries of the
-// left blocks, the diagonal block and the right blocks in turn (owners
-// ascend with columns, so the row comes out sorted). A stripe with no entry
-// in other ranks' columns (one rank's) is A's diagonal block alone, in the
-// same order: its values are then the block's own, shared rather than
-// copied, which the local system only reads.
+// does, on all cores. A stripe with no entry in other ranks' columns (one
+// rank's) is A's diagonal block alone, in the same order: its values are
+// then the block's own, shared rather than copied, which the local system
+// only reads, and only its columns are widened. Otherwise each row's
+// entries of the left blocks, the diagonal block and the right blocks are
+// joined in turn, in one pass over the rows (owners ascend with columns,
+// so the row comes out sorted).
 func ownRows(A *dsmat.Matrix) *dsmat.Rows {
 	d := A.Diag
 	if d == nil {
 		return A.Rows()
 	}
+	first := A.First()
+	if len(A.Off) == 0 {
+		r := &dsmat.Rows{N: A.N(), First: first, RowPtr: make([]int64, d.Rows+1), Col: make([]int64, len(d.ColIdx)),
+			Val: d.Val[:len(d.ColIdx)]}
+		parallel.For(d.Rows, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				r.RowPtr[i+1] = int64(d.RowPtr[i+1])
+				for e := d.RowPtr[i]; e < d.RowPtr[i+1]; e++ {
+					r.Col[e] = first + int64(d.ColIdx[e])
+				}
+			}
+		})
+		return r
+	}
 	n := d.Rows
-	r := &dsmat.Rows{N: A.N(), First: A.First(), RowPtr: make([]int64, n+1)}
+	r := &dsmat.Rows{N: A.N(), First: first, RowPtr: make([]int64, n+1)}
 	parallel.For(n, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			r.RowPtr[i+1] = int64(d.RowPtr[i+1] - d.RowPtr[i])
@@ -231,12 +246,7 @@ func ownRows(A *dsmat.Matrix) *dsmat.Rows {
 		}
 	})
 	parallel.Accumulate(r.RowPtr)
-	r.Col = make([]int64, r.NNZ())
-	if len(A.Off) == 0 {
-		r.Val = d.Val[:len(d.ColIdx)]
-	} else {
-		r.Val = make([]float64, r.NNZ())
-	}
+	r.Col, r.Val = make([]int64, r.NNZ()), make([]float64, r.NNZ())
 	me := A.Comm.Rank()
 	parallel.For(n, func(_, lo, hi int) {
 		next := make([]int, len(A.Off)) // each block's next stored row
@@ -248,13 +258,12 @@ func ownRows(A *dsmat.Matrix) *dsmat.Rows {
 			for ; b < len(A.Off) && A.Off[b].Rank < me; b++ {
 				at = putOffRow(r, at, &A.Off[b], &next[b], i)
 			}
-			for e := d.RowPtr[i]; e < d.RowPtr[i+1]; e++ {
-				r.Col[at+int64(e-d.RowPtr[i])] = r.First + int64(d.ColIdx[e])
+			a, z := d.RowPtr[i], d.RowPtr[i+1]
+			for e := a; e < z; e++ {
+				r.Col[at+int64(e-a)] = first + int64(d.ColIdx[e])
 			}
-			if len(A.Off) > 0 {
-				copy(r.Val[at:], d.Val[d.RowPtr[i]:d.RowPtr[i+1]])
-			}
-			at += int64(d.RowPtr[i+1] - d.RowPtr[i])
+			copy(r.Val[at:], d.Val[a:z])
+			at += int64(z - a)
 			for ; b < len(A.Off); b++ {
 				at = putOffRow(r, at, &A.Off[b], &next[b], i)
 			}
