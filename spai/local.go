@@ -25,16 +25,78 @@ type Local struct {
 	HeldCol  []int64
 	HeldVal  []float64
 	HeldMax  []float64
+	// OwnForeign are the columns of Own's rows outside its range,
+	// ascending, once each
+	OwnForeign []int64
 }
 
 // NewLocal returns the local system of a rank that holds all the rows
 // its rows of M need in own (one rank, or a test's whole matrix): own's
 // rows after checking them (checkRows).
 func NewLocal(own *dsmat.Rows) (*Local, error) {
-	l := &Local{Own: own, HeldPtr: []int64{0}}
-	var err error
-	l.OwnMax, err = checkRows(own)
-	return l, err
+	l, err := checkedLocal(own)
+	if err != nil {
+		return nil, err
+	}
+	l.OwnForeign = foreignOf(own)
+	return l, nil
+}
+
+// checkedLocal returns the local system of the own rows own, checked, with
+// no rows collected and OwnForeign unset.
+func checkedLocal(own *dsmat.Rows) (*Local, error) {
+	max, err := checkRows(own)
+	if err != nil {
+		return nil, err
+	}
+	return &Local{Own: own, OwnMax: max, HeldPtr: []int64{0}}, nil
+}
+
+// foreignOf returns the columns of r's rows outside r's range, ascending,
+// once each, on all cores.
+func foreignOf(r *dsmat.Rows) []int64 {
+	if r.First == 0 && int64(r.Count()) == r.N { // the whole matrix: none
+		return nil
+	}
+	return outside(r.RowPtr, r.Col, r.First, r.First+int64(r.Count()))
+}
+
+// ForeignColumns returns the columns of the local system's rows outside
+// the own range, ascending, once each: OwnForeign joined with the
+// collected rows', on all cores.
+func (l *Local) ForeignColumns() []int64 {
+	lo, hi := l.Own.First, l.Own.First+int64(l.Own.Count())
+	return parallel.SortedUnion([][]int64{l.OwnForeign, outside(l.HeldPtr, l.HeldCol, lo, hi)})
+}
+
+// outside returns the columns outside [lo, hi) of the rows whose columns
+// are col[ptr[k]:ptr[k+1]], ascending, once each: each chunk of rows
+// lists and sorts its own on all cores, and the lists are joined.
+func outside(ptr, col []int64, lo, hi int64) []int64 {
+	n := len(ptr) - 1
+	parts := make([][]int64, parallel.Chunks(n))
+	parallel.For(n, func(ch, a, b int) {
+		var out []int64
+		for _, c := range col[ptr[a]:ptr[b]] {
+			if c < lo || c >= hi {
+				out = append(out, c)
+			}
+		}
+		slices.Sort(out)
+		parts[ch] = slices.Compact(out)
+	})
+	return parallel.SortedUnion(parts)
+}
+
+// haloColumns returns the columns of A's off-diagonal blocks, ascending,
+// once each: the columns of the rank's rows outside its range, which the
+// blocks list in rank order.
+func haloColumns(A *dsmat.Matrix) []int64 {
+	var out []int64
+	for b := range A.Off {
+		out = append(out, A.Off[b].Cols...)
+	}
+	return out
 }
 
 // Row returns the columns, values and largest magnitude of global row g;
@@ -70,10 +132,12 @@ func checkRows(r *dsmat.Rows) ([]float64, error) {
 			g := r.First + int64(i) + 1
 			for e := r.RowPtr[i]; e < r.RowPtr[i+1]; e++ {
 				v := math.Abs(r.Val[e])
-				if math.IsNaN(v) || math.IsInf(v, 0) {
+				if !(v <= math.MaxFloat64) { // NaN or infinite
 					return fmt.Errorf("spai: A(%d,%d) = %g is not finite", g, r.Col[e]+1, r.Val[e])
 				}
-				max[i] = math.Max(max[i], v)
+				if v > max[i] { // math.Max's care for NaN and -0 is not needed here
+					max[i] = v
+				}
 			}
 			if max[i] == 0 {
 				return fmt.Errorf("spai: row %d of A holds no nonzero: A is singular", g)
@@ -90,9 +154,10 @@ func checkRows(r *dsmat.Rows) ([]float64, error) {
 // collect returns the rank's local system: its stripe of A and the rows
 // of other ranks within K hops of its rows in the graph of A~. Round r
 // (of K) asks the owners for the rows the kept entries of the rows of the
-// last round (its own rows first) name and it does not hold; one
-// Alltoall and four Alltoallv a round. One rank holds every row and asks
-// for none. It records the seconds of its own rows' copy and checks in
+// last round name and it does not hold; one Alltoall and four Alltoallv a
+// round. The rows one hop away are read off A's off-diagonal blocks
+// (edgeAsks), not from a scan of every own row. One rank holds every row
+// and asks for none. It records the seconds of its own rows' copy and checks in
 // st. Collective.
 func collect(A *dsmat.Matrix, p Params, st *Stages) (*Local, error) {
 	c := A.Comm
@@ -100,33 +165,40 @@ func collect(A *dsmat.Matrix, p Params, st *Stages) (*Local, error) {
 	own := ownRows(A)
 	st.OwnS = time.Since(t).Seconds()
 	t = time.Now()
-	l, err := NewLocal(own)
+	l, err := checkedLocal(own)
 	st.CheckS = time.Since(t).Seconds()
 	if err := c.Agree(err); err != nil {
 		return nil, err
 	}
+	l.OwnForeign = haloColumns(A)
 	if c.Size() == 1 {
 		return l, nil
 	}
 	held := &heldRows{ptr: []int64{0}}
-	seen := map[int64]bool{} // rows of other ranks asked for
-	frontier := wanted(l.Own, l.OwnMax, p.Tau)
+	asks := edgeAsks(A, l.OwnMax, p.Tau)
+	var seen map[int64]bool // rows of other ranks asked for, made where K > 1
 	for round := range p.K {
-		asks := make([][]int64, c.Size())
-		for _, g := range frontier {
+		first := len(held.rows)
+		if err := fetchRows(c, l.Own, asks, held); err != nil {
+			return nil, err
+		}
+		if round+1 == p.K { // the last round's rows are needed whole, not followed
+			break
+		}
+		if seen == nil {
+			seen = map[int64]bool{}
+			for _, g := range slices.Concat(asks...) {
+				seen[g] = true
+			}
+		}
+		asks = make([][]int64, c.Size())
+		for _, g := range held.wanted(first, p.Tau) {
 			if g >= l.Own.First && g < l.Own.First+int64(l.Own.Count()) || seen[g] {
 				continue
 			}
 			seen[g] = true
 			q := A.Part.Owner(g)
 			asks[q] = append(asks[q], g)
-		}
-		first := len(held.rows)
-		if err := fetchRows(c, l.Own, asks, held); err != nil {
-			return nil, err
-		}
-		if round+1 < p.K { // the last round's rows are needed whole, not followed
-			frontier = held.wanted(first, p.Tau)
 		}
 	}
 	l.setHeld(held)
@@ -137,44 +209,117 @@ func collect(A *dsmat.Matrix, p Params, st *Stages) (*Local, error) {
 // does, on all cores. A stripe with no entry in other ranks' columns (one
 // rank's) is A's diagonal block alone, in the same order: its values are
 // then the block's own, shared rather than copied, which the local system
-// only reads.
+// only reads, and only its columns are widened. Otherwise each row's
+// entries of the left blocks, the diagonal block and the right blocks are
+// joined in turn, in one pass over the rows (owners ascend with columns,
+// so the row comes out sorted).
 func ownRows(A *dsmat.Matrix) *dsmat.Rows {
 	d := A.Diag
-	if len(A.Off) > 0 || d == nil {
+	if d == nil {
 		return A.Rows()
 	}
 	first := A.First()
-	r := &dsmat.Rows{N: A.N(), First: first, RowPtr: make([]int64, d.Rows+1), Col: make([]int64, len(d.ColIdx)),
-		Val: d.Val[:len(d.ColIdx)]}
-	parallel.For(d.Rows, func(_, lo, hi int) {
+	if len(A.Off) == 0 {
+		r := &dsmat.Rows{N: A.N(), First: first, RowPtr: make([]int64, d.Rows+1), Col: make([]int64, len(d.ColIdx)),
+			Val: d.Val[:len(d.ColIdx)]}
+		parallel.For(d.Rows, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				r.RowPtr[i+1] = int64(d.RowPtr[i+1])
+				for e := d.RowPtr[i]; e < d.RowPtr[i+1]; e++ {
+					r.Col[e] = first + int64(d.ColIdx[e])
+				}
+			}
+		})
+		return r
+	}
+	n := d.Rows
+	r := &dsmat.Rows{N: A.N(), First: first, RowPtr: make([]int64, n+1)}
+	parallel.For(n, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			r.RowPtr[i+1] = int64(d.RowPtr[i+1])
-			for e := d.RowPtr[i]; e < d.RowPtr[i+1]; e++ {
-				r.Col[e] = first + int64(d.ColIdx[e])
+			r.RowPtr[i+1] = int64(d.RowPtr[i+1] - d.RowPtr[i])
+		}
+		for b := range A.Off {
+			blk := &A.Off[b]
+			for k := firstStored(blk, lo); k < len(blk.Rows) && int(blk.Rows[k]) < hi; k++ {
+				r.RowPtr[blk.Rows[k]+1] += int64(blk.A.RowPtr[k+1] - blk.A.RowPtr[k])
+			}
+		}
+	})
+	parallel.Accumulate(r.RowPtr)
+	r.Col, r.Val = make([]int64, r.NNZ()), make([]float64, r.NNZ())
+	me := A.Comm.Rank()
+	parallel.For(n, func(_, lo, hi int) {
+		next := make([]int, len(A.Off)) // each block's next stored row
+		for b := range next {
+			next[b] = firstStored(&A.Off[b], lo)
+		}
+		for i := lo; i < hi; i++ {
+			at, b := r.RowPtr[i], 0
+			for ; b < len(A.Off) && A.Off[b].Rank < me; b++ {
+				at = putOffRow(r, at, &A.Off[b], &next[b], i)
+			}
+			a, z := d.RowPtr[i], d.RowPtr[i+1]
+			for e := a; e < z; e++ {
+				r.Col[at+int64(e-a)] = first + int64(d.ColIdx[e])
+			}
+			copy(r.Val[at:], d.Val[a:z])
+			at += int64(z - a)
+			for ; b < len(A.Off); b++ {
+				at = putOffRow(r, at, &A.Off[b], &next[b], i)
 			}
 		}
 	})
 	return r
 }
 
-// wanted returns the columns of the kept entries of r's rows, whose
-// largest magnitudes are max, that lie outside r's rows: the rows of other
-// ranks one hop from r's rows, which collect asks for first. On all cores,
-// in row order.
-func wanted(r *dsmat.Rows, max []float64, tau float64) []int64 {
-	lo, hi := r.First, r.First+int64(r.Count())
-	parts := make([][]int64, parallel.Chunks(r.Count()))
-	parallel.For(r.Count(), func(ch, a, b int) {
-		for i := a; i < b; i++ {
-			g := r.First + int64(i)
-			for e := r.RowPtr[i]; e < r.RowPtr[i+1]; e++ {
-				if c := r.Col[e]; (c < lo || c >= hi) && kept(g, c, r.Val[e], max[i], tau) {
-					parts[ch] = append(parts[ch], c)
-				}
+// firstStored returns the first stored row of blk at or after local row i.
+func firstStored(blk *dsmat.Block, i int) int {
+	k, _ := slices.BinarySearch(blk.Rows, int32(i))
+	return k
+}
+
+// putOffRow writes blk's entries of local row i, if its next stored row
+// *next is i, to r from entry at in global columns, and returns where the
+// row's next entry goes.
+func putOffRow(r *dsmat.Rows, at int64, blk *dsmat.Block, next *int, i int) int64 {
+	k := *next
+	if k >= len(blk.Rows) || int(blk.Rows[k]) != i {
+		return at
+	}
+	a, b := blk.A.RowPtr[k], blk.A.RowPtr[k+1]
+	for e := a; e < b; e++ {
+		r.Col[at+int64(e-a)] = blk.Cols[blk.A.ColIdx[e]]
+	}
+	copy(r.Val[at:], blk.A.Val[a:b])
+	*next = k + 1
+	return at + int64(b-a)
+}
+
+// edgeAsks returns, per rank q, the rows of q one hop from the rank's rows
+// in the graph of A~, ascending: the columns of the kept entries of A's
+// off-diagonal block of q, whose rows' largest magnitudes max holds. Only
+// the rows those blocks store (the stripe's rows with entries in other
+// ranks' columns) are read, and A's halo lists the columns each block
+// names, ascending and once each, so no row is asked twice.
+func edgeAsks(A *dsmat.Matrix, max []float64, tau float64) [][]int64 {
+	asks := make([][]int64, A.Comm.Size())
+	first := A.First()
+	for b := range A.Off {
+		blk := &A.Off[b]
+		keep := make([]bool, len(blk.Cols))
+		for k, i := range blk.Rows {
+			for e := blk.A.RowPtr[k]; e < blk.A.RowPtr[k+1]; e++ {
+				j := blk.A.ColIdx[e]
+				keep[j] = keep[j] || kept(first+int64(i), blk.Cols[j], blk.A.Val[e], max[i], tau)
 			}
 		}
-	})
-	return slices.Concat(parts...)
+		for j, g := range blk.Cols {
+			if keep[j] {
+				asks[blk.Rank] = append(asks[blk.Rank], g)
+			}
+		}
+	}
+	return asks
 }
 
 // heldRows are the rows collected so far, in the order they arrived.

@@ -29,6 +29,65 @@ func TestOwnRows(t *testing.T) {
 	}
 }
 
+// TestEdgeAsks: the asks for the rows one hop away, made from A's
+// off-diagonal blocks, are the kept entries' columns outside the stripe
+// that a scan of every own row finds, grouped by owner, ascending and once
+// each, on 3 ranks, for a tau that drops entries and one that keeps all.
+func TestEdgeAsks(t *testing.T) {
+	mpitest.Run(t, 3, func(t *testing.T, c *comm.Comm) {
+		A := testmatrices.Generated(t, c, "convdiff:6:100")
+		own := ownRows(A)
+		max, err := checkRows(own)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tau := range []float64{0.5, 1} {
+			want := make([][]int64, c.Size())
+			for i := range own.Count() {
+				g := own.First + int64(i)
+				for e := own.RowPtr[i]; e < own.RowPtr[i+1]; e++ {
+					if q := A.Part.Owner(own.Col[e]); q != c.Rank() && kept(g, own.Col[e], own.Val[e], max[i], tau) {
+						want[q] = append(want[q], own.Col[e])
+					}
+				}
+			}
+			got := edgeAsks(A, max, tau)
+			asked := 0
+			for q := range want {
+				slices.Sort(want[q])
+				want[q] = slices.Compact(want[q])
+				asked += len(want[q])
+				if !slices.Equal(got[q], want[q]) {
+					t.Errorf("rank %d, tau %g: asks of rank %d %v, want %v", c.Rank(), tau, q, got[q], want[q])
+				}
+			}
+			if asked == 0 && tau == 1 { // every entry kept: each stripe couples to its neighbours
+				t.Errorf("rank %d, tau %g: asks no row", c.Rank(), tau)
+			}
+		}
+	})
+}
+
+// TestOwnForeign: the own rows' columns outside the stripe, which collect
+// takes from A's halo, are those a scan of the rows finds, on 3 ranks; one
+// rank has none.
+func TestOwnForeign(t *testing.T) {
+	for _, np := range []int{1, 3} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			A := testmatrices.Generated(t, c, "convdiff:6:100")
+			var st Stages
+			l, err := collect(A, DefaultParams(), &st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := foreignOf(ownRows(A))
+			if !slices.Equal(l.OwnForeign, want) || len(want) == 0 != (np == 1) {
+				t.Errorf("rank %d of %d: own rows' foreign columns %v, want %v", c.Rank(), np, l.OwnForeign, want)
+			}
+		})
+	}
+}
+
 // TestStagesWithinTotals: the parts of gather_s and upload_s that Info
 // reports are measured (positive) and each within its total (the slowest
 // rank's of each), on 1 and 2 ranks; the host's computation reports no

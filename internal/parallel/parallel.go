@@ -146,3 +146,48 @@ func Gather[T any](dst, src []T, idx []int32) {
 		}
 	})
 }
+
+// SortedUnion returns the union of the ascending lists parts, each without
+// repeats, ascending and without repeats: merged pairwise, each round's
+// pairs in goroutines of their own. It may return one of parts itself.
+func SortedUnion(parts [][]int64) []int64 {
+	if len(parts) == 0 {
+		return nil
+	}
+	for len(parts) > 1 {
+		next := make([][]int64, (len(parts)+1)/2)
+		var wg sync.WaitGroup
+		for k := range next {
+			if 2*k+1 == len(parts) {
+				next[k] = parts[2*k]
+				continue
+			}
+			wg.Go(func() { next[k] = mergeSorted(parts[2*k], parts[2*k+1]) })
+		}
+		wg.Wait()
+		parts = next
+	}
+	return parts[0]
+}
+
+// mergeSorted returns the union of the ascending lists a and b, each
+// without repeats, ascending and without repeats.
+func mergeSorted(a, b []int64) []int64 {
+	out := make([]int64, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			out = append(out, a[i])
+			i++
+		case b[j] < a[i]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
+}

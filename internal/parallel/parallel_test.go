@@ -207,3 +207,23 @@ func TestForErr(t *testing.T) {
 		t.Errorf("no chunk failed: %v", err)
 	}
 }
+
+// TestSortedUnion: the union of 0 to 7 ascending lists, some empty, some
+// overlapping, is their sorted concatenation without repeats.
+func TestSortedUnion(t *testing.T) {
+	for k := range 8 {
+		parts := make([][]int64, k)
+		var all []int64
+		for p := range parts {
+			for v := int64(p % 3); v < int64(40*(p%4)); v += int64(1 + p) {
+				parts[p] = append(parts[p], v)
+			}
+			all = append(all, parts[p]...)
+		}
+		slices.Sort(all)
+		want := slices.Compact(all)
+		if got := SortedUnion(parts); !slices.Equal(got, want) {
+			t.Errorf("%d lists: got %v, want %v", k, got, want)
+		}
+	}
+}

@@ -32,7 +32,7 @@ func newSystem(l *spai.Local) (*system, error) {
 	n := own.Count()
 	s := &system{l: l}
 	s.below, _ = slices.BinarySearch(l.HeldRows, own.First)
-	s.foreign = foreignColumns(l)
+	s.foreign = l.ForeignColumns()
 	s.colBelow, _ = slices.BinarySearch(s.foreign, own.First)
 	rows := n + len(l.HeldRows)
 	if int64(rows) >= math.MaxInt32 || int64(n)+int64(len(s.foreign)) >= math.MaxInt32 {
@@ -81,35 +81,6 @@ func (s *system) fillCols(buf []int32, lo int) {
 
 // entries is the number of entries of the local rows.
 func (s *system) entries() int64 { return s.rowPtr[len(s.rowPtr)-1] }
-
-// foreignColumns returns the columns of l's rows outside the own range,
-// sorted and without repeats.
-func foreignColumns(l *spai.Local) []int64 {
-	own := l.Own
-	lo, hi := own.First, own.First+int64(own.Count())
-	if lo == 0 && hi == own.N { // every row is own (one rank): no column is foreign
-		return nil
-	}
-	parts := make([][]int64, parallel.Chunks(own.Count()))
-	parallel.For(own.Count(), func(ch, a, b int) {
-		for _, c := range own.Col[own.RowPtr[a]:own.RowPtr[b]] {
-			if c < lo || c >= hi {
-				parts[ch] = append(parts[ch], c)
-			}
-		}
-	})
-	var out []int64
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	for _, c := range l.HeldCol {
-		if c < lo || c >= hi {
-			out = append(out, c)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
 
 // rowCols returns the global columns of local row r.
 func (s *system) rowCols(r int) []int64 {
