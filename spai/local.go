@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
@@ -209,10 +210,12 @@ func collect(A *dsmat.Matrix, p Params, st *Stages) (*Local, error) {
 // does, on all cores. A stripe with no entry in other ranks' columns (one
 // rank's) is A's diagonal block alone, in the same order: its values are
 // then the block's own, shared rather than copied, which the local system
-// only reads, and only its columns are widened. Otherwise each row's
-// entries of the left blocks, the diagonal block and the right blocks are
-// joined in turn, in one pass over the rows (owners ascend with columns,
-// so the row comes out sorted).
+// only reads, and only its columns are widened. Otherwise only the rows
+// the off-diagonal blocks store (the stripe's edge rows) are joined: each
+// one's entries of the left blocks, the diagonal block and the right
+// blocks in turn (owners ascend with columns, so the row comes out
+// sorted); the runs of rows between them are the diagonal block's alone,
+// and each run's values are one copy.
 func ownRows(A *dsmat.Matrix) *dsmat.Rows {
 	d := A.Diag
 	if d == nil {
@@ -225,10 +228,8 @@ func ownRows(A *dsmat.Matrix) *dsmat.Rows {
 		parallel.For(d.Rows, func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
 				r.RowPtr[i+1] = int64(d.RowPtr[i+1])
-				for e := d.RowPtr[i]; e < d.RowPtr[i+1]; e++ {
-					r.Col[e] = first + int64(d.ColIdx[e])
-				}
 			}
+			widen(r.Col[d.RowPtr[lo]:d.RowPtr[hi]], d.ColIdx[d.RowPtr[lo]:d.RowPtr[hi]], first)
 		})
 		return r
 	}
@@ -253,23 +254,57 @@ func ownRows(A *dsmat.Matrix) *dsmat.Rows {
 		for b := range next {
 			next[b] = firstStored(&A.Off[b], lo)
 		}
-		for i := lo; i < hi; i++ {
-			at, b := r.RowPtr[i], 0
+		for i := lo; i < hi; {
+			edge := min(nextEdge(A.Off, next), hi)
+			putDiagRows(r, d, first, i, edge)
+			if edge == hi {
+				break
+			}
+			at, b := r.RowPtr[edge], 0
 			for ; b < len(A.Off) && A.Off[b].Rank < me; b++ {
-				at = putOffRow(r, at, &A.Off[b], &next[b], i)
+				at = putOffRow(r, at, &A.Off[b], &next[b], edge)
 			}
-			a, z := d.RowPtr[i], d.RowPtr[i+1]
-			for e := a; e < z; e++ {
-				r.Col[at+int64(e-a)] = first + int64(d.ColIdx[e])
-			}
+			a, z := d.RowPtr[edge], d.RowPtr[edge+1]
+			widen(r.Col[at:at+int64(z-a)], d.ColIdx[a:z], first)
 			copy(r.Val[at:], d.Val[a:z])
 			at += int64(z - a)
 			for ; b < len(A.Off); b++ {
-				at = putOffRow(r, at, &A.Off[b], &next[b], i)
+				at = putOffRow(r, at, &A.Off[b], &next[b], edge)
 			}
+			i = edge + 1
 		}
 	})
 	return r
+}
+
+// nextEdge returns the first row any of the blocks stores from their next
+// stored rows next on: the next row with entries in other ranks' columns
+// (math.MaxInt if none).
+func nextEdge(off []dsmat.Block, next []int) int {
+	edge := math.MaxInt
+	for b, k := range next {
+		if k < len(off[b].Rows) {
+			edge = min(edge, int(off[b].Rows[k]))
+		}
+	}
+	return edge
+}
+
+// putDiagRows writes the diagonal block d's rows [lo, hi), which have no
+// entries in other ranks' columns, to r in global columns: their entries
+// follow one another in d and in r, so the values are one copy.
+func putDiagRows(r *dsmat.Rows, d *csr.Matrix[float64], first int64, lo, hi int) {
+	a, z := d.RowPtr[lo], d.RowPtr[hi]
+	at := r.RowPtr[lo]
+	widen(r.Col[at:at+int64(z-a)], d.ColIdx[a:z], first)
+	copy(r.Val[at:], d.Val[a:z])
+}
+
+// widen sets dst to the local columns src offset by first.
+func widen(dst []int64, src []int32, first int64) {
+	for k, c := range src {
+		dst[k] = first + int64(c)
+	}
 }
 
 // firstStored returns the first stored row of blk at or after local row i.
