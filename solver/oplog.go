@@ -142,6 +142,17 @@ func (t timedPrec) Apply(z, r *ddmat.Dense) error {
 	return timed(t.be, t.st, bytes, func() error { return t.Preconditioner.Apply(z, r) })
 }
 
+// timedDiagonal is timedPrec for a diagonal preconditioner: a method that
+// fuses the scaling into its vector updates (PCG, BiCGSTAB) takes Scaling
+// and never calls Apply, so its time stays in the updates'; one that calls
+// Apply (GMRES) has it timed as the preconditioner's.
+type timedDiagonal struct {
+	timedPrec
+	diag krylov.Diagonal
+}
+
+func (t timedDiagonal) Scaling() backend.Vector { return t.diag.Scaling() }
+
 // operator is the operator the method's work spaces multiply with: the
 // bound matrix, timed when Options.Log is set.
 func (s *Solver) operator() krylov.Operator {
@@ -152,16 +163,17 @@ func (s *Solver) operator() krylov.Operator {
 }
 
 // solveBlock runs one solve of the method's work space ws with the
-// preconditioner, timed (the preconditioner too, unless the method fuses
-// a diagonal one) when Options.Log is set.
+// preconditioner, timed (the preconditioner's applications too; a method
+// that fuses a diagonal one applies it inside its vector updates) when
+// Options.Log is set.
 func (s *Solver) solveBlock(ws Method, b, x *ddmat.Dense) ([]krylov.Result, error) {
 	log := s.opt.Log
 	if log == nil {
 		return ws.SolveBlock(s.prec, b, x, s.opt.krylov())
 	}
-	M := s.prec
-	if _, diagonal := M.(krylov.Diagonal); !diagonal {
-		M = timedPrec{Preconditioner: M, be: s.be, st: &log.Prec}
+	var M krylov.Preconditioner = timedPrec{Preconditioner: s.prec, be: s.be, st: &log.Prec}
+	if d, diagonal := s.prec.(krylov.Diagonal); diagonal {
+		M = timedDiagonal{timedPrec: M.(timedPrec), diag: d}
 	}
 	var res []krylov.Result
 	err := timed(s.be, &log.Solve, 0, func() error {
