@@ -6,9 +6,7 @@ import (
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/comm"
-	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
-	"github.com/fsai-dist/fsai-dist/problem"
 )
 
 // TestDiverged: BiCGSTAB with Jacobi runs away on utm1700a (its residual
@@ -59,17 +57,10 @@ func TestTransientRise(t *testing.T) {
 	})
 }
 
-// generatedNonsym returns this rank's rows of the generated problem spec.
+// generatedNonsym returns this rank's rows of the generated problem spec
+// (stripe's partition), in the order the generator gives them.
 func generatedNonsym(t *testing.T, c *comm.Comm, spec string) *system {
 	t.Helper()
-	s, err := problem.Parse(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lo, hi := dsmat.NewPartition(s.Rows(), c.Size()).Range(c.Rank())
-	rows, err := s.Generate(lo, hi)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &system{n: rows.N, first: rows.First, rowPtr: rows.RowPtr, cols: rows.Col, vals: rows.Val}
+	_, rows := stripe(t, c, spec)
+	return systemOf(rows)
 }

@@ -226,7 +226,7 @@ func storedNonsym(t *testing.T, c *comm.Comm, name string) *system {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &system{n: rows.N, first: rows.First, rowPtr: rows.RowPtr, cols: rows.Col, vals: rows.Val}
+	return systemOf(rows)
 }
 
 // TestStoredNonsymmetric: the stored nonsymmetric matrices whose diagonal

@@ -45,10 +45,15 @@ func stripe(t *testing.T, c *comm.Comm, spec string) (problem.Spec, *dsmat.Rows)
 	return s, rows
 }
 
+// systemOf holds rows as a system (sharing their slices).
+func systemOf(rows *dsmat.Rows) *system {
+	return &system{n: rows.N, first: rows.First, rowPtr: rows.RowPtr, cols: rows.Col, vals: rows.Val}
+}
+
 func newSystem(t *testing.T, c *comm.Comm, spec string) *system {
 	t.Helper()
 	_, rows := stripe(t, c, spec)
-	sys := &system{n: rows.N, first: rows.First, rowPtr: rows.RowPtr, cols: rows.Col, vals: rows.Val}
+	sys := systemOf(rows)
 	for i := 0; i < rows.Count(); i += 2 {
 		a, b := rows.RowPtr[i], rows.RowPtr[i+1]
 		slices.Reverse(sys.cols[a:b])
