@@ -171,9 +171,10 @@ func (s *Solver) solveBlock(ws Method, b, x *ddmat.Dense) ([]krylov.Result, erro
 	if log == nil {
 		return ws.SolveBlock(s.prec, b, x, s.opt.krylov())
 	}
-	var M krylov.Preconditioner = timedPrec{Preconditioner: s.prec, be: s.be, st: &log.Prec}
+	tp := timedPrec{Preconditioner: s.prec, be: s.be, st: &log.Prec}
+	var M krylov.Preconditioner = tp
 	if d, diagonal := s.prec.(krylov.Diagonal); diagonal {
-		M = timedDiagonal{timedPrec: M.(timedPrec), diag: d}
+		M = timedDiagonal{timedPrec: tp, diag: d}
 	}
 	var res []krylov.Result
 	err := timed(s.be, &log.Solve, 0, func() error {
