@@ -104,3 +104,16 @@ func TestEmptyRowAndDiagonal(t *testing.T) {
 		t.Errorf("EmptyRow = %d, want -1", i)
 	}
 }
+
+// TestStripeEntriesLimit: a stripe of more nonzeros than int32 row pointers
+// count is refused with the rank and a remedy; one of exactly that many is
+// not.
+func TestStripeEntriesLimit(t *testing.T) {
+	if err := checkStripeEntries(1<<31-1, 0); err != nil {
+		t.Errorf("2^31-1 nonzeros refused: %v", err)
+	}
+	err := checkStripeEntries(3234809664, 2)
+	if err == nil || !strings.Contains(err.Error(), "3234809664 nonzeros on rank 2") || !strings.Contains(err.Error(), "use more ranks") {
+		t.Errorf("3234809664 nonzeros: got %v", err)
+	}
+}

@@ -14,6 +14,7 @@ package dsmat
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/fsai-dist/fsai-dist/comm"
@@ -73,6 +74,9 @@ type Send struct {
 func New(c *comm.Comm, part Partition, rows *Rows) (*Matrix, error) {
 	lo, hi := part.Range(c.Rank())
 	err := rows.Check()
+	if err == nil {
+		err = checkStripeEntries(rows.NNZ(), c.Rank())
+	}
 	if err == nil && (part.Ranks() != c.Size() || rows.First != lo || int64(rows.Count()) != hi-lo || rows.N != part.N()) {
 		err = fmt.Errorf("dsmat: stripe of rows [%d,%d) of %d does not match the partition's [%d,%d) of %d",
 			rows.First, rows.First+int64(rows.Count()), rows.N, lo, hi, part.N())
@@ -86,6 +90,17 @@ func New(c *comm.Comm, part Partition, rows *Rows) (*Matrix, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// checkStripeEntries refuses a stripe of more nonzeros than its CSR
+// blocks' int32 row pointers can count, before the split would overflow
+// them: the matrix then needs more ranks.
+func checkStripeEntries(nnz int64, rank int) error {
+	if nnz > math.MaxInt32 {
+		return fmt.Errorf("dsmat: %d nonzeros on rank %d, more than the %d a rank's CSR blocks can hold: use more ranks",
+			nnz, rank, math.MaxInt32)
+	}
+	return nil
 }
 
 // finish builds the halo plan and counts the global nonzeros from this
