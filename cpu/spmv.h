@@ -2,9 +2,8 @@
 // block with int32 row pointers and column indices, values in double or
 // single precision. Each row's sum starts at zero and adds the row's
 // products in the order of its entries: the bits of the plain Go loop
-// spmvRows, without its bounds checks, with four rows of equal length in
-// flight at a time (one chain of additions each) and the matrix asked for
-// ahead of use.
+// spmvRows, without its bounds checks, with the entries of short rows asked
+// for ahead of use.
 #include <stdint.h>
 
 double fsai_spmv_f64(const int32_t *rowptr, const int32_t *col, const double *val,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/problem"
 )
 
 // sameBits reports the first index where got and want differ in their bits
@@ -155,8 +156,32 @@ func poisson7(n int) *csr.Matrix[float64] {
 // precision, with the backend's kernel on GOMAXPROCS threads and with the
 // plain Go loop on one; the bytes are those bench-spmv counts (the
 // values and column indices, the row pointers, x read and y written once).
-func BenchmarkSpMV7(b *testing.B) {
-	m := poisson7(96)
+func BenchmarkSpMV7(b *testing.B) { benchSpMV(b, poisson7(96)) }
+
+// BenchmarkSpMVLongRows is BenchmarkSpMV7 on elasticity:32 (104,544 rows
+// of up to 81 entries, 8.0M entries), whose long rows the kernel must not
+// slow down against the Go loop.
+func BenchmarkSpMVLongRows(b *testing.B) {
+	spec, err := problem.Parse("elasticity:32")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rows, err := spec.Generate(0, spec.Rows())
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := rows.Count()
+	m := &csr.Matrix[float64]{Rows: n, Cols: n, RowPtr: make([]int32, n+1), ColIdx: make([]int32, len(rows.Col)), Val: rows.Val}
+	for i, p := range rows.RowPtr {
+		m.RowPtr[i] = int32(p)
+	}
+	for k, c := range rows.Col {
+		m.ColIdx[k] = int32(c)
+	}
+	benchSpMV(b, m)
+}
+
+func benchSpMV(b *testing.B, m *csr.Matrix[float64]) {
 	be := New(0)
 	x, y := make(Vector, m.Cols), make(Vector, m.Rows)
 	for i := range x {
