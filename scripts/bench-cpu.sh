@@ -27,6 +27,7 @@ out=${3:-${OUT:-out/bench-cpu}}
 reps=${4:-3}
 ranks=${RANKS:-1 2}
 mkdir -p "$out"
+out=$(cd "$out" && pwd) # the stream runs write from cpu/
 if command -v go >/dev/null; then
   go build -o bin/fsai-dist ./cmd/fsai-dist
   go test -c -o bin/cpu.test ./cpu
