@@ -63,13 +63,7 @@ func (b *Device) adaptiveWhole(a *csr.Matrix[float32], rows []int, p afsai.Param
 // int32s returns rows as int32s, the form the kernels read, converted on
 // all cores.
 func int32s(rows []int) []int32 {
-	out := make([]int32, len(rows))
-	parallel.For(len(rows), func(_, lo, hi int) {
-		for k := lo; k < hi; k++ {
-			out[k] = int32(rows[k])
-		}
-	})
-	return out
+	return parallel.Map(rows, func(r int) int32 { return int32(r) })
 }
 
 // fsaiMatrix is the matrix a set-up reads: whole on the host, or a rank's

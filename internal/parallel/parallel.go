@@ -38,6 +38,18 @@ func Copy[T any](dst, src []T) {
 	})
 }
 
+// Map returns f of every element of in, in a slice of its own made on all
+// cores.
+func Map[A, B any](in []A, f func(A) B) []B {
+	out := make([]B, len(in))
+	For(len(in), func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			out[k] = f(in[k])
+		}
+	})
+	return out
+}
+
 // Clear zeroes s on all cores: the pages of fresh memory are then mapped
 // by every core, not one by one by whatever fills s next on one core (an
 // MPI receive).

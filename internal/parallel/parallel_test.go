@@ -31,6 +31,30 @@ func TestCopy(t *testing.T) {
 	}
 }
 
+// TestMap: Map gives f of every element, in order, with one chunk and
+// with several.
+func TestMap(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 3} {
+		runtime.GOMAXPROCS(procs)
+		for _, n := range []int{0, 5, 100000} {
+			in := make([]int, n)
+			for i := range in {
+				in[i] = i
+			}
+			out := Map(in, func(v int) int64 { return int64(2*v + 1) })
+			if len(out) != n {
+				t.Fatalf("GOMAXPROCS %d, %d elements: %d results", procs, n, len(out))
+			}
+			for i, v := range out {
+				if v != int64(2*i+1) {
+					t.Fatalf("GOMAXPROCS %d, %d elements: element %d is %d", procs, n, i, v)
+				}
+			}
+		}
+	}
+}
+
 // TestFor checks that the chunks cover [0, n) once, in order, with the
 // count Chunks gives, for several GOMAXPROCS.
 func TestFor(t *testing.T) {

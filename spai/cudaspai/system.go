@@ -126,30 +126,18 @@ func (s *system) row(g int64) int32 {
 }
 
 // localRows returns the local rows of the global rows g, on all cores.
-func (s *system) localRows(g []int64) []int32 {
-	out := make([]int32, len(g))
-	parallel.For(len(g), func(_, lo, hi int) {
-		for k := lo; k < hi; k++ {
-			out[k] = s.row(g[k])
-		}
-	})
-	return out
-}
+func (s *system) localRows(g []int64) []int32 { return parallel.Map(g, s.row) }
 
 // foreignRows returns, per foreign column, the local row of the collected
 // row of its index, or -1 where the system does not hold that row, on all
 // cores.
 func (s *system) foreignRows() []int32 {
-	out := make([]int32, len(s.foreign))
-	parallel.For(len(out), func(_, lo, hi int) {
-		for k := lo; k < hi; k++ {
-			out[k] = -1
-			if _, ok := slices.BinarySearch(s.l.HeldRows, s.foreign[k]); ok {
-				out[k] = s.row(s.foreign[k])
-			}
+	return parallel.Map(s.foreign, func(g int64) int32 {
+		if _, ok := slices.BinarySearch(s.l.HeldRows, g); !ok {
+			return -1
 		}
+		return s.row(g)
 	})
-	return out
 }
 
 // global returns the global row of local row r.
@@ -167,15 +155,7 @@ func (s *system) global(r int32) int64 {
 }
 
 // globalRows returns the global rows of the local rows r, on all cores.
-func (s *system) globalRows(r []int32) []int64 {
-	out := make([]int64, len(r))
-	parallel.For(len(r), func(_, lo, hi int) {
-		for k := lo; k < hi; k++ {
-			out[k] = s.global(r[k])
-		}
-	})
-	return out
-}
+func (s *system) globalRows(r []int32) []int64 { return parallel.Map(r, s.global) }
 
 // patternBound bounds the entries of the own rows' patterns at k = 1: each
 // row's entries and its diagonal.
