@@ -135,12 +135,14 @@ template <int G> __device__ __forceinline__ int fsai_row_of(unsigned mask, int s
 }
 
 // fsai_entry returns A[r][c], zero when it is not stored: a binary search of
-// row r's sorted columns.
+// row r's sorted columns. The midpoint is lo + (hi - lo) / 2: lo + hi
+// overflows an int once the row pointers pass 2^30, on a local matrix of
+// more than about 1.07G entries.
 __device__ __forceinline__ float fsai_entry(const FsaiSetup &S, int r, int c)
 {
     int lo = S.rowptr[r], hi = S.rowptr[r + 1];
     while (lo < hi) {
-        int mid = (lo + hi) >> 1;
+        const int mid = lo + ((hi - lo) >> 1);
         int cm = S.col[mid];
         if (cm == c)
             return S.val[mid];

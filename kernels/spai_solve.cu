@@ -162,7 +162,7 @@ __device__ int spai_build_solve(const long long *__restrict__ rowptr, const int 
         const int cc = col[k];
         int lo = 0, hi = m;
         while (lo < hi) {
-            const int mid = (lo + hi) >> 1;
+            const int mid = lo + ((hi - lo) >> 1);
             if (cols[mid] < cc)
                 lo = mid + 1;
             else
