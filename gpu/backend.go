@@ -72,10 +72,10 @@ type Backend struct {
 	// the copy stream has yet to wait for it (peer.go)
 	putsFrom uintptr
 	putsWait bool
-	// retired are our peer counters of freed links, kept until Close: a
-	// peer may still write its last count into one after we freed the
-	// link, as nothing makes the two processes free theirs together
-	retired []uintptr
+	// pools hold our peer counters, kept until Close (counterPool);
+	// mapped are other processes' allocations mapped here, by handle
+	pools  []counterPool
+	mapped map[string]*mapping
 
 	// Reductions: reduceWidth partial sums per block and a block counter on the
 	// device; the kernel writes the result straight into page-locked host
@@ -210,10 +210,10 @@ func (b *Backend) release() error {
 	}
 	b.marks = nil
 	errs = append(errs, b.staging.release(d))
-	for _, c := range b.retired {
-		apply(c, func(p uintptr) error { return d.MemFree(p, "peer counter") })
+	for _, p := range b.pools {
+		apply(p.base, func(p uintptr) error { return d.MemFree(p, "peer counters") })
 	}
-	b.retired = nil
+	b.pools = nil
 	if b.host != nil {
 		errs = append(errs, d.MemFreeHost(b.host, "reduction results"))
 	}

@@ -19,7 +19,10 @@ import (
 // entries straight into the receiver's memory over NVLink or PCIe, and
 // writes the new Put count into the receiver's counter; Await waits, on
 // the receiver's device, for that count, and Release writes the count
-// back into the sender's. The counters are written with
+// back into the sender's. Counters are slots of a pool that each process
+// exports once, and each process maps a peer's pool once, however many
+// links the two share: mapping another process's memory is the costly
+// step of making a link. The counters are written with
 // cuStreamWriteValue32, which fences the writes before it, and waited for
 // with cuStreamWaitValue32: the hosts only queue work, and never wait for
 // each other. Equality tests keep the counters right when they wrap,
@@ -38,11 +41,18 @@ const (
 )
 
 const (
-	// an offer: UUID, halo memory handle, offset, length, counter handle
-	offerBytes = uuidBytes + ipcHandleBytes + 8 + 8 + ipcHandleBytes
-	// an answer: counter handle
-	answerBytes = ipcHandleBytes
+	// a counter: its pool's handle and its offset in the pool
+	counterBytes = ipcHandleBytes + 8
+	// an offer: UUID, halo memory handle, offset, length, counter
+	offerBytes = uuidBytes + ipcHandleBytes + 8 + 8 + counterBytes
+	// an answer: counter
+	answerBytes = counterBytes
 )
+
+// poolCounters is the number of counters in one pool: 16 KiB, 4096 links'
+// ends, more than a program makes unless it rebuilds its operators
+// hundreds of times; then another pool is made.
+const poolCounters = 4096
 
 var errPeersOff = errors.New("gpu: peer copies are off (SetPeers)")
 
@@ -52,10 +62,29 @@ var errPeersOff = errors.New("gpu: peer copies are off (SetPeers)")
 func (b *Backend) SetPeers(on bool) { b.peersOff = !on }
 
 // counter is a 32-bit count in device memory that a peer writes or waits
-// for: ours (allocated here and exported) or theirs (mapped here).
+// for: ours (a slot of one of our pools) or theirs (in a peer's pool that
+// is mapped here).
 type counter struct {
 	ptr    uintptr
-	mapped bool // theirs: close the mapping instead of freeing
+	mapped []byte // theirs: the handle of the pool, whose mapping it holds
+}
+
+// counterPool is an allocation of poolCounters counters, zeroed when made,
+// and its IPC handle. Its slots are handed out once each and never reused:
+// a peer may still write its last count into a counter after the link is
+// freed here, as nothing makes the two processes free theirs together. The
+// pools live until Close.
+type counterPool struct {
+	base   uintptr
+	handle [ipcHandleBytes]byte
+	used   int
+}
+
+// mapping is another process's allocation mapped here, and the number of
+// counters and outboxes that use it.
+type mapping struct {
+	base uintptr
+	refs int
 }
 
 // inbox is a halo vector that a process on this node writes.
@@ -114,8 +143,8 @@ func (in *inbox) Connect(answer []byte) error {
 	if len(answer) != answerBytes {
 		return fmt.Errorf("gpu: inbox answer of %d bytes, want %d", len(answer), answerBytes)
 	}
-	ptr, err := b.openMemory(answer)
-	in.released = counter{ptr: ptr, mapped: true}
+	var err error
+	in.released, err = b.openCounter(answer)
 	return err
 }
 
@@ -146,6 +175,7 @@ func (in *inbox) free() { in.b.freeCounters(&in.puts, &in.released) }
 type outbox struct {
 	b        *Backend
 	base     uintptr // our mapping of the inbox's allocation; 0 for an empty inbox
+	handle   []byte  // the handle of that allocation
 	dst      Vector  // the inbox, in our address space
 	released counter // ours: the reader's count of Releases
 	puts     counter // theirs: our count of Puts, for the reader
@@ -174,14 +204,13 @@ func (b *Backend) NewOutbox(offer []byte) (backend.Outbox, []byte, error) {
 	out := &outbox{b: b, dst: Vector{b: b, n: n}}
 	var err error
 	if n > 0 {
-		if out.base, err = b.openMemory(offer[uuidBytes:at]); err != nil {
+		out.handle = bytes.Clone(offer[uuidBytes:at])
+		if out.base, err = b.openMemory(out.handle); err != nil {
 			return nil, nil, err
 		}
 		out.dst.ptr = out.base + offset
 	}
-	ptr, err := b.openMemory(offer[at+16:])
-	out.puts = counter{ptr: ptr, mapped: true}
-	if err != nil {
+	if out.puts, err = b.openCounter(offer[at+16:]); err != nil {
 		out.free()
 		return nil, nil, err
 	}
@@ -217,7 +246,7 @@ func (out *outbox) Free() {
 
 func (out *outbox) free() {
 	if out.base != 0 {
-		out.b.fail(out.b.drv.IPCCloseMemHandle(out.base, ""))
+		out.b.closeMemory(out.handle, "")
 		out.base = 0
 	}
 	out.b.freeCounters(&out.released, &out.puts)
@@ -258,38 +287,67 @@ func (b *Backend) peersUsable() error {
 	return nil
 }
 
-// newCounter allocates a zeroed counter, waits for the zero to be written
-// (a peer may write it as soon as it has the handle) and returns the
-// handle that exports it.
-func (b *Backend) newCounter(c *counter) ([ipcHandleBytes]byte, error) {
-	var h [ipcHandleBytes]byte
-	p, err := b.alloc(4, "peer counter")
-	if err != nil {
-		return h, err
+// newCounter takes a counter from the newest pool, making a pool when
+// there is none or it is full, and returns what exports it: the pool's
+// handle and the counter's offset in it.
+func (b *Backend) newCounter(c *counter) ([]byte, error) {
+	if len(b.pools) == 0 || b.pools[len(b.pools)-1].used == poolCounters {
+		if err := b.newPool(); err != nil {
+			return nil, err
+		}
 	}
-	*c = counter{ptr: p}
-	if err := b.drv.MemsetD32Async(p, 0, 1, b.stream, "peer counter"); err != nil {
-		return h, err
-	}
-	if err := b.drv.StreamSynchronize(b.stream, ""); err != nil {
-		return h, err
-	}
-	return b.exportMemory(p)
+	p := &b.pools[len(b.pools)-1]
+	*c = counter{ptr: p.base + uintptr(4*p.used)}
+	h := binary.LittleEndian.AppendUint64(append([]byte(nil), p.handle[:]...), uint64(4*p.used))
+	p.used++
+	return h, nil
 }
 
-// freeCounters closes the mappings of their counters and retires ours until
-// Close (a peer's last write into one may still be on its way: freeing a
-// link is not collective). Each counter is an allocation of its own (4
-// bytes asked, the driver's granularity taken); a program that rebuilds its
-// operators keeps two per link per rebuild until it closes the backend.
+// newPool allocates a pool of zeroed counters, waits for the zeros to be
+// written (a peer may write a counter as soon as it has the handle) and
+// exports it.
+func (b *Backend) newPool() error {
+	p, err := b.alloc(4*poolCounters, "peer counters")
+	if err != nil {
+		return err
+	}
+	pool := counterPool{base: p}
+	err = b.drv.MemsetD32Async(p, 0, poolCounters, b.stream, "peer counters")
+	if err == nil {
+		err = b.drv.StreamSynchronize(b.stream, "")
+	}
+	if err == nil {
+		pool.handle, err = b.exportMemory(p)
+	}
+	if err != nil {
+		b.free(p, "peer counters")
+		return err
+	}
+	b.pools = append(b.pools, pool)
+	return nil
+}
+
+// openCounter maps the pool of a peer's counter from what exports it
+// (newCounter), once per pool, and returns the counter.
+func (b *Backend) openCounter(export []byte) (counter, error) {
+	if len(export) != counterBytes {
+		return counter{}, fmt.Errorf("gpu: peer counter of %d bytes, want %d", len(export), counterBytes)
+	}
+	handle := bytes.Clone(export[:ipcHandleBytes])
+	base, err := b.openMemory(handle)
+	if err != nil {
+		return counter{}, err
+	}
+	return counter{ptr: base + uintptr(binary.LittleEndian.Uint64(export[ipcHandleBytes:])), mapped: handle}, nil
+}
+
+// freeCounters lets go of their counters: the mappings of theirs, which
+// close with the last counter or outbox that uses them; ours stay in their
+// pool until Close.
 func (b *Backend) freeCounters(cs ...*counter) {
 	for _, c := range cs {
-		switch {
-		case c.ptr == 0:
-		case c.mapped:
-			b.fail(b.drv.IPCCloseMemHandle(c.ptr, "peer counter"))
-		default:
-			b.retired = append(b.retired, c.ptr)
+		if c.mapped != nil {
+			b.closeMemory(c.mapped, "peer counter")
 		}
 		*c = counter{}
 	}
@@ -316,10 +374,39 @@ func (b *Backend) exportMemory(base uintptr) ([ipcHandleBytes]byte, error) {
 	return b.drv.IPCGetMemHandle(base)
 }
 
-// openMemory maps another process's allocation from its IPC handle and
-// returns its base here.
+// openMemory returns the base here of another process's allocation from
+// its IPC handle: mapped by the first call for a handle, and the same
+// mapping again, counted, by the calls after it until closeMemory has
+// been called as many times.
 func (b *Backend) openMemory(handle []byte) (uintptr, error) {
-	return b.drv.IPCOpenMemHandle(handle)
+	key := string(handle)
+	if m, ok := b.mapped[key]; ok {
+		m.refs++
+		return m.base, nil
+	}
+	base, err := b.drv.IPCOpenMemHandle(handle)
+	if err != nil {
+		return 0, err
+	}
+	if b.mapped == nil {
+		b.mapped = make(map[string]*mapping)
+	}
+	b.mapped[key] = &mapping{base: base, refs: 1}
+	return base, nil
+}
+
+// closeMemory drops one use of the mapping of handle, and unmaps it with
+// the last; what names the mapping in an error.
+func (b *Backend) closeMemory(handle []byte, what string) {
+	key := string(handle)
+	m, ok := b.mapped[key]
+	if !ok {
+		return
+	}
+	if m.refs--; m.refs == 0 {
+		delete(b.mapped, key)
+		b.fail(b.drv.IPCCloseMemHandle(m.base, what))
+	}
 }
 
 // uuid returns the UUID of device index.
