@@ -21,8 +21,8 @@ import (
 // the receiver's device, for that count, and Release writes the count
 // back into the sender's. Counters are slots of a pool that each process
 // exports once, and each process maps a peer's pool once, however many
-// links the two share: mapping another process's memory is the costly
-// step of making a link. The counters are written with
+// links the two share: a program that rebuilds its operators takes no new
+// allocation per link and rebuild. The counters are written with
 // cuStreamWriteValue32, which fences the writes before it, and waited for
 // with cuStreamWaitValue32: the hosts only queue work, and never wait for
 // each other. Equality tests keep the counters right when they wrap,
