@@ -2,6 +2,8 @@ package afsai
 
 import (
 	"cmp"
+	"fmt"
+	"math"
 	"slices"
 
 	"github.com/fsai-dist/fsai-dist/csr"
@@ -18,9 +20,9 @@ import (
 // double precision it is joined, or, without held rows, A's diagonal block
 // itself, shared: the local system is read only. A rank that asked for
 // nothing (ask false) assembles nothing and gets nil.
-func (x *collection) assemble(ask bool) *localSystem {
+func (x *collection) assemble(ask bool) (*localSystem, error) {
 	if !ask {
-		return nil
+		return nil, nil
 	}
 	A, ls := x.A, x.ls
 	nOwn, nRecv := A.LocalRows(), len(x.held)
@@ -35,10 +37,17 @@ func (x *collection) assemble(ask bool) *localSystem {
 	switch {
 	case x.single:
 		ls.split = &Split{Border: assembleBorder[float32](x, order), Diag: A.Diag, Own: nRecv}
+		if err := checkLocalEntries(ls.split.Border.NNZ(), A); err != nil {
+			return nil, err
+		}
 	case nRecv == 0:
 		ls.A = A.Diag
 	default:
-		ls.A = join(assembleBorder[float64](x, order), A.Diag, nRecv)
+		border := assembleBorder[float64](x, order)
+		if err := checkLocalEntries(border.NNZ(), A); err != nil {
+			return nil, err
+		}
+		ls.A = join(border, A.Diag, nRecv)
 	}
 	rows, nnz := ls.size()
 	valueBytes := int64(8)
@@ -47,7 +56,25 @@ func (x *collection) assemble(ask bool) *localSystem {
 	}
 	ls.assembledBytes = 4*int64(rows+1) + int64(nnz)*(4+valueBytes) // CSR in int32 and T
 	ls.peakBytes = received + ls.assembledBytes
-	return ls
+	return ls, nil
+}
+
+// maxLocalEntries bounds the entries of a rank's local system: its CSR
+// row pointers are int32 (tests lower it).
+var maxLocalEntries int64 = math.MaxInt32
+
+// checkLocalEntries refuses a local system of A's diagonal block and a
+// border of border entries that int32 row pointers cannot count: the
+// stripe itself fits (dsmat checks), but the rows collected from the
+// neighbours may take it past the bound.
+func checkLocalEntries(border int, A *dsmat.Matrix) error {
+	own := A.Diag.NNZ()
+	if total := int64(border) + int64(own); total > maxLocalEntries {
+		return fmt.Errorf("afsai: rank %d's local system holds %d entries (%d of its stripe's diagonal block, %d of the "+
+			"border with its neighbours' rows), more than the %d its int32 row pointers count: use more ranks",
+			A.Comm.Rank(), total, own, border, maxLocalEntries)
+	}
+	return nil
 }
 
 // number gives the held rows local indices from 0 on, source by source and

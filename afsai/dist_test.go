@@ -5,6 +5,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/backend"
@@ -483,4 +484,35 @@ func TestNewCollectsWhatRowsNeed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLocalSystemEntriesLimit: a local system with more entries than its
+// int32 row pointers count is refused with an error on every rank, none
+// left waiting, in both set-up precisions (maxLocalEntries lowered to the
+// stripe's own entries, so that any collected row passes it); a rank whose
+// system fits gets the other ranks' failure.
+func TestLocalSystemEntriesLimit(t *testing.T) {
+	mpitest.Run(t, 2, func(t *testing.T, c *comm.Comm) {
+		A := generated(t, c, "poisson7:7")
+		own, err := comm.AllreduceScalar(c, comm.Max, int64(A.Diag.NNZ()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved := maxLocalEntries
+		maxLocalEntries = own
+		defer func() { maxLocalEntries = saved }()
+		for _, setup := range []backend.Precision{backend.Double, backend.Single} {
+			cfg := DefaultConfig()
+			cfg.Setup = setup
+			p, err := New(A, cpu.New(1), cfg)
+			if err == nil {
+				p.Free()
+				t.Fatalf("setup %v: a local system past %d entries was set up", setup, own)
+			}
+			if c.Rank() == 1 && !strings.Contains(err.Error(), "int32 row pointers") {
+				t.Errorf("setup %v: rank 1, which collects rank 0's rows: %v", setup, err)
+			}
+			t.Logf("rank %d, setup %v: %v", c.Rank(), setup, err)
+		}
+	})
 }

@@ -276,7 +276,7 @@ func gatherLocal(A *dsmat.Matrix, power, reach int, p backend.Precision, ask boo
 		if err := x.exchangeRows(out, make([]bool, len(out))); err != nil {
 			return nil, err
 		}
-		return x.assemble(ask), nil
+		return x.assemble(ask)
 	}
 	for round := 0; ; round++ {
 		// Unless a path leaves an owner's stripe for another's, the first
@@ -308,7 +308,7 @@ func gatherLocal(A *dsmat.Matrix, power, reach int, p backend.Precision, ask boo
 		case state[1] != 0:
 			return nil, comm.ErrPeer
 		case state[0] == 0:
-			return x.assemble(ask), nil
+			return x.assemble(ask)
 		}
 		// after a failure, send nothing and fail at the next reduction
 		var got [][]int64
