@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"fmt"
 	"math"
 	"unsafe"
 
@@ -126,16 +127,24 @@ func (b *Backend) blocks(grid int) Cfg {
 
 // launchArgs is the kernelParams array of cuLaunchKernel: ptrs[i] points at
 // vals[i]. It lives on the Go heap, pinned, and is reused by every launch.
+// A kernel takes at most maxArgs parameters: the driver reads as many
+// pointers as the kernel has, whatever the array holds.
 type launchArgs struct {
-	vals [16]uint64
-	ptrs [16]uintptr
+	vals [maxArgs]uint64
+	ptrs [maxArgs]uintptr
 }
+
+const maxArgs = cuda.MaxKernelParams
 
 // launch queues kernel k of ks on c with args, each passed in an 8-byte
 // slot (the kernel reads the 4 low bytes of an int): the primitive of the
 // typed launch functions.
 func (b *Backend) launch(ks []Kernel, k KernelID, c Cfg, args ...uint64) {
 	if b.err != nil || c.grid == 0 {
+		return
+	}
+	if len(args) > maxArgs {
+		b.fail(fmt.Errorf("gpu: a kernel launched with %d arguments, more than the %d a launch passes", len(args), maxArgs))
 		return
 	}
 	copy(b.args.vals[:], args)
@@ -163,6 +172,11 @@ type fsaiCols struct {
 // zero).
 func (b *Backend) launchCols(k KernelID, c Cfg, scalars [][]float64, args ...uint64) {
 	if b.err != nil || c.grid == 0 {
+		return
+	}
+	if len(scalars)+len(args) > len(colArgs{}.ptrs) {
+		b.fail(fmt.Errorf("gpu: a kernel launched with %d arguments, more than the %d a launch passes",
+			len(scalars)+len(args), len(colArgs{}.ptrs)))
 		return
 	}
 	p := new(colArgs)

@@ -57,12 +57,18 @@ func PTXParams(f reflect.Type, kinds map[reflect.Type]string) []string {
 	return types
 }
 
+// MaxKernelParams is the most parameters a kernel launched through package
+// gpu may take: the length of its kernelParams array, past which the driver
+// would read pointers that are not there.
+const MaxKernelParams = 16
+
 // LaunchMismatches compares the kernels declared (by name) with the entries
 // of a PTX module and with their typed launch functions (launchers, by
 // kernel name), whose parameter types params gives (PTXParams' form), and
 // returns a line per mismatch: a declared kernel missing from the PTX or
 // without a launch function, a launch function whose parameters differ
-// from its entry's, or one for a kernel that is not declared.
+// from its entry's, one for a kernel that is not declared, or a kernel of
+// more than MaxKernelParams parameters.
 func LaunchMismatches(ptx string, declared []string, launchers map[string]any, params func(reflect.Type) []string) []string {
 	entries := PTXEntries(ptx)
 	var out []string
@@ -79,6 +85,9 @@ func LaunchMismatches(ptx string, declared []string, launchers map[string]any, p
 		}
 		if got := params(reflect.TypeOf(f)); !slices.Equal(want, got) {
 			out = append(out, fmt.Sprintf("kernel %s: PTX parameters %v, launch function passes %v", name, want, got))
+		}
+		if len(want) > MaxKernelParams {
+			out = append(out, fmt.Sprintf("kernel %s: %d parameters, more than the %d a launch passes", name, len(want), MaxKernelParams))
 		}
 	}
 	for name := range launchers {
