@@ -174,9 +174,9 @@ func (b *Backend) launchCols(k KernelID, c Cfg, scalars [][]float64, args ...uin
 	if b.err != nil || c.grid == 0 {
 		return
 	}
-	if len(scalars)+len(args) > len(colArgs{}.ptrs) {
-		b.fail(fmt.Errorf("gpu: a kernel launched with %d arguments, more than the %d a launch passes",
-			len(scalars)+len(args), len(colArgs{}.ptrs)))
+	if len(scalars) > len(colArgs{}.cols) || len(args) > maxArgs {
+		b.fail(fmt.Errorf("gpu: a kernel launched with %d column structs and %d arguments, more than the %d and %d a launch passes",
+			len(scalars), len(args), len(colArgs{}.cols), maxArgs))
 		return
 	}
 	p := new(colArgs)
