@@ -534,6 +534,17 @@ func (op *Operator) Matrix() *Matrix { return op.m }
 // (Matrix.SetDiagonal).
 func (op *Operator) DiagonalBlock() backend.Matrix { return op.diag }
 
+// ExactDiagonalBlock is DiagonalBlock where the block holds the matrix's
+// values exactly (bound in double precision: in float64, or in float32
+// where float32 holds every value), and nil where Bind rounded them to
+// float32: for a set-up that reads A's values there as the host has them.
+func (op *Operator) ExactDiagonalBlock() backend.Matrix {
+	if op.prec != backend.Double {
+		return nil
+	}
+	return op.diag
+}
+
 // Free releases the device memory and host buffers of the operator.
 func (op *Operator) Free() {
 	for _, x := range op.halos {

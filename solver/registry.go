@@ -97,7 +97,7 @@ var precs = map[string]prec{
 	"afsai": {new: newFSAI, spd: true},
 	"fsai":  {new: newFSAI, spd: true},
 	"spai": {new: func(op *dsmat.Operator, opt Options) (krylov.Preconditioner, error) {
-		return spai.New(op.Matrix(), op.Backend(), spaiConfig(op.Backend(), opt.SPAI, opt.SPAIOnDevice))
+		return spai.NewFor(op, spaiConfig(op.Backend(), opt.SPAI, opt.SPAIOnDevice))
 	}, unsymmetric: true, anyDiagonal: true},
 }
 

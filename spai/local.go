@@ -5,8 +5,10 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
+	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/dsmat"
@@ -17,8 +19,10 @@ import (
 // and the rows of other ranks within K hops of its rows in the graph of
 // A~, whole, with global columns; every row's largest magnitude beside it.
 type Local struct {
-	Own    *dsmat.Rows
-	OwnMax []float64
+	// the own rows are global rows First to First+Count()-1 of N
+	N, First int64
+	count    int
+	OwnMax   []float64
 	// the collected rows, ascending by global index: row HeldRows[k] has
 	// columns HeldCol[HeldPtr[k]:HeldPtr[k+1]] and values HeldVal there
 	HeldRows []int64
@@ -26,9 +30,24 @@ type Local struct {
 	HeldCol  []int64
 	HeldVal  []float64
 	HeldMax  []float64
-	// OwnForeign are the columns of Own's rows outside its range,
+	// OwnForeign are the columns of the own rows outside their range,
 	// ascending, once each
 	OwnForeign []int64
+	// Diag is A's diagonal block where the local system was collected from
+	// a matrix that has one: the own rows' entries in own columns, numbered
+	// from 0. Bound is Diag as the backend holds it already, where the
+	// caller has it there (NewFor), and nil otherwise: a Device may read it
+	// where it lies, and the own rows' other entries (ForeignEntries),
+	// instead of the own rows in global columns (Own).
+	Diag  *csr.Matrix[float64]
+	Bound backend.Matrix
+
+	// own are the own rows in global columns, made from a on first use
+	// where collect left them out (Own), in ownS seconds
+	own     *dsmat.Rows
+	a       *dsmat.Matrix
+	ownOnce sync.Once
+	ownS    float64
 }
 
 // NewLocal returns the local system of a rank that holds all the rows
@@ -50,7 +69,93 @@ func checkedLocal(own *dsmat.Rows) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Local{Own: own, OwnMax: max, HeldPtr: []int64{0}}, nil
+	return &Local{N: own.N, First: own.First, count: own.Count(), OwnMax: max, HeldPtr: []int64{0}, own: own}, nil
+}
+
+// checkedBlocks returns the local system of A's own rows, checked on A's
+// blocks (blockMax) without the own rows in global columns, with no rows
+// collected and OwnForeign unset. A has a diagonal block.
+func checkedBlocks(A *dsmat.Matrix) (*Local, error) {
+	l := &Local{N: A.N(), First: A.First(), count: A.Diag.Rows, HeldPtr: []int64{0}, a: A}
+	max, ok := blockMax(A)
+	if !ok { // the own rows name the first bad entry as checkRows does
+		_, err := checkRows(l.Own())
+		return nil, err
+	}
+	l.OwnMax = max
+	return l, nil
+}
+
+// Count is the number of own rows.
+func (l *Local) Count() int { return l.count }
+
+// Own returns the own rows in global columns. A local system collected
+// for a device that reads A's diagonal block where the backend holds it
+// makes them on the first call only: at k = 1 that device needs none of
+// them. Their seconds count in own_s.
+func (l *Local) Own() *dsmat.Rows {
+	l.ownOnce.Do(func() {
+		if l.own == nil {
+			t := time.Now()
+			l.own = ownRows(l.a)
+			l.ownS = time.Since(t).Seconds()
+		}
+	})
+	return l.own
+}
+
+// OwnNNZ is the number of entries of the own rows.
+func (l *Local) OwnNNZ() int64 {
+	if l.a != nil && l.a.Diag != nil {
+		n := int64(l.a.Diag.NNZ())
+		for b := range l.a.Off {
+			n += int64(l.a.Off[b].A.NNZ())
+		}
+		return n
+	}
+	own := l.Own()
+	return own.RowPtr[own.Count()] - own.RowPtr[0]
+}
+
+// ForeignEntries returns the own rows' entries in other ranks' columns:
+// the own rows that hold any (indices from First, ascending), and row k's
+// global columns cols[ptr[k]:ptr[k+1]] (ascending) and values vals there.
+// It reads A's off-diagonal blocks where l was collected from A, which
+// store those rows alone, and scans the own rows otherwise.
+func (l *Local) ForeignEntries() (rows []int32, ptr, cols []int64, vals []float64) {
+	ptr = []int64{0}
+	if l.a != nil && l.a.Diag != nil {
+		off := l.a.Off
+		next := make([]int, len(off)) // each block's next stored row
+		for edge := nextEdge(off, next); edge != math.MaxInt; edge = nextEdge(off, next) {
+			for b := range off { // owners ascend with columns: the row comes out sorted
+				blk := &off[b]
+				if k := next[b]; k < len(blk.Rows) && int(blk.Rows[k]) == edge {
+					for e := blk.A.RowPtr[k]; e < blk.A.RowPtr[k+1]; e++ {
+						cols = append(cols, blk.Cols[blk.A.ColIdx[e]])
+						vals = append(vals, blk.A.Val[e])
+					}
+					next[b] = k + 1
+				}
+			}
+			rows, ptr = append(rows, int32(edge)), append(ptr, int64(len(cols)))
+		}
+		return rows, ptr, cols, vals
+	}
+	own := l.Own()
+	lo, hi := l.First, l.First+int64(l.count)
+	for i := range l.count {
+		at := len(cols)
+		for e := own.RowPtr[i]; e < own.RowPtr[i+1]; e++ {
+			if c := own.Col[e]; c < lo || c >= hi {
+				cols, vals = append(cols, c), append(vals, own.Val[e])
+			}
+		}
+		if len(cols) > at {
+			rows, ptr = append(rows, int32(i)), append(ptr, int64(len(cols)))
+		}
+	}
+	return rows, ptr, cols, vals
 }
 
 // foreignOf returns the columns of r's rows outside r's range, ascending,
@@ -66,7 +171,7 @@ func foreignOf(r *dsmat.Rows) []int64 {
 // the own range, ascending, once each: OwnForeign joined with the
 // collected rows', on all cores.
 func (l *Local) ForeignColumns() []int64 {
-	lo, hi := l.Own.First, l.Own.First+int64(l.Own.Count())
+	lo, hi := l.First, l.First+int64(l.count)
 	return parallel.SortedUnion([][]int64{l.OwnForeign, outside(l.HeldPtr, l.HeldCol, lo, hi)})
 }
 
@@ -103,9 +208,10 @@ func haloColumns(A *dsmat.Matrix) []int64 {
 // Row returns the columns, values and largest magnitude of global row g;
 // ok is false when the local system does not hold it.
 func (l *Local) Row(g int64) (cols []int64, vals []float64, max float64, ok bool) {
-	if i := g - l.Own.First; i >= 0 && i < int64(l.Own.Count()) {
-		a, b := l.Own.RowPtr[i], l.Own.RowPtr[i+1]
-		return l.Own.Col[a:b], l.Own.Val[a:b], l.OwnMax[i], true
+	if i := g - l.First; i >= 0 && i < int64(l.count) {
+		own := l.Own()
+		a, b := own.RowPtr[i], own.RowPtr[i+1]
+		return own.Col[a:b], own.Val[a:b], l.OwnMax[i], true
 	}
 	k, found := slices.BinarySearch(l.HeldRows, g)
 	if !found {
@@ -152,25 +258,77 @@ func checkRows(r *dsmat.Rows) ([]float64, error) {
 	return max, nil
 }
 
+// blockMax returns the largest magnitude of every own row of A, read off
+// its diagonal and off-diagonal blocks, on all cores, and whether every
+// value is finite and every row holds a nonzero (what checkRows checks).
+func blockMax(A *dsmat.Matrix) ([]float64, bool) {
+	d := A.Diag
+	max := make([]float64, d.Rows)
+	bad := make([]bool, parallel.Chunks(d.Rows))
+	parallel.For(d.Rows, func(ch, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for _, v := range d.Val[d.RowPtr[i]:d.RowPtr[i+1]] {
+				max[i], bad[ch] = largest(max[i], v, bad[ch])
+			}
+		}
+	})
+	ok := !slices.Contains(bad, true)
+	for b := range A.Off {
+		blk := &A.Off[b]
+		for k, i := range blk.Rows {
+			for _, v := range blk.A.Val[blk.A.RowPtr[k]:blk.A.RowPtr[k+1]] {
+				var notFinite bool
+				max[i], notFinite = largest(max[i], v, false)
+				ok = ok && !notFinite
+			}
+		}
+	}
+	return max, ok && !slices.Contains(max, 0)
+}
+
+// largest returns the larger of m and |v|, and bad or whether v is not
+// finite.
+func largest(m, v float64, bad bool) (float64, bool) {
+	a := math.Abs(v)
+	if !(a <= math.MaxFloat64) { // NaN or infinite
+		return m, true
+	}
+	return max(m, a), bad
+}
+
 // collect returns the rank's local system: its stripe of A and the rows
 // of other ranks within K hops of its rows in the graph of A~. Round r
 // (of K) asks the owners for the rows the kept entries of the rows of the
 // last round name and it does not hold; one Alltoall and four Alltoallv a
 // round. The rows one hop away are read off A's off-diagonal blocks
 // (edgeAsks), not from a scan of every own row. One rank holds every row
-// and asks for none. It records the seconds of its own rows' copy and checks in
-// st. Collective.
-func collect(A *dsmat.Matrix, p Params, st *Stages) (*Local, error) {
+// and asks for none. It records the seconds of its own rows' copy and
+// checks in st. With blocksOnly (a device that reads A's diagonal block
+// where the backend holds it) and a diagonal block, the own rows are
+// checked and served on A's blocks and not copied into global columns
+// (Local.Own makes them where still needed). Collective.
+func collect(A *dsmat.Matrix, p Params, st *Stages, blocksOnly bool) (*Local, error) {
 	c := A.Comm
-	t := time.Now()
-	own := ownRows(A)
-	st.OwnS = time.Since(t).Seconds()
-	t = time.Now()
-	l, err := checkedLocal(own)
-	st.CheckS = time.Since(t).Seconds()
+	var (
+		l   *Local
+		err error
+	)
+	if blocksOnly && A.Diag != nil {
+		t := time.Now()
+		l, err = checkedBlocks(A)
+		st.CheckS = time.Since(t).Seconds()
+	} else {
+		t := time.Now()
+		own := ownRows(A)
+		st.OwnS = time.Since(t).Seconds()
+		t = time.Now()
+		l, err = checkedLocal(own)
+		st.CheckS = time.Since(t).Seconds()
+	}
 	if err := c.Agree(err); err != nil {
 		return nil, err
 	}
+	l.a, l.Diag = A, A.Diag
 	l.OwnForeign = haloColumns(A)
 	if c.Size() == 1 {
 		return l, nil
@@ -180,7 +338,7 @@ func collect(A *dsmat.Matrix, p Params, st *Stages) (*Local, error) {
 	var seen map[int64]bool // rows of other ranks asked for, made where K > 1
 	for round := range p.K {
 		first := len(held.rows)
-		if err := fetchRows(c, l.Own, asks, held); err != nil {
+		if err := fetchRows(c, l, asks, held); err != nil {
 			return nil, err
 		}
 		if round+1 == p.K { // the last round's rows are needed whole, not followed
@@ -194,7 +352,7 @@ func collect(A *dsmat.Matrix, p Params, st *Stages) (*Local, error) {
 		}
 		asks = make([][]int64, c.Size())
 		for _, g := range held.wanted(first, p.Tau) {
-			if g >= l.Own.First && g < l.Own.First+int64(l.Own.Count()) || seen[g] {
+			if g >= l.First && g < l.First+int64(l.count) || seen[g] {
 				continue
 			}
 			seen[g] = true
@@ -404,7 +562,7 @@ func (l *Local) setHeld(h *heldRows) {
 // appends the rows the others ask of own to h, whole: counts, then the
 // row numbers, the rows' lengths, columns and values. Collective; every
 // rank returns the same error or none.
-func fetchRows(c *comm.Comm, own *dsmat.Rows, asks [][]int64, h *heldRows) error {
+func fetchRows(c *comm.Comm, l *Local, asks [][]int64, h *heldRows) error {
 	np := c.Size()
 	sendN, recvN := make([]int64, np), make([]int64, np)
 	var flat []int64
@@ -421,20 +579,24 @@ func fetchRows(c *comm.Comm, own *dsmat.Rows, asks [][]int64, h *heldRows) error
 		return fmt.Errorf("spai: collect rows: %w", err)
 	}
 
-	// serve: the lengths of the rows asked of this rank, in the order asked
+	// serve: the rows asked of this rank and their lengths, in the order
+	// asked
 	var bad error
 	lens := make([]int64, len(got))
 	entries := make([]int, np)
+	cols, vals := [][]int64{}, [][]float64{}
 	at := 0
 	for q, n := range recvC {
 		for k := at; k < at+n; k++ {
-			i := got[k] - own.First
-			if i < 0 || i >= int64(own.Count()) {
+			i := got[k] - l.First
+			if i < 0 || i >= int64(l.count) {
 				bad = fmt.Errorf("spai: collect rows: rank %d asks for row %d, which this rank does not own", q, got[k])
 				continue
 			}
-			lens[k] = own.RowPtr[i+1] - own.RowPtr[i]
-			entries[q] += int(lens[k])
+			cs, vs := l.ownRow(int(i))
+			cols, vals = append(cols, cs), append(vals, vs)
+			lens[k] = int64(len(cs))
+			entries[q] += len(cs)
 		}
 		at += n
 	}
@@ -445,13 +607,7 @@ func fetchRows(c *comm.Comm, own *dsmat.Rows, asks [][]int64, h *heldRows) error
 	if err := c.Agree(bad); err != nil {
 		return err
 	}
-	cols := make([]int64, 0, sum(entries))
-	vals := make([]float64, 0, sum(entries))
-	for _, g := range got {
-		i := g - own.First
-		cols = append(cols, own.Col[own.RowPtr[i]:own.RowPtr[i+1]]...)
-		vals = append(vals, own.Val[own.RowPtr[i]:own.RowPtr[i+1]]...)
-	}
+	sendCols, sendVals := slices.Concat(cols...), slices.Concat(vals...)
 	inEntries := make([]int, np)
 	at = 0
 	for q, n := range sendC {
@@ -462,14 +618,53 @@ func fetchRows(c *comm.Comm, own *dsmat.Rows, asks [][]int64, h *heldRows) error
 	}
 	inCols := make([]int64, sum(inEntries))
 	inVals := make([]float64, len(inCols))
-	if err := comm.Alltoallv(c, cols, entries, inCols, inEntries); err != nil {
+	if err := comm.Alltoallv(c, sendCols, entries, inCols, inEntries); err != nil {
 		return fmt.Errorf("spai: collect rows: %w", err)
 	}
-	if err := comm.Alltoallv(c, vals, entries, inVals, inEntries); err != nil {
+	if err := comm.Alltoallv(c, sendVals, entries, inVals, inEntries); err != nil {
 		return fmt.Errorf("spai: collect rows: %w", err)
 	}
 	h.add(flat, rowLens, inCols, inVals)
 	return nil
+}
+
+// ownRow returns own row i in global columns: a view of the own rows
+// where they are made, else the row joined from A's blocks as ownRows
+// joins it (the left blocks' entries, the diagonal block's, the right
+// blocks'), in a copy of its own.
+func (l *Local) ownRow(i int) ([]int64, []float64) {
+	if l.own != nil {
+		a, b := l.own.RowPtr[i], l.own.RowPtr[i+1]
+		return l.own.Col[a:b], l.own.Val[a:b]
+	}
+	A, d := l.a, l.a.Diag
+	var (
+		cols []int64
+		vals []float64
+	)
+	me, b := A.Comm.Rank(), 0
+	for ; b < len(A.Off) && A.Off[b].Rank < me; b++ {
+		cols, vals = appendOffRow(cols, vals, &A.Off[b], i)
+	}
+	a, z := d.RowPtr[i], d.RowPtr[i+1]
+	for _, c := range d.ColIdx[a:z] {
+		cols = append(cols, l.First+int64(c))
+	}
+	vals = append(vals, d.Val[a:z]...)
+	for ; b < len(A.Off); b++ {
+		cols, vals = appendOffRow(cols, vals, &A.Off[b], i)
+	}
+	return cols, vals
+}
+
+// appendOffRow appends blk's entries of local row i, in global columns,
+// to cols and vals.
+func appendOffRow(cols []int64, vals []float64, blk *dsmat.Block, i int) ([]int64, []float64) {
+	cs, vs := blk.Row(i)
+	for _, c := range cs {
+		cols = append(cols, blk.Cols[c])
+	}
+	return cols, append(vals, vs...)
 }
 
 // add appends the rows rows, of lengths lens, whose entries follow one

@@ -1,6 +1,7 @@
 package spai
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -76,13 +77,74 @@ func TestOwnForeign(t *testing.T) {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
 			A := testmatrices.Generated(t, c, "convdiff:6:100")
 			var st Stages
-			l, err := collect(A, DefaultParams(), &st)
+			l, err := collect(A, DefaultParams(), &st, false)
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := foreignOf(ownRows(A))
 			if !slices.Equal(l.OwnForeign, want) || len(want) == 0 != (np == 1) {
 				t.Errorf("rank %d of %d: own rows' foreign columns %v, want %v", c.Rank(), np, l.OwnForeign, want)
+			}
+		})
+	}
+}
+
+// TestCollectBlocksOnly: a local system collected on A's blocks alone (for
+// a device that reads the diagonal block where it lies) holds the same
+// rows, largest magnitudes and foreign columns as one with the own rows
+// copied, without that copy until Own makes it, which is then A's stripe;
+// its ForeignEntries, read off the off-diagonal blocks, are those a scan
+// of the own rows finds, and its own entries are counted; on 1, 2 and 3
+// ranks, at k 1 and 2. A non-finite value is refused with the message of
+// the copied rows' check.
+func TestCollectBlocksOnly(t *testing.T) {
+	for _, np := range []int{1, 2, 3} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			A := testmatrices.Generated(t, c, "convdiff:6:100")
+			for _, p := range []Params{DefaultParams(), {Tau: 1, K: 2}} {
+				var st, stBlocks Stages
+				want, err := collect(A, p, &st, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := collect(A, p, &stBlocks, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.own != nil || stBlocks.OwnS != 0 || got.Diag != A.Diag {
+					t.Errorf("rank %d of %d: the blocks-only system copied its own rows (own_s %g)", c.Rank(), np, stBlocks.OwnS)
+				}
+				if !slices.Equal(got.OwnMax, want.OwnMax) || !slices.Equal(got.HeldRows, want.HeldRows) ||
+					!slices.Equal(got.HeldPtr, want.HeldPtr) || !slices.Equal(got.HeldCol, want.HeldCol) ||
+					!slices.Equal(got.HeldVal, want.HeldVal) || !slices.Equal(got.HeldMax, want.HeldMax) ||
+					!slices.Equal(got.OwnForeign, want.OwnForeign) || got.First != want.First || got.N != want.N ||
+					got.Count() != want.Count() {
+					t.Errorf("rank %d of %d, %+v: the blocks-only system differs", c.Rank(), np, p)
+				}
+				if got.OwnNNZ() != want.OwnNNZ() || got.OwnNNZ() != A.Rows().NNZ() {
+					t.Errorf("rank %d of %d: %d own entries, want %d", c.Rank(), np, got.OwnNNZ(), want.OwnNNZ())
+				}
+				gr, gp, gc, gv := got.ForeignEntries()
+				wr, wp, wc, wv := want.ForeignEntries()
+				if !slices.Equal(gr, wr) || !slices.Equal(gp, wp) || !slices.Equal(gc, wc) || !slices.Equal(gv, wv) ||
+					len(wr) == 0 != (np == 1) {
+					t.Errorf("rank %d of %d: foreign entries of rows %v, want %v", c.Rank(), np, gr, wr)
+				}
+				if o, w := got.Own(), want.Own(); !slices.Equal(o.RowPtr, w.RowPtr) || !slices.Equal(o.Col, w.Col) ||
+					!slices.Equal(o.Val, w.Val) || !(got.ownS > 0) {
+					t.Errorf("rank %d of %d: the own rows made on use differ from A's stripe", c.Rank(), np)
+				}
+			}
+			bad := &A.Diag.Val[len(A.Diag.Val)-1] // in an edge row where there is one
+			if len(A.Off) > 0 {
+				bad = &A.Off[0].A.Val[0]
+			}
+			*bad = math.NaN()
+			var st Stages
+			_, want := collect(A, DefaultParams(), &st, false)
+			_, got := collect(A, DefaultParams(), &st, true)
+			if want == nil || got == nil || got.Error() != want.Error() {
+				t.Errorf("rank %d of %d: a NaN refused with %v, want %v", c.Rank(), np, got, want)
 			}
 		})
 	}

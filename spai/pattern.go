@@ -16,7 +16,7 @@ func Pattern(l *Local, p Params) (rowPtr, col []int64, err error) {
 	if err := p.Check(); err != nil {
 		return nil, nil, err
 	}
-	n := l.Own.Count()
+	n := l.Count()
 	type part struct {
 		lens []int64
 		cols []int64
@@ -26,7 +26,7 @@ func Pattern(l *Local, p Params) (rowPtr, col []int64, err error) {
 		w := &worker{l: l, p: p, seen: map[int64]bool{}}
 		out := &parts[ch]
 		for i := lo; i < hi; i++ {
-			g := l.Own.First + int64(i)
+			g := l.First + int64(i)
 			if err := w.pattern(g); err != nil {
 				return err
 			}

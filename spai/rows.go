@@ -20,7 +20,7 @@ func Rows(l *Local, p Params) (*dsmat.Rows, Stats, error) {
 	if err := p.Check(); err != nil {
 		return nil, Stats{}, err
 	}
-	own := l.Own
+	own := l.Own()
 	n := own.Count()
 	chunks := parallel.Chunks(n)
 	type part struct {

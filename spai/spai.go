@@ -232,6 +232,20 @@ type Preconditioner struct {
 // Collective: each rank collects the rows of other ranks within K hops of
 // its rows in the graph of A~, then computes its rows of M alone.
 func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, error) {
+	return newOn(A, be, nil, cfg)
+}
+
+// NewFor is New for the matrix of op, on op's backend. Where op holds A's
+// values exactly, a Device may read A's diagonal block where op holds it
+// (Local.Bound) instead of the host copying the own rows into global
+// columns and uploading them: the block is most of a rank's local system.
+func NewFor(op *dsmat.Operator, cfg Config) (*Preconditioner, error) {
+	return newOn(op.Matrix(), op.Backend(), op.ExactDiagonalBlock(), cfg)
+}
+
+// newOn is New, with bound A's diagonal block on be when the caller has it
+// there (NewFor), or nil.
+func newOn(A *dsmat.Matrix, be backend.Backend, bound backend.Matrix, cfg Config) (*Preconditioner, error) {
 	c := A.Comm
 	if err := cfg.Check(); err != nil {
 		return nil, err
@@ -239,9 +253,13 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	info := Info{SetupDevice: "cpu", Tau: cfg.Tau, K: cfg.K}
 	t := time.Now()
 	var gather Stages
-	l, err := collect(A, cfg.Params, &gather)
+	blocksOnly := cfg.Device != nil && bound != nil
+	l, err := collect(A, cfg.Params, &gather, blocksOnly)
 	if err := c.Agree(err); err != nil {
 		return nil, err
+	}
+	if blocksOnly {
+		l.Bound = bound
 	}
 	info.GatherS = time.Since(t).Seconds()
 
@@ -253,7 +271,7 @@ func New(A *dsmat.Matrix, be backend.Backend, cfg Config) (*Preconditioner, erro
 	}
 	info.ComputeS = time.Since(t).Seconds()
 	info.Stages = st.Stages
-	info.OwnS, info.CheckS = gather.OwnS, gather.CheckS
+	info.OwnS, info.CheckS = gather.OwnS+l.ownS, gather.CheckS
 
 	t = time.Now()
 	Mm, err := out.matrix(c, A.Part)

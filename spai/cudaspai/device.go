@@ -134,7 +134,8 @@ func (d *Device) compute(l *spai.Local, p spai.Params) (res *resident, st spai.S
 		return nil, st, err
 	}
 	clk := newClock()
-	s, err := newSystem(l)
+	diag := d.boundDiagonal(l)
+	s, err := newSystem(l, diag != nil)
 	if err != nil {
 		return nil, st, err
 	}
@@ -145,11 +146,13 @@ func (d *Device) compute(l *spai.Local, p spai.Params) (res *resident, st spai.S
 			r.free(d)
 		}
 	}()
-	n := l.Own.Count()
+	n := l.Count()
 	onDevice := p.K == 1 && s.patternBound() < math.MaxInt32
 	var cols []int64
 	entries := s.patternBound()
 	if !onDevice {
+		l.Own() // the host's patterns read the own rows: their copy counts in own_s
+		clk.restart()
 		if r.ptr, cols, err = spai.Pattern(l, p); err != nil {
 			return nil, st, err
 		}
@@ -164,7 +167,12 @@ func (d *Device) compute(l *spai.Local, p spai.Params) (res *resident, st spai.S
 	if s.bytes()+2*(8*int64(n+1)+12*entries) > budget {
 		return nil, st, spai.ErrDeviceUnsupported
 	}
-	if err := r.sys.upload(d, s); err != nil {
+	if diag != nil {
+		err = r.sys.join(d, ks, s, diag, clk, &st.Stages)
+	} else {
+		err = r.sys.upload(d, s)
+	}
+	if err != nil {
 		return nil, st, fmt.Errorf("spai: the local system on the GPU: %w", err)
 	}
 	clk.add(&st.Stages.ToDeviceS)
@@ -187,7 +195,7 @@ func (d *Device) compute(l *spai.Local, p spai.Params) (res *resident, st spai.S
 	if budget, err = d.budget(d.batchBytes); err != nil {
 		return nil, st, err
 	}
-	b := &batch{d: d, r: r, first: l.Own.First, diag0: int32(s.colBelow), clk: clk, st: &st.Stages}
+	b := &batch{d: d, r: r, first: l.First, diag0: int32(s.colBelow), clk: clk, st: &st.Stages}
 	d.Batches, d.Scratch, d.ScratchBatches = 0, 0, 0
 	for lo := 0; lo < n; {
 		hi := batchEnd(n, lo, budget)
@@ -227,7 +235,7 @@ func (r *resident) uploadPattern(d *Device, cols []int64, clk *clock, st *spai.S
 // prefix sum, then the rows, and copies the offsets to r.ptr. Where a kept
 // column's row was not collected, spai.Pattern names the error.
 func (r *resident) devicePattern(d *Device, tau float64) error {
-	s, n := r.s, r.l.Own.Count()
+	s, n := r.s, r.l.Count()
 	var lens, sums, frow, bad uintptr
 	defer func() { freeAll(d, "SPAI pattern lengths", lens, sums, frow, bad) }()
 	var err error
@@ -258,7 +266,7 @@ func (r *resident) devicePattern(d *Device, tau float64) error {
 		if _, _, err := spai.Pattern(r.l, spai.Params{Tau: tau, K: 1}); err != nil {
 			return err
 		}
-		return fmt.Errorf("spai: row %d of M: the GPU found a row of its pattern not collected", r.l.Own.First+int64(first[0])+1)
+		return fmt.Errorf("spai: row %d of M: the GPU found a row of its pattern not collected", r.l.First+int64(first[0])+1)
 	}
 	d.Scan(lens, n+1, sums)
 	if r.patPtr, err = d.Alloc(8*(n+1), "SPAI pattern offsets"); err != nil {
@@ -282,7 +290,7 @@ func (r *resident) devicePattern(d *Device, tau float64) error {
 func (r *resident) rows(d *Device) (*dsmat.Rows, error) {
 	nnz := r.ptr[len(r.ptr)-1]
 	pat := make([]int32, nnz)
-	m := &dsmat.Rows{N: r.l.Own.N, First: r.l.Own.First, RowPtr: r.ptr, Val: make([]float64, nnz)}
+	m := &dsmat.Rows{N: r.l.N, First: r.l.First, RowPtr: r.ptr, Val: make([]float64, nnz)}
 	gpu.DownloadSlice(d.Raw, pat, r.pat)
 	gpu.DownloadSlice(d.Raw, m.Val, r.out)
 	if err := d.Err(); err != nil {
@@ -298,7 +306,7 @@ func (r *resident) rows(d *Device) (*dsmat.Rows, error) {
 // entries to the host; the local system is freed first.
 func (r *resident) split(d *Device, clk *clock, st *spai.Stages) (out *spai.SplitRows, err error) {
 	r.sys.free(d)
-	n := r.l.Own.Count()
+	n := r.l.Count()
 	var dptr, dcol, dval, optr, ocol, oval, sums uintptr
 	defer func() {
 		freeAll(d, "SPAI off-diagonal entries", optr, ocol, oval, sums)
@@ -390,6 +398,9 @@ type clock struct{ last time.Time }
 
 func newClock() *clock { return &clock{last: time.Now()} }
 
+// restart leaves the seconds since the last add out of every stage.
+func (c *clock) restart() { c.last = time.Now() }
+
 // add adds the seconds since the last add (or newClock) to *stage.
 func (c *clock) add(stage *float64) {
 	now := time.Now()
@@ -426,19 +437,26 @@ type sysArrays struct {
 	rowPtr, col, val uintptr
 }
 
-// upload allocates and fills the arrays of s.
-func (a *sysArrays) upload(d *Device, s *system) error {
+// alloc allocates the arrays of s.
+func (a *sysArrays) alloc(d *Device, s *system) error {
 	var err error
-	if a.rowPtr, err = d.Alloc(8*len(s.rowPtr), "SPAI system row pointers"); err != nil {
+	if a.rowPtr, err = d.Alloc(8*(s.rows()+1), "SPAI system row pointers"); err != nil {
 		return err
 	}
 	nnz := int(s.entries())
 	if a.col, err = d.Alloc(4*nnz, "SPAI system columns"); err != nil {
 		return err
 	}
-	if a.val, err = d.Alloc(8*nnz, "SPAI system values"); err != nil {
+	a.val, err = d.Alloc(8*nnz, "SPAI system values")
+	return err
+}
+
+// upload allocates and fills the arrays of s from the host.
+func (a *sysArrays) upload(d *Device, s *system) error {
+	if err := a.alloc(d, s); err != nil {
 		return err
 	}
+	nnz := int(s.entries())
 	gpu.UploadSlice(d.Raw, a.rowPtr, s.rowPtr)
 	gpu.UploadFunc(d.Raw, a.col, nnz, s.fillCols)
 	at := a.val

@@ -103,8 +103,8 @@ func compareDevice(t *testing.T, d *Device, name string, l *spai.Local, p spai.P
 		if s.batchBytes > 0 && all > s.batchBytes && d.Batches < 2 {
 			t.Errorf("%s, %s: %d batches of rows taking %d bytes", name, s.name, d.Batches, all)
 		}
-		if s.slotBytes > 0 && (d.Scratch != l.Own.Count() || d.ScratchBatches < 2 && l.Own.Count() > 64) {
-			t.Errorf("%s, %s: %d of %d problems in global memory, %d batches", name, s.name, d.Scratch, l.Own.Count(),
+		if s.slotBytes > 0 && (d.Scratch != l.Count() || d.ScratchBatches < 2 && l.Count() > 64) {
+			t.Errorf("%s, %s: %d of %d problems in global memory, %d batches", name, s.name, d.Scratch, l.Count(),
 				d.ScratchBatches)
 		}
 	}

@@ -1,10 +1,13 @@
 package cudaspai
 
-import "github.com/fsai-dist/fsai-dist/gpu"
+import (
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/gpu"
+)
 
 // spaiKernelSet are the kernels of the SPAI set-up (kernels/spai_solve.cu,
-// kernels/spai_pattern.cu),
-// looked up per set-up in the backend's module.
+// kernels/spai_pattern.cu, kernels/spai_join.cu), looked up per set-up in
+// the backend's module.
 var spaiKernelSet gpu.KernelSet
 
 var (
@@ -16,6 +19,9 @@ var (
 	kWiden        = spaiKernelSet.Declare("spai_widen")
 	kSplitCount   = spaiKernelSet.Declare("spai_split_count")
 	kSplitFill    = spaiKernelSet.Declare("spai_split_fill")
+	// spai_join_d and spai_join_s, by the precision of the diagonal
+	// block's values
+	kJoin = spaiKernelSet.DeclarePrecisions("spai_join")
 )
 
 // launchCount launches spai_count, whose C signature it mirrors.
@@ -71,4 +77,13 @@ func launchSplitFill(r gpu.Raw, ks []gpu.Kernel, c gpu.Cfg, n int32, patptr, pat
 	dval, ooff, ocol, oval uintptr) {
 	r.Launch(ks, kSplitFill, c, gpu.I32(n), gpu.Ptr(patptr), gpu.Ptr(pat), gpu.Ptr(out), gpu.I32(below), gpu.Ptr(doff),
 		gpu.Ptr(dcol), gpu.Ptr(dval), gpu.Ptr(ooff), gpu.Ptr(ocol), gpu.Ptr(oval))
+}
+
+// launchJoin launches spai_join_d or spai_join_s, by the precision p of
+// the diagonal block's values, whose C signature it mirrors.
+func launchJoin(r gpu.Raw, ks []gpu.Kernel, c gpu.Cfg, p backend.Precision, rows, below, n, colBelow int32, hptr, hcol,
+	hval uintptr, ne int32, erows, eptr, ecol, eval, dptr, dcol, dval, rowptr, col, val uintptr) {
+	r.Launch(ks, kJoin[p], c, gpu.I32(rows), gpu.I32(below), gpu.I32(n), gpu.I32(colBelow), gpu.Ptr(hptr), gpu.Ptr(hcol),
+		gpu.Ptr(hval), gpu.I32(ne), gpu.Ptr(erows), gpu.Ptr(eptr), gpu.Ptr(ecol), gpu.Ptr(eval), gpu.Ptr(dptr),
+		gpu.Ptr(dcol), gpu.Ptr(dval), gpu.Ptr(rowptr), gpu.Ptr(col), gpu.Ptr(val))
 }

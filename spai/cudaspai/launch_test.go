@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/gpu"
 	"github.com/fsai-dist/fsai-dist/internal/cuda"
 	"github.com/fsai-dist/fsai-dist/kernels"
@@ -28,12 +29,14 @@ func TestLaunchSignatures(t *testing.T) {
 	params := func(f reflect.Type) []string {
 		return cuda.PTXParams(f, map[reflect.Type]string{
 			reflect.TypeFor[gpu.Raw](): "", reflect.TypeFor[[]gpu.Kernel](): "", reflect.TypeFor[gpu.Cfg](): "",
+			reflect.TypeFor[backend.Precision](): "",
 		})
 	}
 	for _, e := range cuda.LaunchMismatches(string(ptx), spaiKernelSet.Names(), map[string]any{"spai_count": launchCount,
 		"spai_solve_shared": launchSolveShared, "spai_solve_scratch": launchSolveScratch,
 		"spai_pattern_count": launchPatternCount, "spai_pattern_fill": launchPatternFill, "spai_widen": launchWiden,
-		"spai_split_count": launchSplitCount, "spai_split_fill": launchSplitFill}, params) {
+		"spai_split_count": launchSplitCount, "spai_split_fill": launchSplitFill, "spai_join_d": launchJoin,
+		"spai_join_s": launchJoin}, params) {
 		t.Error(e)
 	}
 }

@@ -25,7 +25,7 @@ func devicePatternOf(d *Device, l *spai.Local, tau float64) ([]int64, []int64, e
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := newSystem(l)
+	s, err := newSystem(l, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -69,7 +69,7 @@ func TestPatternGPU(t *testing.T) {
 		if ranks == 1 {
 			return
 		}
-		alone, err := spai.NewLocal(l.Own) // nothing collected
+		alone, err := spai.NewLocal(l.Own()) // nothing collected
 		if err != nil {
 			t.Fatal(err)
 		}

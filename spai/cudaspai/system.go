@@ -16,29 +16,36 @@ import (
 // order. The columns of its own rows' range come first in it as a range
 // too; the others, the foreign columns, are listed.
 type system struct {
-	l       *spai.Local
-	below   int     // collected rows below the own rows
-	rowPtr  []int64 // of the local rows; their compact columns: fillCols
-	foreign []int64 // the global columns outside the own range, ascending
+	l      *spai.Local
+	below  int     // collected rows below the own rows
+	rowPtr []int64 // of the local rows, nil where the device joins them (border); their compact columns: fillCols
+	nnz    int64   // entries of the local rows
+	// the global columns outside the own range, ascending
+	foreign []int64
 	// colBelow is how many foreign columns lie below the own range: the
 	// compact column of global column First + i is colBelow + i.
 	colBelow int
 }
 
 // newSystem translates l; it declines (spai.ErrDeviceUnsupported) where the
-// rows or the compact columns would not fit int32.
-func newSystem(l *spai.Local) (*system, error) {
-	own := l.Own
-	n := own.Count()
-	s := &system{l: l}
-	s.below, _ = slices.BinarySearch(l.HeldRows, own.First)
+// rows or the compact columns would not fit int32. With joined (the device
+// joins the system from A's diagonal block where it lies and the border)
+// it leaves the rows to the device and reads none of the own rows.
+func newSystem(l *spai.Local, joined bool) (*system, error) {
+	n := l.Count()
+	s := &system{l: l, nnz: l.HeldPtr[len(l.HeldPtr)-1] + l.OwnNNZ()}
+	s.below, _ = slices.BinarySearch(l.HeldRows, l.First)
 	s.foreign = l.ForeignColumns()
-	s.colBelow, _ = slices.BinarySearch(s.foreign, own.First)
+	s.colBelow, _ = slices.BinarySearch(s.foreign, l.First)
 	rows := n + len(l.HeldRows)
 	if int64(rows) >= math.MaxInt32 || int64(n)+int64(len(s.foreign)) >= math.MaxInt32 {
 		return nil, spai.ErrDeviceUnsupported
 	}
+	if joined {
+		return s, nil
+	}
 
+	own := l.Own()
 	if len(l.HeldRows) == 0 && own.RowPtr[0] == 0 { // the own rows alone (one rank's): their pointers
 		s.rowPtr = own.RowPtr
 		return s, nil
@@ -62,6 +69,30 @@ func newSystem(l *spai.Local) (*system, error) {
 	return s, nil
 }
 
+// border is what the host uploads of a local system that the device
+// joins (kernels/spai_join.cu): the collected rows' compact columns
+// (their pointers and values are the local system's own), and the own
+// rows' entries in other ranks' columns, rows ascending, row k's compact
+// columns cols[ptr[k]:ptr[k+1]] and values vals there.
+type border struct {
+	heldCols []int32
+	rows     []int32
+	ptr      []int64
+	cols     []int32
+	vals     []float64
+}
+
+// border returns the system's border, read off the collected rows and
+// the own rows' entries in other ranks' columns (spai.Local.ForeignEntries)
+// alone, on all cores.
+func (s *system) border() *border {
+	b := &border{heldCols: parallel.Map(s.l.HeldCol, s.column)}
+	var cols []int64
+	b.rows, b.ptr, cols, b.vals = s.l.ForeignEntries()
+	b.cols = parallel.Map(cols, s.column)
+	return b
+}
+
 // fillCols sets buf to the compact columns of the local rows' entries lo
 // to lo+len(buf)-1 (the entries in row order): what the device's column
 // array holds, made where the upload stages it.
@@ -80,11 +111,14 @@ func (s *system) fillCols(buf []int32, lo int) {
 }
 
 // entries is the number of entries of the local rows.
-func (s *system) entries() int64 { return s.rowPtr[len(s.rowPtr)-1] }
+func (s *system) entries() int64 { return s.nnz }
+
+// rows is the number of local rows.
+func (s *system) rows() int { return s.l.Count() + len(s.l.HeldRows) }
 
 // rowCols returns the global columns of local row r.
 func (s *system) rowCols(r int) []int64 {
-	own := s.l.Own
+	own := s.l.Own()
 	n := own.Count()
 	switch {
 	case r < s.below:
@@ -101,26 +135,26 @@ func (s *system) rowCols(r int) []int64 {
 // column returns the compact column of global column c, a column of the
 // local system.
 func (s *system) column(c int64) int32 {
-	own := s.l.Own
-	if i := c - own.First; i >= 0 && i < int64(own.Count()) {
+	l := s.l
+	if i := c - l.First; i >= 0 && i < int64(l.Count()) {
 		return int32(int64(s.colBelow) + i)
 	}
 	k, _ := slices.BinarySearch(s.foreign, c)
-	if c > own.First {
-		k += own.Count()
+	if c > l.First {
+		k += l.Count()
 	}
 	return int32(k)
 }
 
 // row returns the local row of global row g, a row of the local system.
 func (s *system) row(g int64) int32 {
-	own := s.l.Own
-	if i := g - own.First; i >= 0 && i < int64(own.Count()) {
+	l := s.l
+	if i := g - l.First; i >= 0 && i < int64(l.Count()) {
 		return int32(int64(s.below) + i)
 	}
-	k, _ := slices.BinarySearch(s.l.HeldRows, g)
-	if g > own.First {
-		k += own.Count()
+	k, _ := slices.BinarySearch(l.HeldRows, g)
+	if g > l.First {
+		k += l.Count()
 	}
 	return int32(k)
 }
@@ -142,13 +176,12 @@ func (s *system) foreignRows() []int32 {
 
 // global returns the global row of local row r.
 func (s *system) global(r int32) int64 {
-	own := s.l.Own
-	n := int32(own.Count())
+	n := int32(s.l.Count())
 	switch {
 	case r < int32(s.below):
 		return s.l.HeldRows[r]
 	case r < int32(s.below)+n:
-		return own.First + int64(r) - int64(s.below)
+		return s.l.First + int64(r) - int64(s.below)
 	default:
 		return s.l.HeldRows[r-n]
 	}
@@ -159,19 +192,16 @@ func (s *system) globalRows(r []int32) []int64 { return parallel.Map(r, s.global
 
 // patternBound bounds the entries of the own rows' patterns at k = 1: each
 // row's entries and its diagonal.
-func (s *system) patternBound() int64 {
-	own := s.l.Own
-	return own.RowPtr[own.Count()] - own.RowPtr[0] + int64(own.Count())
-}
+func (s *system) patternBound() int64 { return s.l.OwnNNZ() + int64(s.l.Count()) }
 
 // valueParts are the values of the local rows in order, in the three
 // pieces l holds them in: collected rows below, own rows, collected rows
 // above.
 func (s *system) valueParts() [3][]float64 {
-	l, own := s.l, s.l.Own
+	l, own := s.l, s.l.Own()
 	cut := l.HeldPtr[s.below]
 	return [3][]float64{l.HeldVal[:cut], own.Val[own.RowPtr[0]:own.RowPtr[own.Count()]], l.HeldVal[cut:]}
 }
 
 // bytes is the device memory the system takes.
-func (s *system) bytes() int64 { return 8*int64(len(s.rowPtr)) + 12*s.entries() }
+func (s *system) bytes() int64 { return 8*int64(s.rows()+1) + 12*s.entries() }

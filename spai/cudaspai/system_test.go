@@ -54,7 +54,7 @@ func TestSystem(t *testing.T) {
 		for r := range ranks {
 			n := a.Count()
 			l := stripeLocal(t, a, r*n/ranks, (r+1)*n/ranks)
-			s, err := newSystem(l)
+			s, err := newSystem(l, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,15 +78,15 @@ func TestSystem(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if b := s.patternBound(); ptr[len(ptr)-1] > b || b != l.Own.NNZ()+int64(l.Own.Count()) {
+			if b := s.patternBound(); ptr[len(ptr)-1] > b || b != l.Own().NNZ()+int64(l.Count()) {
 				t.Errorf("rank %d of %d: %d pattern entries at k 1 against a bound of %d", r, ranks, ptr[len(ptr)-1], b)
 			}
 			// the own rows alone: no foreign column's row is held
-			alone, err := spai.NewLocal(l.Own)
+			alone, err := spai.NewLocal(l.Own())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s, err = newSystem(alone); err != nil {
+			if s, err = newSystem(alone, false); err != nil {
 				t.Fatal(err)
 			}
 			checkForeignRows(t, alone, s, false)
@@ -99,7 +99,7 @@ func TestSystem(t *testing.T) {
 func checkForeignRows(t *testing.T, l *spai.Local, s *system, held bool) {
 	t.Helper()
 	rows := s.foreignRows()
-	if len(rows) != len(s.foreign) || len(s.foreign) == 0 && l.Own.First > 0 {
+	if len(rows) != len(s.foreign) || len(s.foreign) == 0 && l.First > 0 {
 		t.Fatalf("%d rows of %d foreign columns", len(rows), len(s.foreign))
 	}
 	for k, r := range rows {
@@ -123,8 +123,8 @@ func TestListRows(t *testing.T) {
 // globalRows lists the global rows of l's local system in ascending order.
 func globalRows(l *spai.Local) []int64 {
 	g := slices.Clone(l.HeldRows)
-	for i := range l.Own.Count() {
-		g = append(g, l.Own.First+int64(i))
+	for i := range l.Count() {
+		g = append(g, l.First+int64(i))
 	}
 	slices.Sort(g)
 	return g
@@ -151,8 +151,8 @@ func checkSystem(t *testing.T, l *spai.Local, s *system) {
 		compact int32
 	}
 	var pairs []pair
-	for i := range l.Own.Count() {
-		pairs = append(pairs, pair{l.Own.First + int64(i), int32(s.colBelow + i)})
+	for i := range l.Count() {
+		pairs = append(pairs, pair{l.First + int64(i), int32(s.colBelow + i)})
 	}
 	for r, g := range global {
 		cols, want, _, _ := l.Row(g)
