@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fsai-dist/fsai-dist/backend"
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/gpu"
@@ -220,6 +221,49 @@ func TestNewOnDeviceGPU(t *testing.T) {
 			if !bitsEqual(y[0], y[1]) || nnz[0] != nnz[1] {
 				t.Errorf("rank %d of %d: M from the device (%d nonzeros) multiplies differently from the host's (%d)",
 					c.Rank(), np, nnz[0], nnz[1])
+			}
+		})
+	}
+}
+
+// TestNewForGPU: spai.NewFor reads A's diagonal block where A's operator
+// holds it (no copy of the own rows at k = 1: own_s is 0) and its M
+// multiplies as spai.New's from the host's system does, bit for bit, with
+// the same nonzeros, at k 1 and 2, on 1 to 3 ranks.
+func TestNewForGPU(t *testing.T) {
+	gputest.Need(t)
+	for _, np := range []int{1, 2, 3} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			be := gputest.Open(t)
+			A := testmatrices.Generated(t, c, "convdiff:12:100")
+			op, err := A.Bind(be, backend.Double)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer op.Free()
+			for _, p := range []spai.Params{spai.DefaultParams(), {Tau: 1, K: 2}} {
+				cfg := spai.Config{Params: p, Device: New(be)}
+				var y [2][]float64
+				var nnz [2]int64
+				for k, joined := range []bool{true, false} {
+					newM := func() (*spai.Preconditioner, error) { return spai.New(A, be, cfg) }
+					if joined {
+						newM = func() (*spai.Preconditioner, error) { return spai.NewFor(op, cfg) }
+					}
+					pre, err := newM()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if joined && p.K == 1 && pre.Info.OwnS != 0 {
+						t.Errorf("%d ranks: own rows copied in %g s with the block bound", np, pre.Info.OwnS)
+					}
+					y[k], nnz[k] = testmatrices.Product(t, pre.M), pre.Info.NNZ
+					pre.Free()
+				}
+				if !bitsEqual(y[0], y[1]) || nnz[0] != nnz[1] {
+					t.Errorf("rank %d of %d, k %d: M from the bound block (%d nonzeros) multiplies differently from M from the host's system (%d)",
+						c.Rank(), np, p.K, nnz[0], nnz[1])
+				}
 			}
 		})
 	}
