@@ -584,7 +584,8 @@ func fetchRows(c *comm.Comm, l *Local, asks [][]int64, h *heldRows) error {
 	var bad error
 	lens := make([]int64, len(got))
 	entries := make([]int, np)
-	cols, vals := [][]int64{}, [][]float64{}
+	var cols []int64
+	var vals []float64
 	at := 0
 	for q, n := range recvC {
 		for k := at; k < at+n; k++ {
@@ -593,10 +594,10 @@ func fetchRows(c *comm.Comm, l *Local, asks [][]int64, h *heldRows) error {
 				bad = fmt.Errorf("spai: collect rows: rank %d asks for row %d, which this rank does not own", q, got[k])
 				continue
 			}
-			cs, vs := l.ownRow(int(i))
-			cols, vals = append(cols, cs), append(vals, vs)
-			lens[k] = int64(len(cs))
-			entries[q] += len(cs)
+			before := len(cols)
+			cols, vals = l.appendOwnRow(cols, vals, int(i))
+			lens[k] = int64(len(cols) - before)
+			entries[q] += len(cols) - before
 		}
 		at += n
 	}
@@ -607,7 +608,6 @@ func fetchRows(c *comm.Comm, l *Local, asks [][]int64, h *heldRows) error {
 	if err := c.Agree(bad); err != nil {
 		return err
 	}
-	sendCols, sendVals := slices.Concat(cols...), slices.Concat(vals...)
 	inEntries := make([]int, np)
 	at = 0
 	for q, n := range sendC {
@@ -618,30 +618,26 @@ func fetchRows(c *comm.Comm, l *Local, asks [][]int64, h *heldRows) error {
 	}
 	inCols := make([]int64, sum(inEntries))
 	inVals := make([]float64, len(inCols))
-	if err := comm.Alltoallv(c, sendCols, entries, inCols, inEntries); err != nil {
+	if err := comm.Alltoallv(c, cols, entries, inCols, inEntries); err != nil {
 		return fmt.Errorf("spai: collect rows: %w", err)
 	}
-	if err := comm.Alltoallv(c, sendVals, entries, inVals, inEntries); err != nil {
+	if err := comm.Alltoallv(c, vals, entries, inVals, inEntries); err != nil {
 		return fmt.Errorf("spai: collect rows: %w", err)
 	}
 	h.add(flat, rowLens, inCols, inVals)
 	return nil
 }
 
-// ownRow returns own row i in global columns: a view of the own rows
-// where they are made, else the row joined from A's blocks as ownRows
-// joins it (the left blocks' entries, the diagonal block's, the right
-// blocks'), in a copy of its own.
-func (l *Local) ownRow(i int) ([]int64, []float64) {
+// appendOwnRow appends own row i in global columns to cols and vals:
+// from the own rows where they are made, else joined from A's blocks as
+// ownRows joins it (the left blocks' entries, the diagonal block's, the
+// right blocks').
+func (l *Local) appendOwnRow(cols []int64, vals []float64, i int) ([]int64, []float64) {
 	if l.own != nil {
 		a, b := l.own.RowPtr[i], l.own.RowPtr[i+1]
-		return l.own.Col[a:b], l.own.Val[a:b]
+		return append(cols, l.own.Col[a:b]...), append(vals, l.own.Val[a:b]...)
 	}
 	A, d := l.a, l.a.Diag
-	var (
-		cols []int64
-		vals []float64
-	)
 	me, b := A.Comm.Rank(), 0
 	for ; b < len(A.Off) && A.Off[b].Rank < me; b++ {
 		cols, vals = appendOffRow(cols, vals, &A.Off[b], i)

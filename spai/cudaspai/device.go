@@ -1,10 +1,15 @@
 // Package cudaspai computes the rows of the SPAI preconditioner (package
 // spai) on a GPU: spai.DiagonalDevice on the CUDA backend of package gpu.
 //
-// The host uploads, once per set-up, the rank's local system (its rows and
+// The GPU holds, once per set-up, the rank's local system (its rows and
 // the collected ones, in CSR with int32 columns in a compact numbering
-// that keeps the global order: system; the columns are translated where
-// the staging buffer takes them, with no host array of their own). At
+// that keeps the global order: system). Where A's operator holds A's
+// diagonal block on this GPU (spai.Local.Bound), the host uploads only the
+// border, the collected rows and the own rows' entries in other ranks'
+// columns, and kernels/spai_join.cu joins it with the block where it lies
+// (join.go); otherwise the host uploads the whole system, its columns
+// translated where the staging buffer takes them, with no host array of
+// their own. At
 // k = 1 the GPU makes the pattern of every own row of M from it
 // (kernels/spai_pattern.cu: each row's kept columns and its diagonal,
 // counted, summed, filled); at larger k the host computes the patterns
