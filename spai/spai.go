@@ -174,11 +174,17 @@ type Info struct {
 type Stages struct {
 	// of gather_s: the rank's own rows of A copied into the local system
 	// in global columns, and their checks and largest magnitudes; the rest
-	// is the collection of other ranks' rows
+	// is the collection of other ranks' rows. Where a Device reads A's
+	// diagonal block where it lies (Local.Bound), the checks read A's
+	// blocks and the copy is made only where the host still needs it (the
+	// patterns at k > 1, or the rows where the Device declines), within
+	// compute_s
 	OwnS   float64 `json:"own_s"`
 	CheckS float64 `json:"check_s"`
 	// of compute_s on a Device: the patterns of the rows of M, the local
-	// system's translation for the device, the copies to the device, the
+	// system's translation for the device (of the border alone where the
+	// device joins it with A's diagonal block), the copies to the device
+	// (with that join), the
 	// blocks' counting and the choice of their workspaces, the kernels
 	// that solve them (timed to the device's end), the copies back and the
 	// host's checks and assembly
