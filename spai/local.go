@@ -266,34 +266,34 @@ func blockMax(A *dsmat.Matrix) ([]float64, bool) {
 	max := make([]float64, d.Rows)
 	bad := make([]bool, parallel.Chunks(d.Rows))
 	parallel.For(d.Rows, func(ch, lo, hi int) {
+		finite := true
 		for i := lo; i < hi; i++ {
-			for _, v := range d.Val[d.RowPtr[i]:d.RowPtr[i+1]] {
-				max[i], bad[ch] = largest(max[i], v, bad[ch])
-			}
+			max[i], finite = largest(0, d.Val[d.RowPtr[i]:d.RowPtr[i+1]], finite)
 		}
+		bad[ch] = !finite
 	})
 	ok := !slices.Contains(bad, true)
 	for b := range A.Off {
 		blk := &A.Off[b]
 		for k, i := range blk.Rows {
-			for _, v := range blk.A.Val[blk.A.RowPtr[k]:blk.A.RowPtr[k+1]] {
-				var notFinite bool
-				max[i], notFinite = largest(max[i], v, false)
-				ok = ok && !notFinite
-			}
+			max[i], ok = largest(max[i], blk.A.Val[blk.A.RowPtr[k]:blk.A.RowPtr[k+1]], ok)
 		}
 	}
 	return max, ok && !slices.Contains(max, 0)
 }
 
-// largest returns the larger of m and |v|, and bad or whether v is not
-// finite.
-func largest(m, v float64, bad bool) (float64, bool) {
-	a := math.Abs(v)
-	if !(a <= math.MaxFloat64) { // NaN or infinite
-		return m, true
+// largest returns the largest of m and the magnitudes of the finite
+// values of vals, and whether finite holds and every value is finite.
+func largest(m float64, vals []float64, finite bool) (float64, bool) {
+	for _, v := range vals {
+		a := math.Abs(v)
+		if !(a <= math.MaxFloat64) { // NaN or infinite
+			finite = false
+		} else if a > m {
+			m = a
+		}
 	}
-	return max(m, a), bad
+	return m, finite
 }
 
 // collect returns the rank's local system: its stripe of A and the rows
