@@ -60,7 +60,7 @@ func PTXParams(f reflect.Type, kinds map[reflect.Type]string) []string {
 // MaxKernelParams is the most parameters a kernel launched through package
 // gpu may take: the length of its kernelParams array, past which the driver
 // would read pointers that are not there.
-const MaxKernelParams = 16
+const MaxKernelParams = 24
 
 // LaunchMismatches compares the kernels declared (by name) with the entries
 // of a PTX module and with their typed launch functions (launchers, by
