@@ -581,26 +581,8 @@ func fetchRows(c *comm.Comm, l *Local, asks [][]int64, h *heldRows) error {
 
 	// serve: the rows asked of this rank and their lengths, in the order
 	// asked
-	var bad error
-	lens := make([]int64, len(got))
-	entries := make([]int, np)
-	var cols []int64
-	var vals []float64
-	at := 0
-	for q, n := range recvC {
-		for k := at; k < at+n; k++ {
-			i := got[k] - l.First
-			if i < 0 || i >= int64(l.count) {
-				bad = fmt.Errorf("spai: collect rows: rank %d asks for row %d, which this rank does not own", q, got[k])
-				continue
-			}
-			before := len(cols)
-			cols, vals = l.appendOwnRow(cols, vals, int(i))
-			lens[k] = int64(len(cols) - before)
-			entries[q] += len(cols) - before
-		}
-		at += n
-	}
+	lens, cols, vals, bad := l.serveRows(got, recvC)
+	entries := perRank(lens, recvC)
 	rowLens := make([]int64, len(flat))
 	if err := comm.Alltoallv(c, lens, recvC, rowLens, sendC); err != nil {
 		return fmt.Errorf("spai: collect rows: %w", err)
@@ -608,14 +590,7 @@ func fetchRows(c *comm.Comm, l *Local, asks [][]int64, h *heldRows) error {
 	if err := c.Agree(bad); err != nil {
 		return err
 	}
-	inEntries := make([]int, np)
-	at = 0
-	for q, n := range sendC {
-		for _, v := range rowLens[at : at+n] {
-			inEntries[q] += int(v)
-		}
-		at += n
-	}
+	inEntries := perRank(rowLens, sendC)
 	inCols := make([]int64, sum(inEntries))
 	inVals := make([]float64, len(inCols))
 	if err := comm.Alltoallv(c, cols, entries, inCols, inEntries); err != nil {
@@ -626,6 +601,57 @@ func fetchRows(c *comm.Comm, l *Local, asks [][]int64, h *heldRows) error {
 	}
 	h.add(flat, rowLens, inCols, inVals)
 	return nil
+}
+
+// serveRows returns the own rows got, asked by the ranks in the counts
+// recvC, whole and one after the other: their lengths, global columns and
+// values, on all cores. A row this rank does not own is an error (bad)
+// and served empty.
+func (l *Local) serveRows(got []int64, recvC []int) (lens, cols []int64, vals []float64, bad error) {
+	lens = make([]int64, len(got))
+	parallel.For(len(got), func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			if i := got[k] - l.First; i >= 0 && i < int64(l.count) {
+				lens[k] = int64(l.ownRowLen(int(i)))
+			}
+		}
+	})
+	at := make([]int64, len(got)+1)
+	for k, n := range lens {
+		at[k+1] = at[k] + n
+	}
+	cols, vals = make([]int64, at[len(got)]), make([]float64, at[len(got)])
+	parallel.For(len(got), func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			if i := got[k] - l.First; i >= 0 && i < int64(l.count) {
+				l.appendOwnRow(cols[at[k]:at[k]:at[k+1]], vals[at[k]:at[k]:at[k+1]], int(i))
+			}
+		}
+	})
+	from := 0
+	for q, n := range recvC {
+		for _, g := range got[from : from+n] {
+			if i := g - l.First; i < 0 || i >= int64(l.count) {
+				bad = fmt.Errorf("spai: collect rows: rank %d asks for row %d, which this rank does not own", q, g)
+			}
+		}
+		from += n
+	}
+	return lens, cols, vals, bad
+}
+
+// ownRowLen is the number of entries of own row i.
+func (l *Local) ownRowLen(i int) int {
+	if l.own != nil {
+		return int(l.own.RowPtr[i+1] - l.own.RowPtr[i])
+	}
+	d := l.a.Diag
+	n := int(d.RowPtr[i+1] - d.RowPtr[i])
+	for b := range l.a.Off {
+		cs, _ := l.a.Off[b].Row(i)
+		n += len(cs)
+	}
+	return n
 }
 
 // appendOwnRow appends own row i in global columns to cols and vals:
@@ -666,20 +692,38 @@ func appendOffRow(cols []int64, vals []float64, blk *dsmat.Block, i int) ([]int6
 // add appends the rows rows, of lengths lens, whose entries follow one
 // another in cols and vals.
 func (h *heldRows) add(rows, lens, cols []int64, vals []float64) {
-	at := int64(0)
-	for k, g := range rows {
-		cs, vs := cols[at:at+lens[k]], vals[at:at+lens[k]]
-		at += lens[k]
-		var m float64
-		for _, v := range vs {
-			m = math.Max(m, math.Abs(v))
-		}
-		h.rows = append(h.rows, g)
-		h.col = append(h.col, cs...)
-		h.val = append(h.val, vs...)
-		h.ptr = append(h.ptr, int64(len(h.col)))
-		h.max = append(h.max, m)
+	first, at := len(h.rows), int64(len(h.col))
+	h.rows = append(h.rows, rows...)
+	h.col = append(h.col, cols...)
+	h.val = append(h.val, vals...)
+	for _, n := range lens {
+		at += n
+		h.ptr = append(h.ptr, at)
 	}
+	h.max = append(h.max, make([]float64, len(rows))...)
+	parallel.For(len(rows), func(_, lo, hi int) {
+		for k := first + lo; k < first+hi; k++ {
+			var m float64
+			for _, v := range h.val[h.ptr[k]:h.ptr[k+1]] {
+				m = math.Max(m, math.Abs(v))
+			}
+			h.max[k] = m
+		}
+	})
+}
+
+// perRank sums lens by rank: counts[q] of them, one rank's after the
+// other's.
+func perRank(lens []int64, counts []int) []int {
+	out := make([]int, len(counts))
+	at := 0
+	for q, n := range counts {
+		for _, v := range lens[at : at+n] {
+			out[q] += int(v)
+		}
+		at += n
+	}
+	return out
 }
 
 // ints converts counts to int.
