@@ -1,8 +1,10 @@
 package spai
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/comm"
@@ -173,6 +175,51 @@ func TestStagesWithinTotals(t *testing.T) {
 			}
 			if dev := in.PatternS + in.SystemS + in.ToDeviceS + in.CountS + in.KernelS + in.FromDeviceS + in.AssembleS; dev != 0 {
 				t.Errorf("%d ranks: the host's set-up reports %g s of device stages", np, dev)
+			}
+		})
+	}
+}
+
+// TestServeRows: the rows a rank serves are its rows of A in global
+// columns (A.Rows), whole, in the order asked, whether the local system
+// holds them copied or reads A's blocks; a row it does not own is refused
+// by name and served empty; on 1 and 3 ranks.
+func TestServeRows(t *testing.T) {
+	for _, np := range []int{1, 3} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			A := testmatrices.Generated(t, c, "convdiff:6:100")
+			rows := A.Rows()
+			var got []int64
+			for i := rows.Count() - 1; i >= 0; i -= 2 { // descending, every other row
+				got = append(got, rows.First+int64(i))
+			}
+			foreign := (rows.First + int64(rows.Count())) % rows.N
+			if np == 1 {
+				foreign = rows.N
+			}
+			got = append(got, foreign)
+			for _, blocksOnly := range []bool{false, true} {
+				var st Stages
+				l, err := collect(A, DefaultParams(), &st, blocksOnly)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lens, cols, vals, bad := l.serveRows(got, []int{len(got)})
+				if bad == nil || !strings.Contains(bad.Error(), fmt.Sprintf("row %d,", foreign)) {
+					t.Errorf("rank %d of %d: asked for row %d, error %v", c.Rank(), np, foreign, bad)
+				}
+				at := int64(0)
+				for k, g := range got[:len(got)-1] {
+					i := g - rows.First
+					a, b := rows.RowPtr[i], rows.RowPtr[i+1]
+					if lens[k] != b-a || !slices.Equal(cols[at:at+lens[k]], rows.Col[a:b]) || !slices.Equal(vals[at:at+lens[k]], rows.Val[a:b]) {
+						t.Fatalf("rank %d of %d, blocks only %t: row %d served differs from A's", c.Rank(), np, blocksOnly, g)
+					}
+					at += lens[k]
+				}
+				if lens[len(got)-1] != 0 || at != int64(len(cols)) {
+					t.Errorf("rank %d of %d: %d entries served for %d", c.Rank(), np, len(cols), at)
+				}
 			}
 		})
 	}
