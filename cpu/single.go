@@ -42,6 +42,10 @@ type srVectors struct{ x, r, p, s, u, w, d Vector }
 // to dots[c] and dots[k+c] when d is set.
 func (v srVectors) update(a, beta []float64, lo, hi int, dots []float64) {
 	k := len(a)
+	if k == 1 {
+		v.update1(a[0], beta[0], lo, hi, dots)
+		return
+	}
 	for i := lo; i < hi; i++ {
 		for c, ac := range a {
 			e := i*k + c
@@ -61,5 +65,37 @@ func (v srVectors) update(a, beta []float64, lo, hi int, dots []float64) {
 				dots[k+c] += r0 * r0
 			}
 		}
+	}
+}
+
+// update1 is update for one column, its slices cut to the range so that
+// the loop runs without bounds checks.
+func (v srVectors) update1(ac, bc float64, lo, hi int, dots []float64) {
+	x := v.x[lo:hi]
+	r, p, s, u, w := v.r[lo:hi][:len(x)], v.p[lo:hi][:len(x)], v.s[lo:hi][:len(x)], v.u[lo:hi][:len(x)], v.w[lo:hi][:len(x)]
+	var d []float64
+	if v.d != nil {
+		d = v.d[lo:hi][:len(x)]
+	}
+	var ru, rr float64
+	for i := range x {
+		p0, s0 := u[i], w[i]
+		if bc != 0 {
+			p0 += bc * p[i]
+			s0 += bc * s[i]
+		}
+		p[i], s[i] = p0, s0
+		x[i] += ac * p0
+		r0 := r[i] - ac*s0
+		r[i] = r0
+		if d != nil {
+			u0 := d[i] * r0
+			u[i] = u0
+			ru += r0 * u0
+			rr += r0 * r0
+		}
+	}
+	if d != nil {
+		dots[0], dots[1] = dots[0]+ru, dots[1]+rr
 	}
 }
