@@ -3,7 +3,9 @@
 // contract (operator, preconditioner, options, result, stop rule). It is
 // written once against the backend interface: the same code runs on CPUs
 // and GPUs, with fused vector updates where the backend offers them
-// (Fused).
+// (Fused). A workspace of NewSingleReductionWorkspace runs single-reduction
+// CG instead (Chronopoulos and Gear): one Allreduce per iteration instead
+// of two, for one more vector (single.go).
 package pcg
 
 import (
