@@ -98,7 +98,19 @@ func solveSystem(t *testing.T, sys *system, prec string, k int, newWS newWorkspa
 	if err := b.Set(blockRHS(t, sys, k, -1, -1)); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := newWS(sys.op, b)
+	res := solveWith(t, newWS, sys.op, M, b, x, opt)
+	host := make([]float64, x.Rows*x.Cols)
+	if err := x.Get(host); err != nil {
+		t.Fatal(err)
+	}
+	return blockSolve{res, host}
+}
+
+// solveWith is SolveBlock in a workspace of newWS, failing the test on an
+// error.
+func solveWith(t *testing.T, newWS newWorkspace, A krylov.Operator, M pcg.Preconditioner, b, x *ddmat.Dense, opt pcg.Options) []pcg.Result {
+	t.Helper()
+	ws, err := newWS(A, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,9 +119,5 @@ func solveSystem(t *testing.T, sys *system, prec string, k int, newWS newWorkspa
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := make([]float64, x.Rows*x.Cols)
-	if err := x.Get(host); err != nil {
-		t.Fatal(err)
-	}
-	return blockSolve{res, host}
+	return res
 }
