@@ -336,7 +336,7 @@ func (op *Operator) Apply(y, x backend.Vector) error { return op.ApplyBlock(y, x
 // device to device, beside the diagonal product, and the host does not
 // wait for them.
 func (op *Operator) ApplyBlock(y, x backend.Vector, k int) error {
-	return op.apply(y, x, k, false)
+	return op.apply(y, x, k, nil)
 }
 
 // ApplyDots is ApplyBlock that also sets dots[c] to this rank's part of
@@ -352,34 +352,46 @@ func (op *Operator) ApplyDots(y, x backend.Vector, dots []float64) error {
 	if err != nil {
 		return err
 	}
-	if err := op.apply(y, x, k, true); err != nil {
+	if err := op.apply(y, x, k, ex.dot); err != nil {
 		_ = op.be.TakeSum(ex.dot, dots) // no partial sums left for the next call
 		return err
 	}
 	return op.be.TakeSum(ex.dot, dots)
 }
 
+// ApplyDotsTo is ApplyBlock that also adds this rank's part of
+// X[:,c]'Y[:,c] to sum c of s (a Sum of the operator's backend with at
+// least k sums), without waiting for them: a method that reads these sums
+// together with others of its own (single-reduction CG) waits for the
+// device once.
+func (op *Operator) ApplyDotsTo(y, x backend.Vector, k int, s backend.Sum) error {
+	if s == nil {
+		return fmt.Errorf("dsmat: spmv: no sums for the dot products")
+	}
+	return op.apply(y, x, k, s)
+}
+
 // apply is ApplyBlock, with every product adding the columns' x'(its rows
-// of y) to the buffers' sums when dot is set.
-func (op *Operator) apply(y, x backend.Vector, k int, dot bool) error {
+// of y) to the sums dot when dot is not nil.
+func (op *Operator) apply(y, x backend.Vector, k int, dot backend.Sum) error {
 	ex, err := op.buffers(k)
 	if err != nil {
 		return err
 	}
 	var w backend.Vector // the dot's other vector: x, indexed like y
-	if dot {
+	if dot != nil {
 		w = x
 	}
 	be := op.be
 	if op.schedule == LocalOnly {
-		op.product(y, op.diag, x, ex, 0, w)
-		op.applyOff(y, ex, w)
+		op.product(y, op.diag, x, ex, 0, w, dot)
+		op.applyOff(y, ex, w, dot)
 		return be.Err()
 	}
 	wait := op.pack(ex, x)
 	ex.links.begin()
 	if op.schedule == Overlap {
-		op.product(y, op.diag, x, ex, 0, w)
+		op.product(y, op.diag, x, ex, 0, w, dot)
 	}
 	ex.links.put(x)
 	if err := op.post(ex, wait); err != nil {
@@ -392,7 +404,7 @@ func (op *Operator) apply(y, x backend.Vector, k int, dot bool) error {
 		for i := range ex.recvs {
 			op.land(ex, i)
 		}
-		op.product(y, op.diag, x, ex, 0, w)
+		op.product(y, op.diag, x, ex, 0, w, dot)
 	} else {
 		for i := range ex.recvs {
 			if ex.links.inbox(i) != nil {
@@ -410,7 +422,7 @@ func (op *Operator) apply(y, x backend.Vector, k int, dot bool) error {
 			op.land(ex, i)
 		}
 	}
-	op.applyOff(y, ex, w)
+	op.applyOff(y, ex, w, dot)
 	op.release(ex)
 	if err := comm.Waitall(ex.sent); err != nil {
 		return fmt.Errorf("dsmat: spmv send: %w", err)
@@ -419,10 +431,10 @@ func (op *Operator) apply(y, x backend.Vector, k int, dot bool) error {
 }
 
 // product queues y = a*x + beta*y for blocks of ex.k columns, adding the
-// columns' w'(a*x) to ex.dot when w is not nil.
-func (op *Operator) product(y backend.Vector, a backend.Matrix, x backend.Vector, ex *haloBuffers, beta float64, w backend.Vector) {
+// columns' w'(a*x) to the sums dot when w is not nil.
+func (op *Operator) product(y backend.Vector, a backend.Matrix, x backend.Vector, ex *haloBuffers, beta float64, w backend.Vector, dot backend.Sum) {
 	if w != nil {
-		op.be.SpMMDot(y, a, x, ex.k, beta, w, ex.dot)
+		op.be.SpMMDot(y, a, x, ex.k, beta, w, dot)
 		return
 	}
 	op.be.SpMM(y, a, x, ex.k, beta)
@@ -441,9 +453,9 @@ func (op *Operator) land(ex *haloBuffers, i int) {
 }
 
 // applyOff adds the product of the off-diagonal part with the halos.
-func (op *Operator) applyOff(y backend.Vector, ex *haloBuffers, w backend.Vector) {
+func (op *Operator) applyOff(y backend.Vector, ex *haloBuffers, w backend.Vector, dot backend.Sum) {
 	if op.offd != nil {
-		op.product(y, op.offd, ex.haloDev, ex, 1, w)
+		op.product(y, op.offd, ex.haloDev, ex, 1, w, dot)
 	}
 }
 

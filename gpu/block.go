@@ -288,7 +288,7 @@ func (b *Backend) DotPairCols(x, y, z backend.Vector, xy, xz []float64) {
 	default:
 		rows := vs[0].n / k
 		b.reduceCols(kDotPairCols, rows, k, [][]float64{xy, xz}, func(c Cfg, c0, kc int) {
-			b.launchDotPairCols(c, int64(rows), int32(k), int32(kc), vs[0].at(c0), vs[1].at(c0), vs[2].at(c0),
+			b.launchDotPairCols(c, int64(rows), int32(k), int32(kc), int32(kc), 0, vs[0].at(c0), vs[1].at(c0), vs[2].at(c0),
 				b.partials, b.counter, uintptr(b.host))
 		})
 	}
@@ -448,7 +448,7 @@ func (b *Backend) reduceCols(k KernelID, rows, width int, outs [][]float64, laun
 	}
 	for c0 := 0; c0 < width && b.err == nil; c0 += colChunk {
 		kc := min(colChunk, width-c0)
-		launch(b.blocks(b.colBlocks(rows, kc, min(b.maxReduceBlocks, b.fn[k].resident*b.sms))), c0, kc)
+		launch(b.reduceColsGrid(k, rows, kc), c0, kc)
 		if b.syncLocked() != nil {
 			break
 		}
@@ -462,6 +462,13 @@ func (b *Backend) reduceCols(k KernelID, rows, width int, outs [][]float64, laun
 			fillNaN(o)
 		}
 	}
+}
+
+// reduceColsGrid is the grid of a per-column reduction kernel k over rows
+// rows of kc columns: at most the blocks resident at once, and at most
+// those the reduction scratch has room for.
+func (b *Backend) reduceColsGrid(k KernelID, rows, kc int) Cfg {
+	return b.blocks(b.colBlocks(rows, kc, min(b.maxReduceBlocks, b.fn[k].resident*b.sms)))
 }
 
 // fillNaN sets every entry of s to NaN, the sums of a failed reduction.

@@ -63,8 +63,9 @@ func (b *Backend) launchAxpyMany(c Cfg, a []float64, n int64, kc int32, v, w uin
 	b.launchCols(kAxpyMany, c, [][]float64{a}, I64(n), I32(kc), Ptr(v), Ptr(w))
 }
 
-func (b *Backend) launchDotPairCols(c Cfg, n int64, ld, kc int32, x, y, z, partials, counter, result uintptr) {
-	b.launch(b.fn, kDotPairCols, c, I64(n), I32(ld), I32(kc), Ptr(x), Ptr(y), Ptr(z), Ptr(partials), Ptr(counter), Ptr(result))
+func (b *Backend) launchDotPairCols(c Cfg, n int64, ld, kc, stride, add int32, x, y, z, partials, counter, result uintptr) {
+	b.launch(b.fn, kDotPairCols, c, I64(n), I32(ld), I32(kc), I32(stride), I32(add), Ptr(x), Ptr(y), Ptr(z),
+		Ptr(partials), Ptr(counter), Ptr(result))
 }
 
 func (b *Backend) launchUpdateRZCols(c Cfg, a []float64, n int64, ld, kc int32, r, q, d, partials, counter, result uintptr) {
@@ -74,6 +75,14 @@ func (b *Backend) launchUpdateRZCols(c Cfg, a []float64, n int64, ld, kc int32, 
 
 func (b *Backend) launchUpdateXPCols(c Cfg, a, beta []float64, n int64, ld, kc int32, x, p, d, r uintptr) {
 	b.launchCols(kUpdateXPCols, c, [][]float64{a, beta}, I64(n), I32(ld), I32(kc), Ptr(x), Ptr(p), Ptr(d), Ptr(r))
+}
+
+// cgsr.cu
+var kCGSRUpdate = backendKernels.Declare("cg_sr_update")
+
+func (b *Backend) launchCGSRUpdate(c Cfg, a, beta []float64, n int64, ld, kc int32, x, r, p, s, u, w, d, partials, counter, result uintptr) {
+	b.launchCols(kCGSRUpdate, c, [][]float64{a, beta}, I64(n), I32(ld), I32(kc), Ptr(x), Ptr(r), Ptr(p), Ptr(s), Ptr(u), Ptr(w), Ptr(d),
+		Ptr(partials), Ptr(counter), Ptr(result))
 }
 
 // gather.cu

@@ -48,14 +48,12 @@ __device__ double fsai_cols_block_sum(double v, int kc, double *sh)
     return sh[t];
 }
 
-// fsai_cols_grid_reduce finishes nsum (1 or 2) per-column reductions: block
-// g stores the sum of column c of reduction s in partials[(s*kc + c)*G + g]
-// (G blocks); the last block to finish adds them in block order, each thread
-// taking the blocks of its block row, and writes result[s*kc + c], or adds
-// to it when add is set. *counter must be 0 before the launch; the last
-// block wraps it back to 0 (fsai_last_block).
-__device__ void fsai_cols_grid_reduce(double v, double w, int kc, int nsum, double *partials,
-                                      unsigned *counter, double *result, int add)
+// fsai_cols_grid_reduce_at is fsai_cols_grid_reduce with the sums of
+// reduction s at result[s*stride + c]: each reduction's sums of a chunk of
+// columns in place among those of the whole block (stride its columns).
+__device__ void fsai_cols_grid_reduce_at(double v, double w, int kc, int nsum, int stride,
+                                         double *partials, unsigned *counter, double *result,
+                                         int add)
 {
     __shared__ double sh[FSAI_BLOCK];
     const int t = threadIdx.x, R = fsai_cols_rows(kc), r = t / kc, c = t - r * kc;
@@ -75,8 +73,20 @@ __device__ void fsai_cols_grid_reduce(double v, double w, int kc, int nsum, doub
                 a += p[(long long)(s * kc + c) * G + g];
         a = fsai_cols_block_sum(a, kc, sh);
         if (t < kc)
-            result[s * kc + c] = add ? result[s * kc + c] + a : a;
+            result[s * stride + c] = add ? result[s * stride + c] + a : a;
     }
+}
+
+// fsai_cols_grid_reduce finishes nsum (1 or 2) per-column reductions: block
+// g stores the sum of column c of reduction s in partials[(s*kc + c)*G + g]
+// (G blocks); the last block to finish adds them in block order, each thread
+// taking the blocks of its block row, and writes result[s*kc + c], or adds
+// to it when add is set. *counter must be 0 before the launch; the last
+// block wraps it back to 0 (fsai_last_block).
+__device__ void fsai_cols_grid_reduce(double v, double w, int kc, int nsum, double *partials,
+                                      unsigned *counter, double *result, int add)
+{
+    fsai_cols_grid_reduce_at(v, w, kc, nsum, kc, partials, counter, result, add);
 }
 
 // fsai_cols_grid_sum writes the nsum per-column sums of
@@ -145,9 +155,12 @@ extern "C" __global__ void axpy_many(const FsaiCols a, long long n, int kc,
     }
 }
 
-// result[c] = x[:,c]'y[:,c] and result[kc + c] = x[:,c]'z[:,c], reading x
-// once.
-extern "C" __global__ void dot_pair_cols(long long n, int ld, int kc, const double *__restrict__ x,
+// result[c] = x[:,c]'y[:,c] and result[stride + c] = x[:,c]'z[:,c],
+// reading x once; added to result when add is set (stride kc: the sums of
+// DotPairCols; stride ld, added: those of a Sum, single-reduction CG's r'u
+// and r'r).
+extern "C" __global__ void dot_pair_cols(long long n, int ld, int kc, int stride, int add,
+                                         const double *__restrict__ x,
                                          const double *__restrict__ y,
                                          const double *__restrict__ z, double *partials,
                                          unsigned *counter, double *result)
@@ -161,7 +174,7 @@ extern "C" __global__ void dot_pair_cols(long long n, int ld, int kc, const doub
             sy += xe * y[e];
             sz += xe * z[e];
         }
-    fsai_cols_grid_sum(sy, sz, kc, 2, partials, counter, result);
+    fsai_cols_grid_reduce_at(sy, sz, kc, 2, stride, partials, counter, result, add);
 }
 
 // r[:,c] -= a[c]*q[:,c]; result[c] = r'r and result[kc + c] = r'(d .* r) of

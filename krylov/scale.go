@@ -42,15 +42,22 @@ func ScaleColumns(x *ddmat.Dense, scale []float64, inverse bool) {
 
 // Residual sets dst = scale*b - A x column by column, with q (shaped like
 // x) as scratch: the true residual of the scaled system a method solves.
+// q may be dst itself, for a method that has no vector to spare (the
+// product then goes to dst, and scale*b is added to its negative: the same
+// bits, as scale is a power of two).
 func Residual(A Operator, dst, b, x, q *ddmat.Dense, scale []float64) error {
 	if err := A.ApplyBlock(q.V, x.V, x.Cols); err != nil {
 		return err
 	}
-	ddmat.Copy(dst, b)
 	negOnes := make([]float64, len(scale))
 	for c := range negOnes {
 		negOnes[c] = -1
 	}
+	if q == dst {
+		ddmat.AxpbyCols(dst, scale, b, negOnes)
+		return nil
+	}
+	ddmat.Copy(dst, b)
 	ddmat.AxpbyCols(dst, negOnes, q, scale)
 	return nil
 }

@@ -3,7 +3,9 @@
 // contract (operator, preconditioner, options, result, stop rule). It is
 // written once against the backend interface: the same code runs on CPUs
 // and GPUs, with fused vector updates where the backend offers them
-// (Fused).
+// (Fused). A workspace of NewSingleReductionWorkspace runs single-reduction
+// CG instead (Chronopoulos and Gear): one Allreduce per iteration instead
+// of two, for one more vector (single.go).
 package pcg
 
 import (
@@ -105,6 +107,7 @@ type Workspace struct {
 	r, z, p, q *ddmat.Dense
 	t          *ddmat.Dense // the true residual of monitor; nil until then
 	fused      Fused        // the backend's fused updates; nil: none
+	single     *single      // single-reduction CG's state; nil: standard PCG
 }
 
 // NewWorkspace allocates the work vectors for A, shaped like b.
@@ -129,6 +132,7 @@ func (s *Workspace) Free() {
 			v.Free()
 		}
 	}
+	s.single.free()
 }
 
 // Solve is pcg.Solve with the workspace's vectors.
@@ -157,7 +161,11 @@ func (s *Workspace) SolveBlock(M Preconditioner, b, x *ddmat.Dense, opt Options)
 	}
 	scale := krylov.Scales(bnorm)
 	krylov.ScaleColumns(x, scale, false)
-	res, err := s.run(M, b, x, bnorm, scale, opt)
+	run := s.run
+	if s.single != nil {
+		run = s.runSingle
+	}
+	res, err := run(M, b, x, bnorm, scale, opt)
 	if err != nil {
 		return res, err
 	}
@@ -197,23 +205,14 @@ func (c *column) failed() bool {
 	return !c.Active() && !c.Converged && c.Reason != Interrupted && c.Reason != MaxIterations
 }
 
-// run is PCG on the columns of b, whose norms are bnorm, each solved scaled
-// by scale (x already is).
-func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm, scale []float64, opt Options) ([]Result, error) {
-	be, comm, k := b.BE, b.Comm, b.Cols
-	r, z, p := s.r, s.z, s.p
-	cols := make([]column, k)
-	results := func() []Result {
-		out := make([]Result, k)
-		for c := range cols {
-			out[c] = cols[c].Result
-		}
-		return out
-	}
-
-	// x keeps, in a column that stops early for a failure, the iterate it
-	// stopped at (later steps with alpha = 0 would turn it into NaN when p
-	// holds NaN); zero right-hand sides have zero solutions.
+// begin makes the columns' states for right-hand sides of norms bnorm,
+// each solved scaled by scale: a zero right-hand side is converged at once
+// (zero solution), one that holds NaN or Inf stopped; the others are
+// started by start. x keeps, in a column that stops early for a failure,
+// the iterate it stopped at (later steps with alpha = 0 would turn it into
+// NaN when p holds NaN): fixed records them.
+func begin(x *ddmat.Dense, bnorm, scale []float64, opt Options) ([]column, *fixedColumns) {
+	cols := make([]column, len(bnorm))
 	fixed := newFixedColumns(x)
 	for c := range cols {
 		col := &cols[c]
@@ -229,8 +228,97 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm, scale []floa
 			fixed.keep(c)
 		}
 	}
+	return cols, fixed
+}
+
+// start gives the columns that begin left running their monitors, from the
+// initial residual norms, and their r'z.
+func start(cols []column, rnorm, rz []float64, opt Options) {
+	for c := range cols {
+		if col := &cols[c]; col.bnorm != 0 && krylov.Finite(col.bnorm) {
+			col.Monitor = NewMonitor(opt, rnorm[c]/col.bnorm)
+			col.rz = rz[c]
+		}
+	}
+}
+
+// checkAll runs check on the running columns before iteration it, keeping
+// the iterates of those that fail; it reports whether any still runs.
+func checkAll(cols []column, fixed *fixedColumns, it int, stop float64) bool {
+	for c := range cols {
+		if col := &cols[c]; col.Active() {
+			col.check(it, stop)
+			if col.failed() {
+				fixed.keep(c)
+			}
+		}
+	}
+	return anyActive(cols)
+}
+
+// steps sets alpha[c] = r'z / p'Ap of every running column from its p'Ap
+// pq[c] in iteration it, 0 for the others; a p'Ap that is not finite and
+// positive stops its column (NaN, breakdown), whose iterate fixed keeps. It
+// reports whether any column still runs.
+func steps(cols []column, fixed *fixedColumns, it int, pq, alpha []float64) bool {
+	for c := range cols {
+		col := &cols[c]
+		alpha[c] = 0
+		switch {
+		case !col.Active():
+		case !krylov.Finite(pq[c]):
+			col.Stop(NaN, "p'Ap = %v at iteration %d: overflow or NaN in the matrix product", pq[c], it)
+			fixed.keep(c)
+		case !(pq[c] > 0):
+			col.Stop(Breakdown, "p'Ap = %.3g at iteration %d: the matrix is not positive definite", pq[c], it)
+			fixed.keep(c)
+		default:
+			alpha[c] = col.rz / pq[c]
+		}
+	}
+	return anyActive(cols)
+}
+
+// record takes iteration it's reduced r'r and r'z of every column: the
+// running columns record their relative residuals, beta[c] is the new r'z
+// over the old (0 for the stopped columns), and r'z moves on. It calls
+// opt.Progress with the worst relative residual and returns it.
+func record(cols []column, it int, rr, rz, beta []float64, opt Options) float64 {
+	worst := 0.0
+	for c := range cols {
+		col := &cols[c]
+		beta[c] = 0
+		if !col.Active() {
+			continue
+		}
+		col.Record(it, math.Sqrt(rr[c])/col.bnorm)
+		worst = max(worst, col.History[it])
+		beta[c] = rz[c] / col.rz
+		col.rz = rz[c]
+	}
+	if opt.Progress != nil {
+		opt.Progress(it, worst)
+	}
+	return worst
+}
+
+// results are the columns' results.
+func results(cols []column) []Result {
+	out := make([]Result, len(cols))
+	for c := range cols {
+		out[c] = cols[c].Result
+	}
+	return out
+}
+
+// run is PCG on the columns of b, whose norms are bnorm, each solved scaled
+// by scale (x already is).
+func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm, scale []float64, opt Options) ([]Result, error) {
+	be, comm, k := b.BE, b.Comm, b.Cols
+	r, z, p := s.r, s.z, s.p
+	cols, fixed := begin(x, bnorm, scale, opt)
 	if !anyActive(cols) {
-		return results(), fixed.apply()
+		return results(cols), fixed.apply()
 	}
 
 	rnorm, err := s.residual(M, b, x, scale)
@@ -244,12 +332,7 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm, scale []floa
 	if err != nil {
 		return nil, err
 	}
-	for c := range cols {
-		if col := &cols[c]; col.bnorm != 0 && krylov.Finite(col.bnorm) {
-			col.Monitor = NewMonitor(opt, rnorm[c]/col.bnorm)
-			col.rz = sums[c]
-		}
-	}
+	start(cols, rnorm, sums[:k], opt)
 	stop := sums[k]
 	ddmat.Copy(p, z)
 
@@ -264,16 +347,8 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm, scale []floa
 		if err := s.confirm(M, b, x, cols, scale, it); err != nil {
 			return nil, err
 		}
-		for c := range cols {
-			if col := &cols[c]; col.Active() {
-				col.check(it, stop)
-				if col.failed() {
-					fixed.keep(c)
-				}
-			}
-		}
-		if !anyActive(cols) {
-			return results(), fixed.apply()
+		if !checkAll(cols, fixed, it, stop) {
+			return results(cols), fixed.apply()
 		}
 
 		if err := s.A.ApplyDots(s.q.V, p.V, pq); err != nil {
@@ -282,23 +357,8 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm, scale []floa
 		if pq, err = ddmat.Sum(comm, pq...); err != nil {
 			return nil, err
 		}
-		for c := range cols {
-			col := &cols[c]
-			alpha[c] = 0
-			switch {
-			case !col.Active():
-			case !krylov.Finite(pq[c]):
-				col.Stop(NaN, "p'Ap = %v at iteration %d: overflow or NaN in the matrix product", pq[c], it)
-				fixed.keep(c)
-			case !(pq[c] > 0):
-				col.Stop(Breakdown, "p'Ap = %.3g at iteration %d: the matrix is not positive definite", pq[c], it)
-				fixed.keep(c)
-			default:
-				alpha[c] = col.rz / pq[c]
-			}
-		}
-		if !anyActive(cols) {
-			return results(), fixed.apply()
+		if !steps(cols, fixed, it, pq, alpha) {
+			return results(cols), fixed.apply()
 		}
 		for c, a := range alpha {
 			negAlpha[c] = -a
@@ -317,21 +377,7 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm, scale []floa
 			return nil, err
 		}
 		stop = sums[2*k]
-		worst := 0.0
-		for c := range cols {
-			col := &cols[c]
-			beta[c] = 0
-			if !col.Active() {
-				continue
-			}
-			col.Record(it, math.Sqrt(sums[c])/col.bnorm)
-			worst = max(worst, col.History[it])
-			beta[c] = sums[k+c] / col.rz
-			col.rz = sums[k+c]
-		}
-		if opt.Progress != nil {
-			opt.Progress(it, worst)
-		}
+		worst := record(cols, it, sums[:k], sums[k:2*k], beta, opt)
 		s.step(M, x, alpha, beta, ones)
 		if err := s.monitor(b, x, cols, bnorm, scale, it, worst, opt); err != nil {
 			return nil, err
@@ -341,20 +387,17 @@ func (s *Workspace) run(M Preconditioner, b, x *ddmat.Dense, bnorm, scale []floa
 
 // monitor passes the true relative residual of x, after iteration it's
 // update, with the recurrence's, to opt.TrueProgress every opt.TrueEvery
-// iterations (krylov.Options); q is free then, and the true residual goes
-// to a vector of its own, made on first use.
+// iterations (krylov.Options); the true residual goes to a vector of its
+// own (spare), which is also the product's scratch.
 func (s *Workspace) monitor(b, x *ddmat.Dense, cols []column, bnorm, scale []float64, it int, recurrence float64, opt Options) error {
 	if opt.TrueProgress == nil || opt.TrueEvery <= 0 || it%opt.TrueEvery != 0 || !anyActive(cols) {
 		return nil
 	}
-	if s.t == nil {
-		t, err := ddmat.New(b.Comm, b.BE, b.Rows, b.Cols)
-		if err != nil {
-			return fmt.Errorf("pcg: true residual: %w", err)
-		}
-		s.t = t
+	t, err := s.spare()
+	if err != nil {
+		return err
 	}
-	relres, err := krylov.TrueRelRes(s.A, s.t, b, x, s.q, bnorm, scale)
+	relres, err := krylov.TrueRelRes(s.A, t, b, x, t, bnorm, scale)
 	if err != nil {
 		return err
 	}
@@ -380,9 +423,23 @@ func (s *Workspace) residual(M Preconditioner, b, x *ddmat.Dense, scale []float6
 	return ddmat.Norms(s.r)
 }
 
-// trueResidual sets dst = scale*b - A x column by column, with q as scratch.
+// spare returns the vector of the true residuals that monitor and
+// single-reduction CG's confirm compute, made on first use.
+func (s *Workspace) spare() (*ddmat.Dense, error) {
+	if s.t == nil {
+		t, err := ddmat.New(s.r.Comm, s.r.BE, s.r.Rows, s.r.Cols)
+		if err != nil {
+			return nil, fmt.Errorf("pcg: true residual: %w", err)
+		}
+		s.t = t
+	}
+	return s.t, nil
+}
+
+// trueResidual sets dst = scale*b - A x column by column, with dst as the
+// product's scratch.
 func (s *Workspace) trueResidual(dst, b, x *ddmat.Dense, scale []float64) error {
-	return krylov.Residual(s.A, dst, b, x, s.q, scale)
+	return krylov.Residual(s.A, dst, b, x, dst, scale)
 }
 
 // confirm applies the stop rule's check of the true residual before
@@ -393,33 +450,14 @@ func (s *Workspace) trueResidual(dst, b, x *ddmat.Dense, scale []float64) error 
 // r, r'z, p = z (residual replacement). Every rank sees the same reduced
 // residuals and so takes the same path.
 func (s *Workspace) confirm(M Preconditioner, b, x *ddmat.Dense, cols []column, scale []float64, it int) error {
-	if !anyNeedsTrue(cols) {
-		return nil
-	}
-	if err := s.trueResidual(s.z, b, x, scale); err != nil {
+	replace, keep, err := s.replace(b, x, cols, scale, it, s.z)
+	if replace == nil || err != nil {
 		return err
 	}
-	norms, err := ddmat.Norms(s.z)
-	if err != nil {
-		return err
-	}
-	k := len(cols)
-	replace, keep := make([]float64, k), make([]float64, k)
-	replaced := false
-	for c := range cols {
-		keep[c] = 1
-		if col := &cols[c]; col.NeedsTrue() && col.Confirm(it, norms[c]/col.bnorm) {
-			replace[c], keep[c], replaced = 1, 0, true
-		}
-	}
-	if !replaced {
-		return nil
-	}
-	ddmat.AxpbyCols(s.r, replace, s.z, keep)
 	if err := M.Apply(s.z, s.r); err != nil {
 		return err
 	}
-	rz := make([]float64, k)
+	rz := make([]float64, len(cols))
 	ddmat.LocalDots(s.r, s.z, rz)
 	if err := s.r.BE.Err(); err != nil {
 		return err
@@ -434,6 +472,40 @@ func (s *Workspace) confirm(M Preconditioner, b, x *ddmat.Dense, cols []column, 
 	}
 	ddmat.AxpbyCols(s.p, replace, s.z, keep)
 	return nil
+}
+
+// replace is the stop rule's check of the true residual before iteration
+// it, shared by both variants: where a column's recurrence has met the
+// tolerance, it computes the true residual of the block into dst and hands
+// it to the column's Monitor; in the columns whose true residual is above
+// the tolerance, it replaces r by it. It returns 1 for the replaced
+// columns in replace and 1 for the others in keep (AxpbyCols's scalars),
+// or nil when it replaced none.
+func (s *Workspace) replace(b, x *ddmat.Dense, cols []column, scale []float64, it int, dst *ddmat.Dense) (replace, keep []float64, err error) {
+	if !anyNeedsTrue(cols) {
+		return nil, nil, nil
+	}
+	if err := s.trueResidual(dst, b, x, scale); err != nil {
+		return nil, nil, err
+	}
+	norms, err := ddmat.Norms(dst)
+	if err != nil {
+		return nil, nil, err
+	}
+	k := len(cols)
+	replace, keep = make([]float64, k), make([]float64, k)
+	replaced := false
+	for c := range cols {
+		keep[c] = 1
+		if col := &cols[c]; col.NeedsTrue() && col.Confirm(it, norms[c]/col.bnorm) {
+			replace[c], keep[c], replaced = 1, 0, true
+		}
+	}
+	if !replaced {
+		return nil, nil, nil
+	}
+	ddmat.AxpbyCols(s.r, replace, dst, keep)
+	return replace, keep, nil
 }
 
 // updateResidual is r -= alpha q and z = M r, leaving the local r'r and

@@ -119,6 +119,12 @@ func (t timedOperator) ApplyDots(y, x backend.Vector, dots []float64) error {
 	return timed(t.be, t.st, t.op.ProductBytes(len(dots)), func() error { return t.op.ApplyDots(y, x, dots) })
 }
 
+// ApplyDotsTo is the product of single-reduction CG (pcg.SumOperator),
+// timed as ApplyDots.
+func (t timedOperator) ApplyDotsTo(y, x backend.Vector, k int, s backend.Sum) error {
+	return timed(t.be, t.st, t.op.ProductBytes(k), func() error { return t.op.ApplyDotsTo(y, x, k, s) })
+}
+
 // applyBytes is a preconditioner that knows the bytes one application to
 // k columns must move (afsai.Preconditioner, spai.Preconditioner,
 // precond.Jacobi): OpLog's Prec bytes, zero for the others.

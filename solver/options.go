@@ -24,6 +24,13 @@ type Options struct {
 	// (gmres.DefaultRestart, 30): the basis holds m+1 vectors of the
 	// rank's rows on the backend.
 	GMRESRestart int
+	// CGSingleReduction runs CG as single-reduction CG (Chronopoulos and
+	// Gear, PETSc's -ksp_cg_single_reduction): its three dot products
+	// of an iteration cross the ranks in one Allreduce, and a GPU is waited
+	// for once per iteration, instead of twice, at the cost of one more
+	// vector and one more vector update; it may take a few more
+	// iterations. Other methods ignore it.
+	CGSingleReduction bool
 	// Prec is the preconditioner (Precs): "afsai" (adaptive FSAI, the
 	// default), "fsai" (static FSAI), "spai" (static sparse approximate
 	// inverse, not symmetric: with bicgstab or gmres), "jacobi" or "none".

@@ -166,6 +166,8 @@ var optionTable = []Option{
 		func(o *Options) *string { return &o.Method }, Methods, orList),
 	intOption("gmres.restart", "GMRES(m): the restart length m (the basis holds m+1 vectors)",
 		func(o *Options) *int { return &o.GMRESRestart }, positive),
+	boolOption("pcg.single-reduction", "CG: single-reduction variant (Chronopoulos-Gear): one Allreduce per iteration instead of two, and on a GPU one wait, for one more vector and one more vector update; may take a few more iterations (other methods ignore it)",
+		func(o *Options) *bool { return &o.CGSingleReduction }),
 	nameOption("prec", "preconditioner: "+strings.Join(Precs, ", "),
 		func(o *Options) *string { return &o.Prec }, Precs, func(names []string) string { return "one of " + strings.Join(names, ", ") }),
 	floatOption("tol", "relative residual ||r||/||b|| to stop at", func(o *Options) *float64 { return &o.Tol },

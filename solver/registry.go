@@ -50,7 +50,10 @@ type method struct {
 var methods = map[string]method{
 	// CG's residual norm may grow 1e5-fold and more on a solve that then
 	// converges (it minimizes the A-norm of the error): no divergence test.
-	"cg": {spd: true, blocks: true, new: func(A krylov.Operator, b *ddmat.Dense, _ Options) (Method, error) {
+	"cg": {spd: true, blocks: true, new: func(A krylov.Operator, b *ddmat.Dense, opt Options) (Method, error) {
+		if opt.CGSingleReduction {
+			return asMethod(pcg.NewSingleReductionWorkspace(A, b))
+		}
 		return asMethod(pcg.NewWorkspace(A, b))
 	}},
 	"bicgstab": {divTol: krylov.DefaultDivTol, new: func(A krylov.Operator, b *ddmat.Dense, _ Options) (Method, error) {

@@ -90,6 +90,8 @@ var checks = []struct {
 	{"MulCols", (*suite).testMulCols},
 	{"UpdateRZCols", (*suite).testUpdateRZCols},
 	{"UpdateXPCols", (*suite).testUpdateXPCols},
+	{"UpdateSRCols", (*suite).testUpdateSRCols},
+	{"DotsSRCols", (*suite).testDotsSRCols},
 	{"BiCGSTABDirection", (*suite).testBiCGSTABDirection},
 	{"BiCGSTABHalf", (*suite).testBiCGSTABHalf},
 	{"BiCGSTABStep", (*suite).testBiCGSTABStep},

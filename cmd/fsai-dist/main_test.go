@@ -327,3 +327,22 @@ func TestNonsymmetricMethods(t *testing.T) {
 		t.Errorf("two-column -rhs with -solver bicgstab: exit %d\n%s", res.code, res.stderr)
 	}
 }
+
+// TestSingleReduction: -pcg.single-reduction reaches CG: the report says
+// single_reduction, the solve converges on 2 ranks in PCG's iterations
+// within 3, and without the flag the report leaves the field out.
+func TestSingleReduction(t *testing.T) {
+	rep := filepath.Join(t.TempDir(), "r.json")
+	var iterations [2]float64
+	for i, flags := range [][]string{nil, {"-pcg.single-reduction"}} {
+		res := mpirun(t, 2, append(flags, "-problem", "poisson7:10", "-prec", "jacobi", "-backend", "cpu", "-report", rep, "-progress", "0")...)
+		r := readReport(t, rep)
+		if single, _ := r["single_reduction"].(bool); res.code != 0 || r["converged"] != true || single != (flags != nil) {
+			t.Fatalf("%v: exit %d, report %v\n%s", flags, res.code, r, res.stderr)
+		}
+		iterations[i] = r["iterations"].(float64)
+	}
+	if d := iterations[1] - iterations[0]; d < -3 || d > 3 {
+		t.Errorf("%v iterations with -pcg.single-reduction, %v without", iterations[1], iterations[0])
+	}
+}

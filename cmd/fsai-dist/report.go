@@ -30,13 +30,15 @@ type report struct {
 	Ranks            int    `json:"ranks"`
 	Backend          string `json:"backend"`
 	Device           string `json:"device"`
-	// the Krylov method (-solver) and, for gmres, its restart length
-	Solver       string `json:"solver"`
-	GMRESRestart int    `json:"gmres_restart,omitempty"`
-	Prec         string `json:"prec"`
-	Matrix       string `json:"matrix,omitempty"`
-	Problem      string `json:"problem,omitempty"`
-	Partition    string `json:"partition"`
+	// the Krylov method (-solver) and, for gmres, its restart length; for
+	// cg, whether it ran single-reduction CG (-pcg.single-reduction)
+	Solver          string `json:"solver"`
+	GMRESRestart    int    `json:"gmres_restart,omitempty"`
+	SingleReduction bool   `json:"single_reduction,omitempty"`
+	Prec            string `json:"prec"`
+	Matrix          string `json:"matrix,omitempty"`
+	Problem         string `json:"problem,omitempty"`
+	Partition       string `json:"partition"`
 	// MatrixValues is how A's values are stored: "double", or "single"
 	// when every block holds float32 numbers only (exact, -matrix.narrow).
 	MatrixValues string  `json:"matrix_values"`
@@ -129,8 +131,11 @@ func newReport(c *comm.Comm, o *options) *report {
 	case "spai":
 		r.PrecParams = optionValues(o.solver, "spai.")
 	}
-	if o.solver.Method == "gmres" {
+	switch o.solver.Method {
+	case "gmres":
 		r.GMRESRestart = o.solver.GMRESRestart
+	case "cg":
+		r.SingleReduction = o.solver.CGSingleReduction
 	}
 	return r
 }

@@ -26,8 +26,11 @@ func writeView(w io.Writer, rep *report) error {
 		stagnation = "off"
 	}
 	method := fmt.Sprintf("%s: tol %s, maxit %s, divtol %s, stagnation %s", rep.Solver, opt["tol"], opt["maxit"], divtol, stagnation)
-	if rep.Solver == "gmres" {
+	switch {
+	case rep.Solver == "gmres":
 		method += ", restart " + opt["gmres.restart"]
+	case rep.Solver == "cg" && opt["pcg.single-reduction"] == "true":
+		method += ", single reduction"
 	}
 	lines := [][2]string{
 		{"ranks", fmt.Sprintf("%d, backend %s, rank 0 on %s", rep.Ranks, rep.Backend, rep.Device)},
