@@ -274,6 +274,34 @@ func BenchmarkLaunch(b *testing.B) {
 			backend.Dot(be, small, small)
 		}
 	})
+	// the stream operations of a halo exchange between peers, each timed
+	// on the host as the driver queues it
+	var c counter
+	if _, err := be.newCounter(&c); err != nil {
+		b.Fatal(err)
+	}
+	hostUs := func(b *testing.B, op func(i int)) {
+		start := time.Now()
+		for i := 0; i < b.N; i++ {
+			op(i)
+		}
+		b.ReportMetric(time.Since(start).Seconds()*1e6/float64(b.N), "host-us/op")
+		if err := be.Sync(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("write-value", func(b *testing.B) {
+		hostUs(b, func(i int) { be.writeValue(be.stream, c, uint32(i+1)) })
+	})
+	b.Run("write+wait-value", func(b *testing.B) {
+		hostUs(b, func(i int) {
+			be.writeValue(be.stream, c, uint32(i+1))
+			be.waitValue(be.stream, c, uint32(i+1))
+		})
+	})
+	b.Run("order-streams", func(b *testing.B) {
+		hostUs(b, func(int) { be.order(be.stream, be.copyStream) })
+	})
 }
 
 // BenchmarkMemory measures what device memory costs the host: cuMemAlloc
