@@ -38,22 +38,10 @@ func (d *Driver) StreamWaitEvent(s, e uintptr, what string) error {
 }
 
 // HasStreamValues reports whether the driver has the stream memory
-// operations (CUDA 11.7 and later) of StreamWaitValue32 and
-// StreamWriteValue32.
+// operations (CUDA 11.7 and later) that StreamBatch queues:
+// cuStreamWaitValue32_v2 and cuStreamWriteValue32_v2.
 func (d *Driver) HasStreamValues() bool {
 	return d.streamWaitValue32 != 0 && d.streamWriteValue32 != 0
-}
-
-// StreamWaitValue32 queues on s a wait until the 32-bit word at device
-// address p equals v.
-func (d *Driver) StreamWaitValue32(s, p uintptr, v uint32, what string) error {
-	return d.checkNamed(d.call(d.streamWaitValue32, s, p, uintptr(v), streamWaitValueEq), "cuStreamWaitValue32", what)
-}
-
-// StreamWriteValue32 queues on s the write of v into the 32-bit word at
-// device address p, after the writes of the work queued before it.
-func (d *Driver) StreamWriteValue32(s, p uintptr, v uint32, what string) error {
-	return d.checkNamed(d.call(d.streamWriteValue32, s, p, uintptr(v), streamWriteValueDef), "cuStreamWriteValue32", what)
 }
 
 // MemOp is one stream memory operation of StreamBatch: a
@@ -84,14 +72,15 @@ const (
 // must be below 256).
 const batchMost = 255
 
-// WaitOp is the operation of StreamWaitValue32: wait until the 32-bit
-// word at device address p equals v.
+// WaitOp is the operation of cuStreamWaitValue32 (CU_STREAM_WAIT_VALUE_EQ):
+// wait until the 32-bit word at device address p equals v.
 func WaitOp(p uintptr, v uint32) MemOp {
 	return MemOp{op: memOpWaitValue32, address: uint64(p), value: v, flags: streamWaitValueEq}
 }
 
-// WriteOp is the operation of StreamWriteValue32: write v into the 32-bit
-// word at device address p, after the writes of the work queued before it.
+// WriteOp is the operation of cuStreamWriteValue32 (default flags): write
+// v into the 32-bit word at device address p, after a fence that makes
+// the writes of the work queued before it visible first.
 func WriteOp(p uintptr, v uint32) MemOp {
 	return MemOp{op: memOpWriteValue32, address: uint64(p), value: v, flags: streamWriteValueDef}
 }
@@ -103,9 +92,9 @@ func (d *Driver) HasStreamBatch() bool { return d.streamBatchMemOp != 0 }
 
 // StreamBatch queues ops on s, in their order: in one driver call for up
 // to 255 operations (cuStreamBatchMemOp), or, where the driver lacks it,
-// one StreamWaitValue32 or StreamWriteValue32 per operation. The stream
-// memory operations must be there (HasStreamValues); what names the
-// operations in errors.
+// one cuStreamWaitValue32 or cuStreamWriteValue32 per operation. The
+// stream memory operations must be there (HasStreamValues); what names
+// the operations in errors.
 func (d *Driver) StreamBatch(s uintptr, ops []MemOp, what string) error {
 	if d.streamBatchMemOp == 0 {
 		return d.streamSingles(s, ops, what)

@@ -40,8 +40,8 @@ func TestMemOpLayout(t *testing.T) {
 }
 
 // TestMemOps checks the operations that WaitOp and WriteOp make: the
-// CUstreamBatchMemOpType and the flags of StreamWaitValue32 and
-// StreamWriteValue32.
+// CUstreamBatchMemOpType and the flags of cuStreamWaitValue32 and
+// cuStreamWriteValue32.
 func TestMemOps(t *testing.T) {
 	w := WaitOp(0x7f0012345678, 9)
 	if w != (MemOp{op: 1, address: 0x7f0012345678, value: 9, flags: 1}) {
