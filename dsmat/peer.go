@@ -214,29 +214,23 @@ func (l *peerLinks) put(x backend.Vector) {
 
 // await makes the work queued after it wait for the halos of every inbox,
 // in one go where the backend batches them.
-func (l *peerLinks) await() {
-	switch {
-	case l == nil || len(l.inboxes) == 0:
-	case l.batch != nil:
-		l.batch.AwaitAll(l.inboxes)
-	default:
-		for _, in := range l.inboxes {
-			in.Await()
-		}
-	}
-}
+func (l *peerLinks) await() { l.onInboxes(backend.PeerBatches.AwaitAll, backend.Inbox.Await) }
 
 // release marks the work queued so far as all the reading of every inbox
 // until the next await (Inbox.Release), in one go where the backend
 // batches them.
-func (l *peerLinks) release() {
+func (l *peerLinks) release() { l.onInboxes(backend.PeerBatches.ReleaseAll, backend.Inbox.Release) }
+
+// onInboxes calls all with every inbox where the backend batches links,
+// and otherwise one on each inbox in turn.
+func (l *peerLinks) onInboxes(all func(backend.PeerBatches, []backend.Inbox), one func(backend.Inbox)) {
 	switch {
 	case l == nil || len(l.inboxes) == 0:
 	case l.batch != nil:
-		l.batch.ReleaseAll(l.inboxes)
+		all(l.batch, l.inboxes)
 	default:
 		for _, in := range l.inboxes {
-			in.Release()
+			one(in)
 		}
 	}
 }

@@ -118,42 +118,40 @@ func (b *Backend) gatherHalos(src *Vector, out []backend.Outbox, idx []backend.I
 // AwaitAll is Await of every inbox of in: the main stream waits, in one
 // batch, for each writer's next Put.
 func (b *Backend) AwaitAll(in []backend.Inbox) {
-	defer b.enter()()
-	ops := b.memOps[:0]
-	for _, x := range in {
-		i := b.inbox("AwaitAll", x)
-		if i == nil {
-			return
-		}
+	b.inboxOps("AwaitAll", in, func(i *inbox) cuda.MemOp {
 		i.n++
-		ops = append(ops, cuda.WaitOp(i.puts.ptr, i.n))
-	}
-	b.queueOps(b.stream, ops)
-	b.memOps = ops
+		return cuda.WaitOp(i.puts.ptr, i.n)
+	})
 }
 
 // ReleaseAll is Release of every inbox of in: the main stream writes, in
 // one batch, each inbox's count of Awaits into its writer's counter.
 func (b *Backend) ReleaseAll(in []backend.Inbox) {
+	b.inboxOps("ReleaseAll", in, func(i *inbox) cuda.MemOp { return cuda.WriteOp(i.released.ptr, i.n) })
+}
+
+// inboxOps queues on the main stream, in one batch, the operation that op
+// makes of each inbox of in; name names the caller in errors.
+func (b *Backend) inboxOps(name string, in []backend.Inbox, op func(*inbox) cuda.MemOp) {
 	defer b.enter()()
 	ops := b.memOps[:0]
 	for _, x := range in {
-		i := b.inbox("ReleaseAll", x)
+		i := b.inbox(name, x)
 		if i == nil {
 			return
 		}
-		ops = append(ops, cuda.WriteOp(i.released.ptr, i.n))
+		ops = append(ops, op(i))
 	}
 	b.queueOps(b.stream, ops)
 	b.memOps = ops
 }
 
 // inbox returns x as an inbox of this backend, or records why not and
-// returns nil; op names the caller in errors.
-func (b *Backend) inbox(op string, x backend.Inbox) *inbox {
+// returns nil; name names the caller in errors.
+func (b *Backend) inbox(name string, x backend.Inbox) *inbox {
 	i, ok := x.(*inbox)
 	if !ok || i == nil || i.b != b {
-		b.fail(fmt.Errorf("gpu: %s: %T is not an inbox of this backend", op, x))
+		b.fail(fmt.Errorf("gpu: %s: %T is not an inbox of this backend", name, x))
 		return nil
 	}
 	return i
