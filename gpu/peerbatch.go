@@ -81,17 +81,12 @@ func (b *Backend) PutAll(src backend.Vector, out []backend.Outbox, idx []backend
 // outbox returns o as an outbox of this backend whose inbox idx fills,
 // or records why not and returns nil.
 func (b *Backend) outbox(o backend.Outbox, idx backend.Index) *outbox {
-	out, ok := o.(*outbox)
-	if !ok || out == nil || out.b != b {
-		b.fail(fmt.Errorf("gpu: PutAll: %T is not an outbox of this backend", o))
+	out := ours[*outbox](b, "PutAll", "an outbox", o)
+	if out == nil {
 		return nil
 	}
-	x, ok := idx.(*Index)
-	if !ok || x == nil || x.b != b {
-		b.fail(fmt.Errorf("gpu: PutAll: %T is not an index of this backend", idx))
-		return nil
-	}
-	if !b.sameLen("PutAll", out.dst.n, x.n) {
+	x := ours[*Index](b, "PutAll", "an index", idx)
+	if x == nil || !b.sameLen("PutAll", out.dst.n, x.n) {
 		return nil
 	}
 	return out
@@ -136,7 +131,7 @@ func (b *Backend) inboxOps(name string, in []backend.Inbox, op func(*inbox) cuda
 	defer b.enter()()
 	ops := b.memOps[:0]
 	for _, x := range in {
-		i := b.inbox(name, x)
+		i := ours[*inbox](b, name, "an inbox", x)
 		if i == nil {
 			return
 		}
@@ -146,16 +141,8 @@ func (b *Backend) inboxOps(name string, in []backend.Inbox, op func(*inbox) cuda
 	b.memOps = ops
 }
 
-// inbox returns x as an inbox of this backend, or records why not and
-// returns nil; name names the caller in errors.
-func (b *Backend) inbox(name string, x backend.Inbox) *inbox {
-	i, ok := x.(*inbox)
-	if !ok || i == nil || i.b != b {
-		b.fail(fmt.Errorf("gpu: %s: %T is not an inbox of this backend", name, x))
-		return nil
-	}
-	return i
-}
+func (in *inbox) backendOf() *Backend   { return in.b }
+func (out *outbox) backendOf() *Backend { return out.b }
 
 // queueOps queues the counter operations ops on stream, in one driver
 // call where the driver has cuStreamBatchMemOp.
