@@ -17,8 +17,8 @@ import (
 //	copy:                         (wait) [released?] x2, gather_halos, [puts] x2
 //
 // where each bracketed group is one batch: 3 launches, 4 batches and 4
-// event calls, against 4 launches, 8 stream operations and 4 event calls
-// link by link. Where the driver lacks cuStreamBatchMemOp_v2 a batch is
+// event calls, against 4 launches, 8 batches of one operation and 4 event
+// calls through the calls link by link (Put, Await, Release). Where the driver lacks cuStreamBatchMemOp_v2 a batch is
 // one call per operation (cuda.Driver.StreamBatch).
 
 var _ backend.PeerBatches = (*Backend)(nil)
@@ -29,7 +29,7 @@ const gatherDests = 8
 
 // fsaiGathers mirrors struct FsaiGathers of kernels/halo_gather.cu: the
 // destinations of one gather_halos, passed by value (Open compares the
-// layouts: gathersProbe). end[j] counts the entries of destinations 0..j;
+// layouts: passedStructs). end[j] counts the entries of destinations 0..j;
 // the slots past the last repeat the total.
 type fsaiGathers struct {
 	idx [gatherDests]uintptr
