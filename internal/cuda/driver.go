@@ -167,8 +167,8 @@ func (d *Driver) checkNamed(res uintptr, call, what string) error {
 	return d.failure(res, named(call, what))
 }
 
-// failure is the *Error of a failed call, CUresult res.
-func (d *Driver) failure(res uintptr, call string) error {
+// failure is the error of a failed call, CUresult res.
+func (d *Driver) failure(res uintptr, call string) *Error {
 	return &Error{Call: call, Code: int(res), Name: d.errorText(d.getErrorName, res),
 		Detail: d.errorText(d.getErrorString, res)}
 }

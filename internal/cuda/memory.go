@@ -14,7 +14,7 @@ func (d *Driver) MemAlloc(bytes int, what string) (uintptr, error) {
 	if res == success {
 		return p, nil
 	}
-	e := d.failure(res, fmt.Sprintf("cuMemAlloc(%d bytes for %s)", bytes, what)).(*Error)
+	e := d.failure(res, fmt.Sprintf("cuMemAlloc(%d bytes for %s)", bytes, what))
 	if e.Code == OutOfMemory {
 		e.Detail = d.MemInfo()
 	}
