@@ -16,7 +16,8 @@ func loopback(t *testing.T, b *Backend, n []int) (in []backend.Inbox, out []back
 	defer b.enter()()
 	for _, m := range n {
 		v := newVec(t, b, make([]float64, m))
-		i, o := &inbox{b: b}, &outbox{b: b, dst: *v.(*Vector)}
+		vv := v.(*Vector)
+		i, o := &inbox{b: b}, &outbox{b: b, dst: Vector{b: b, ptr: vv.ptr, n: vv.n}}
 		if _, err := b.newCounter(&i.puts); err != nil {
 			t.Fatal(err)
 		}
