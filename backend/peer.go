@@ -32,6 +32,22 @@ type Peers interface {
 	EndPuts()
 }
 
+// PeerBatches is implemented by Peers backends that queue the links of
+// one product together: the Puts of all its outboxes, the Awaits of all its
+// inboxes, their Releases, each in fewer driver calls than link by link
+// (on a GPU: one gather launch, and one batch of counter operations per
+// kind). The work queued is that of the calls link by link, in the order
+// of the slices; callers make those calls where a backend lacks it.
+type PeerBatches interface {
+	// PutAll is out[j].Put(src, idx[j]) for every j, except that every
+	// gather may wait for the last Release of every inbox of out.
+	PutAll(src Vector, out []Outbox, idx []Index)
+	// AwaitAll is Await of every inbox of in.
+	AwaitAll(in []Inbox)
+	// ReleaseAll is Release of every inbox of in.
+	ReleaseAll(in []Inbox)
+}
+
 // PeerMessageBytes bounds the offers and answers of Peers.
 const PeerMessageBytes = 512
 

@@ -19,11 +19,17 @@ const peerMsgBytes = 2 + backend.PeerMessageBytes
 // the hosts pass no messages for them.
 type peerLinks struct {
 	be     backend.Peers
-	in     []backend.Inbox  // per off-diagonal block; nil: through the host
-	out    []backend.Outbox // per send; nil: through the host
-	outIdx []backend.Index  // per send with an outbox: its list for k columns
-	n      int              // links that go device to device
-	nOut   int              // of which sends
+	batch  backend.PeerBatches // be's, when it has them; nil: link by link
+	in     []backend.Inbox     // per off-diagonal block; nil: through the host
+	out    []backend.Outbox    // per send; nil: through the host
+	outIdx []backend.Index     // per send with an outbox: its list for k columns
+	n      int                 // links that go device to device
+	nOut   int                 // of which sends
+	// the inboxes, outboxes and outboxes' lists of in, out and outIdx
+	// that are not nil, in order: the links that a product queues
+	inboxes  []backend.Inbox
+	outboxes []backend.Outbox
+	lists    []backend.Index
 }
 
 // connectPeers makes the links between the halo buffers x of this rank
@@ -89,22 +95,31 @@ func connectPeers(m *Matrix, be backend.Backend, x *haloBuffers) (*peerLinks, er
 		l.free()
 		return nil, err
 	}
-	for _, in := range l.in {
-		if in != nil {
-			l.n++
-		}
-	}
-	for _, out := range l.out {
-		if out != nil {
-			l.nOut++
-		}
-	}
-	l.n += l.nOut
-	if l.n == 0 {
+	if l.list(); l.n == 0 {
 		l.free()
 		return nil, nil
 	}
 	return l, nil
+}
+
+// list lists the links that go device to device (the inboxes, outboxes
+// and lists of in, out and outIdx that are not nil, in order), counts
+// them, and takes the backend's batches of links if it has them.
+func (l *peerLinks) list() {
+	for _, in := range l.in {
+		if in != nil {
+			l.inboxes = append(l.inboxes, in)
+		}
+	}
+	for k, out := range l.out {
+		if out != nil {
+			l.outboxes = append(l.outboxes, out)
+			l.lists = append(l.lists, l.outIdx[k])
+		}
+	}
+	l.nOut = len(l.outboxes)
+	l.n = len(l.inboxes) + l.nOut
+	l.batch, _ = l.be.(backend.PeerBatches)
 }
 
 // handshake sends msg(i) to rank to[i] and receives a message from each
@@ -181,18 +196,43 @@ func (l *peerLinks) begin() {
 	}
 }
 
-// put queues the halos of the outboxes; the work queued after it waits
-// for them to leave.
+// put queues the halos of the outboxes, in one go where the backend
+// batches them; the work queued after it waits for them to leave.
 func (l *peerLinks) put(x backend.Vector) {
 	if l == nil || l.nOut == 0 {
 		return
 	}
-	for k, out := range l.out {
-		if out != nil {
-			out.Put(x, l.outIdx[k])
+	if l.batch != nil {
+		l.batch.PutAll(x, l.outboxes, l.lists)
+	} else {
+		for j, out := range l.outboxes {
+			out.Put(x, l.lists[j])
 		}
 	}
 	l.be.EndPuts()
+}
+
+// await makes the work queued after it wait for the halos of every inbox,
+// in one go where the backend batches them.
+func (l *peerLinks) await() { l.onInboxes(backend.PeerBatches.AwaitAll, backend.Inbox.Await) }
+
+// release marks the work queued so far as all the reading of every inbox
+// until the next await (Inbox.Release), in one go where the backend
+// batches them.
+func (l *peerLinks) release() { l.onInboxes(backend.PeerBatches.ReleaseAll, backend.Inbox.Release) }
+
+// onInboxes calls all with every inbox where the backend batches links,
+// and otherwise one on each inbox in turn.
+func (l *peerLinks) onInboxes(all func(backend.PeerBatches, []backend.Inbox), one func(backend.Inbox)) {
+	switch {
+	case l == nil || len(l.inboxes) == 0:
+	case l.batch != nil:
+		all(l.batch, l.inboxes)
+	default:
+		for _, in := range l.inboxes {
+			one(in)
+		}
+	}
 }
 
 // inbox returns the inbox of off-diagonal block i, nil when its halo comes

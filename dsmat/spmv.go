@@ -401,16 +401,15 @@ func (op *Operator) apply(y, x backend.Vector, k int, dot backend.Sum) error {
 		if err := comm.Waitall(ex.recvs); err != nil {
 			return fmt.Errorf("dsmat: spmv halo: %w", err)
 		}
+		ex.links.await()
 		for i := range ex.recvs {
-			op.land(ex, i)
-		}
-		op.product(y, op.diag, x, ex, 0, w, dot)
-	} else {
-		for i := range ex.recvs {
-			if ex.links.inbox(i) != nil {
+			if ex.links.inbox(i) == nil {
 				op.land(ex, i)
 			}
 		}
+		op.product(y, op.diag, x, ex, 0, w, dot)
+	} else {
+		ex.links.await()
 		for {
 			i, err := comm.Waitany(ex.recvs)
 			if err != nil {
@@ -423,7 +422,7 @@ func (op *Operator) apply(y, x backend.Vector, k int, dot backend.Sum) error {
 		}
 	}
 	op.applyOff(y, ex, w, dot)
-	op.release(ex)
+	ex.links.release()
 	if err := comm.Waitall(ex.sent); err != nil {
 		return fmt.Errorf("dsmat: spmv send: %w", err)
 	}
@@ -440,32 +439,17 @@ func (op *Operator) product(y backend.Vector, a backend.Matrix, x backend.Vector
 	op.be.SpMM(y, a, x, ex.k, beta)
 }
 
-// land makes the arrived halo of off-diagonal block i visible to the
-// products queued next: it uploads it from the host, or, from a peer,
-// makes the device wait for the peer's copy (at once: the host need not
-// know that it has arrived).
+// land uploads the halo of off-diagonal block i, arrived through the
+// host, for the products queued next. (The halos from peers the device
+// waits for itself: peerLinks.await.)
 func (op *Operator) land(ex *haloBuffers, i int) {
-	if in := ex.links.inbox(i); in != nil {
-		in.Await()
-	} else {
-		op.be.UploadHalo(ex.halo[i], ex.recv[i].Data)
-	}
+	op.be.UploadHalo(ex.halo[i], ex.recv[i].Data)
 }
 
 // applyOff adds the product of the off-diagonal part with the halos.
 func (op *Operator) applyOff(y backend.Vector, ex *haloBuffers, w backend.Vector, dot backend.Sum) {
 	if op.offd != nil {
 		op.product(y, op.offd, ex.haloDev, ex, 1, w, dot)
-	}
-}
-
-// release tells every peer that sent a halo that it may be overwritten
-// once the products queued so far are done.
-func (op *Operator) release(ex *haloBuffers) {
-	for i := range ex.recvs {
-		if in := ex.links.inbox(i); in != nil {
-			in.Release()
-		}
 	}
 }
 

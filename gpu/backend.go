@@ -87,6 +87,8 @@ type Backend struct {
 	marks             []uintptr // events of Mark free for reuse
 	staging           staging   // large copies from and to pageable host memory (staging.go)
 	args              *launchArgs
+	gathers           *gathersArgs // the parameters of gather_halos (peerbatch.go)
+	memOps            []cuda.MemOp // the counter operations of a batch, reused (peerbatch.go)
 	pinner            runtime.Pinner
 	// spare is device memory out of use, kept for the allocations to come
 	// while keepSpare is set (retire)
@@ -184,7 +186,8 @@ func (b *Backend) open() error {
 	for i := range b.args.ptrs {
 		b.args.ptrs[i] = uintptr(unsafe.Pointer(&b.args.vals[i]))
 	}
-	if err := b.probeLayout(b.module, "FsaiCols", fsaiCols{}); err != nil {
+	b.gathers = newGathersArgs(&b.pinner)
+	if err := b.checkLayouts(); err != nil {
 		return fmt.Errorf("gpu: %w", err)
 	}
 	return d.StreamSynchronize(b.stream, "")

@@ -249,8 +249,11 @@ func BenchmarkFactorWidth(b *testing.B) {
 
 // BenchmarkLaunch measures host costs: making the context current (enter),
 // one kernel launch (Fill of one entry; host-us/launch is the time to queue
-// them, ns/op includes running them), and a reduction's round trip (Dot of
-// 1000 entries: launch, wait, read the result).
+// them, ns/op includes running them), a reduction's round trip (Dot of
+// 1000 entries: launch, wait, read the result), and the counter operations
+// of peer halos, queued in batches of 1 and 4 (write-value/N: one batch of
+// N writes; write+wait-value/N: a batch of N writes and one of N waits),
+// and the stream orderings of EndPuts.
 func BenchmarkLaunch(b *testing.B) {
 	be := openGPU(b)
 	one, small := benchVec(b, be, 1), benchVec(b, be, 1000)
@@ -290,15 +293,27 @@ func BenchmarkLaunch(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.Run("write-value", func(b *testing.B) {
-		hostUs(b, func(i int) { be.writeValue(be.stream, c, uint32(i+1)) })
-	})
-	b.Run("write+wait-value", func(b *testing.B) {
-		hostUs(b, func(i int) {
-			be.writeValue(be.stream, c, uint32(i+1))
-			be.waitValue(be.stream, c, uint32(i+1))
+	// a batch of n writes, then n writes and n waits, of the one counter
+	for _, n := range []int{1, 4} {
+		ops := make([]cuda.MemOp, 2*n)
+		b.Run(fmt.Sprintf("write-value/%d", n), func(b *testing.B) {
+			hostUs(b, func(i int) {
+				for k := range n {
+					ops[k] = cuda.WriteOp(c.ptr, uint32(i+1))
+				}
+				be.queueOps(be.stream, ops[:n])
+			})
 		})
-	})
+		b.Run(fmt.Sprintf("write+wait-value/%d", n), func(b *testing.B) {
+			hostUs(b, func(i int) {
+				for k := range n {
+					ops[k], ops[n+k] = cuda.WriteOp(c.ptr, uint32(i+1)), cuda.WaitOp(c.ptr, uint32(i+1))
+				}
+				be.queueOps(be.stream, ops[:n])
+				be.queueOps(be.stream, ops[n:])
+			})
+		})
+	}
 	b.Run("order-streams", func(b *testing.B) {
 		hostUs(b, func(int) { be.order(be.stream, be.copyStream) })
 	})

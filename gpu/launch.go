@@ -10,7 +10,8 @@ import (
 // of kernels/*.cu. Each mirrors its kernel's C signature after the launch
 // configuration and the selectors of a kernel among its instances (cfg,
 // backend.Precision, int): int32 for int, int64 for long long, float64 for
-// double, uintptr for a device pointer, []float64 for an FsaiCols struct.
+// double, uintptr for a device pointer, []float64 for an FsaiCols struct,
+// fsaiGathers for an FsaiGathers struct.
 
 // backendKernels are looked up when the backend opens.
 var backendKernels KernelSet
@@ -97,6 +98,18 @@ func (b *Backend) launchGather(c Cfg, n int64, idx, src, dst uintptr) {
 
 func (b *Backend) launchGatherF32(c Cfg, n int64, idx, src, dst uintptr) {
 	b.launch(b.fn, kGatherF32, c, I64(n), Ptr(idx), Ptr(src), Ptr(dst))
+}
+
+// halo_gather.cu
+var kGatherHalos = backendKernels.Declare("gather_halos")
+
+func (b *Backend) launchGatherHalos(c Cfg, g fsaiGathers, n int64, src uintptr) {
+	if b.err != nil || c.grid == 0 {
+		return
+	}
+	p := b.gathers
+	p.g, p.n, p.src = g, I64(n), Ptr(src)
+	b.fail(b.drv.Launch(b.fn[kGatherHalos].f, c.grid, c.block, c.shared, c.stream, &p.ptrs[0]))
 }
 
 // gramschmidt.cu: many_{8,32}, [index in manySizes]

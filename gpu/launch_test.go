@@ -21,7 +21,8 @@ var launchers = map[string]any{
 	"update_rz_cols": (*Backend).launchUpdateRZCols, "update_xp_cols": (*Backend).launchUpdateXPCols,
 	"cg_sr_update": (*Backend).launchCGSRUpdate,
 	"gather":       (*Backend).launchGather, "gather_f32": (*Backend).launchGatherF32,
-	"many_8": (*Backend).launchMany, "many_32": (*Backend).launchMany,
+	"gather_halos": (*Backend).launchGatherHalos,
+	"many_8":       (*Backend).launchMany, "many_32": (*Backend).launchMany,
 	"dot": (*Backend).launchDot, "update_rz": (*Backend).launchUpdateRZ,
 	"transpose_count": (*Backend).launchTransposeCount, "transpose_scan_tiles": (*Backend).launchScanTiles,
 	"transpose_scan_sums": (*Backend).launchScanSums, "transpose_scan_add": (*Backend).launchScanAdd,
@@ -46,13 +47,13 @@ func init() {
 	}
 }
 
-// TestLayoutProbe runs the layout probe of FsaiCols, which Open ran
-// before (it would have failed), and the probe on a mirror out of step
-// with the C struct, whose error must name the member.
+// TestLayoutProbe runs the layout probes of FsaiCols and FsaiGathers,
+// which Open ran before (it would have failed), and the probe on a mirror
+// out of step with the C struct, whose error must name the member.
 func TestLayoutProbe(t *testing.T) {
 	b := openGPU(t)
 	defer b.enter()()
-	if err := b.probeLayout(b.module, "FsaiCols", fsaiCols{}); err != nil {
+	if err := b.checkLayouts(); err != nil {
 		t.Fatal(err)
 	}
 	type half struct {
@@ -70,7 +71,8 @@ func TestLayoutProbe(t *testing.T) {
 // launch function, and that the function's kernel parameters match the
 // entry's: the same count, and per parameter the PTX type its Go type
 // stands for (int32 .u32; int64, uintptr .u64; float64 .f64; []float64 an
-// FsaiCols of colChunk doubles). The FSAI set-up's kernels are checked so
+// FsaiCols of colChunk doubles; fsaiGathers an FsaiGathers of its size).
+// The FSAI set-up's kernels are checked so
 // by package afsai/cudafsai.
 func TestLaunchSignatures(t *testing.T) {
 	nv := needNVRTC(t)
@@ -89,11 +91,13 @@ func TestLaunchSignatures(t *testing.T) {
 
 // goParams returns the PTX parameter types that a launch function of type
 // f passes, its receiver and launch selectors (Cfg, backend.Precision,
-// int, *Backend) left out, an FsaiCols of colChunk doubles for []float64.
+// int, *Backend) left out, an FsaiCols of colChunk doubles for []float64,
+// an FsaiGathers for fsaiGathers.
 func goParams(f reflect.Type) []string {
 	return cuda.PTXParams(f, map[reflect.Type]string{
-		reflect.TypeFor[[]float64](): ".b8[" + strconv.Itoa(int(unsafe.Sizeof(fsaiCols{}))) + "]",
-		reflect.TypeFor[Cfg]():       "", reflect.TypeFor[backend.Precision](): "", reflect.TypeFor[int](): "",
+		reflect.TypeFor[[]float64]():   ".b8[" + strconv.Itoa(int(unsafe.Sizeof(fsaiCols{}))) + "]",
+		reflect.TypeFor[fsaiGathers](): ".b8[" + strconv.Itoa(int(unsafe.Sizeof(fsaiGathers{}))) + "]",
+		reflect.TypeFor[Cfg]():         "", reflect.TypeFor[backend.Precision](): "", reflect.TypeFor[int](): "",
 		reflect.TypeFor[*Backend](): "",
 	})
 }

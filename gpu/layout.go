@@ -11,15 +11,31 @@ import (
 
 // The structs passed to kernels by value are mirrored by Go structs, and
 // their layouts are compared at start-up on the GPU (cuda.LayoutProbe):
-// the backend's own, FsaiCols, by a probe compiled into its module and run
-// by Open; another package's, by Raw.CheckLayout, before its first launch.
+// the backend's own (passedStructs), by probes compiled into its module and
+// run by Open; another package's, by Raw.CheckLayout, before its first
+// launch.
 
 // layoutKernel is the name of the probe kernel of C struct cName.
 func layoutKernel(cName string) string { return "layout_" + cName }
 
-// colsProbe is the probe of FsaiCols, which kernelSource appends to the
-// kernels.
-func colsProbe() string { return cuda.LayoutProbe(layoutKernel("FsaiCols"), "FsaiCols", fsaiCols{}) }
+// passedStructs are the structs that the backend's kernels take by value,
+// each with its Go mirror: kernelSource appends their probes to the
+// kernels, and Open runs them (checkLayouts).
+var passedStructs = []struct {
+	cName  string
+	mirror any
+}{{"FsaiCols", fsaiCols{}}, {"FsaiGathers", fsaiGathers{}}}
+
+// checkLayouts runs the probe of every struct of passedStructs in the
+// backend's module and returns the first difference.
+func (b *Backend) checkLayouts() error {
+	for _, s := range passedStructs {
+		if err := b.probeLayout(b.module, s.cName, s.mirror); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // probeLayout runs the probe kernel of C struct cName in module (which
 // holds the probe cuda.LayoutProbe made of mirror) and returns the first

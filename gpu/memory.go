@@ -56,6 +56,8 @@ type Index struct {
 // Len is the number of entries.
 func (x *Index) Len() int { return x.n }
 
+func (x *Index) backendOf() *Backend { return x.b }
+
 // Free releases the memory.
 func (x *Index) Free() {
 	if x.ptr != 0 {

@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"unsafe"
 
 	"github.com/fsai-dist/fsai-dist/internal/cuda"
@@ -81,8 +82,15 @@ func (s *KernelSet) lookup(d *cuda.Driver, module uintptr, occupancy bool) ([]Ke
 const kernelsName = "fsai-kernels.cu"
 
 // kernelSource is the translation unit the backend compiles: the kernels
-// and the layout probe of FsaiCols (colsProbe), which Open runs.
-func kernelSource() string { return kernels.Source() + colsProbe() }
+// and the layout probes of the structs they take by value (passedStructs),
+// which Open runs.
+func kernelSource() string {
+	src := kernels.Source()
+	for _, s := range passedStructs {
+		src += cuda.LayoutProbe(layoutKernel(s.cName), s.cName, s.mirror)
+	}
+	return src
+}
 
 // loadModule compiles (or finds in the cache) the kernels for the device and
 // loads them into the current context. A cached image that the driver
@@ -162,9 +170,26 @@ type colArgs struct {
 }
 
 // fsaiCols mirrors struct FsaiCols of kernels/block.cu: per-column scalars
-// passed by value (Open compares the layouts: colsProbe).
+// passed by value (Open compares the layouts: passedStructs).
 type fsaiCols struct {
 	v [colChunk]float64
+}
+
+// gathersArgs is the kernelParams array of gather_halos and the
+// parameters it points at, made once and pinned with the backend
+// (launchArgs), so that a launch allocates nothing.
+type gathersArgs struct {
+	g      fsaiGathers
+	n, src uint64
+	ptrs   [3]uintptr
+}
+
+// newGathersArgs returns the parameters of gather_halos, pinned by p.
+func newGathersArgs(p *runtime.Pinner) *gathersArgs {
+	a := new(gathersArgs)
+	p.Pin(a)
+	a.ptrs = [3]uintptr{uintptr(unsafe.Pointer(&a.g)), uintptr(unsafe.Pointer(&a.n)), uintptr(unsafe.Pointer(&a.src))}
+	return a
 }
 
 // launchCols is launch for kernels that take FsaiCols parameters first, one

@@ -65,27 +65,32 @@ func widthIndex(m *Matrix, w int) (int, int) {
 // Gather sets dst[k] = src[idx[k]].
 func (b *Backend) Gather(dst, src backend.Vector, idx backend.Index) {
 	defer b.enter()()
-	if d := b.vector("Gather", dst); d != nil {
-		b.gather(d, src, idx, "Gather", b.stream)
+	d, s := b.vector("Gather", dst), b.vector("Gather", src)
+	if d == nil || s == nil {
+		return
+	}
+	if x := ours[*Index](b, "Gather", "an index", idx); x != nil && b.sameLen("Gather", d.n, x.n) {
+		b.launchGather(b.blocks(b.elementBlocks(d.n)), int64(d.n), x.ptr, s.ptr, d.ptr)
 	}
 }
 
-// gather queues d = src[idx] on stream; op names the caller in errors.
-func (b *Backend) gather(d *Vector, src backend.Vector, idx backend.Index, op string, stream uintptr) {
-	s := b.vector(op, src)
-	if s == nil {
-		return
+// owned is a handle that one backend made: an index, an inbox or an
+// outbox.
+type owned interface{ backendOf() *Backend }
+
+// ours returns v as a P of backend b, or records why not and returns nil;
+// op names the caller and what the kind of handle in errors.
+func ours[P interface {
+	comparable
+	owned
+}](b *Backend, op, what string, v any) P {
+	var none P
+	p, ok := v.(P)
+	if !ok || p == none || p.backendOf() != b {
+		b.fail(fmt.Errorf("gpu: %s: %T is not %s of this backend", op, v, what))
+		return none
 	}
-	x, ok := idx.(*Index)
-	if !ok || x == nil || x.b != b {
-		b.fail(fmt.Errorf("gpu: %s: %T is not an index of this backend", op, idx))
-		return
-	}
-	if b.sameLen(op, d.n, x.n) {
-		c := b.blocks(b.elementBlocks(d.n))
-		c.stream = stream
-		b.launchGather(c, int64(d.n), x.ptr, s.ptr, d.ptr)
-	}
+	return p
 }
 
 // Fill sets every entry of x to v.

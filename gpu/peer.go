@@ -22,10 +22,11 @@ import (
 // back into the sender's. Counters are slots of a pool that each process
 // exports once, and each process maps a peer's pool once, however many
 // links the two share: a program that rebuilds its operators takes no new
-// allocation per link and rebuild. The counters are written with
-// cuStreamWriteValue32, which fences the writes before it, and waited for
-// with cuStreamWaitValue32: the hosts only queue work, and never wait for
-// each other. Equality tests keep the counters right when they wrap,
+// allocation per link and rebuild. The counters are written with the
+// operation of cuStreamWriteValue32, which fences the writes before it,
+// and waited for with that of cuStreamWaitValue32, the operations of all
+// the links of a product batched in one call (peerbatch.go): the hosts
+// only queue work, and never wait for each other. Equality tests keep the counters right when they wrap,
 // since the two sides are never more than one step apart.
 //
 // The sender's gathers run on the copy stream, whose priority is the
@@ -148,20 +149,13 @@ func (in *inbox) Connect(answer []byte) error {
 	return err
 }
 
-// Await makes the main stream wait for the writer's next Put.
-func (in *inbox) Await() {
-	b := in.b
-	defer b.enter()()
-	in.n++
-	b.waitValue(b.stream, in.puts, in.n)
-}
+// Await makes the main stream wait for the writer's next Put: AwaitAll
+// of this inbox alone.
+func (in *inbox) Await() { in.b.AwaitAll([]backend.Inbox{in}) }
 
-// Release writes the count of Awaits into the writer's counter.
-func (in *inbox) Release() {
-	b := in.b
-	defer b.enter()()
-	b.writeValue(b.stream, in.released, in.n)
-}
+// Release writes the count of Awaits into the writer's counter:
+// ReleaseAll of this inbox alone.
+func (in *inbox) Release() { in.b.ReleaseAll([]backend.Inbox{in}) }
 
 // Free releases both counters.
 func (in *inbox) Free() {
@@ -224,18 +218,9 @@ func (b *Backend) NewOutbox(offer []byte) (backend.Outbox, []byte, error) {
 
 // Put waits, on the copy stream, for the reader's Release of the last Put,
 // gathers src[idx] into the inbox and writes the count of Puts into the
-// reader's counter.
+// reader's counter: PutAll of this outbox alone.
 func (out *outbox) Put(src backend.Vector, idx backend.Index) {
-	b := out.b
-	defer b.enter()()
-	if b.putsWait && b.err == nil {
-		b.fail(b.drv.StreamWaitEvent(b.copyStream, b.putsFrom, "puts"))
-		b.putsWait = false
-	}
-	b.waitValue(b.copyStream, out.released, out.n)
-	b.gather(&out.dst, src, idx, "Put", b.copyStream)
-	out.n++
-	b.writeValue(b.copyStream, out.puts, out.n)
+	out.b.PutAll(src, []backend.Outbox{out}, []backend.Index{idx})
 }
 
 // Free unmaps the inbox and releases both counters.
@@ -350,21 +335,6 @@ func (b *Backend) freeCounters(cs ...*counter) {
 			b.closeMemory(c.mapped, "peer counter")
 		}
 		*c = counter{}
-	}
-}
-
-// waitValue queues on stream a wait until the counter equals v.
-func (b *Backend) waitValue(stream uintptr, c counter, v uint32) {
-	if b.err == nil {
-		b.fail(b.drv.StreamWaitValue32(stream, c.ptr, v, "peer counter"))
-	}
-}
-
-// writeValue queues on stream the write of v into the counter, after the
-// writes of the work queued before it.
-func (b *Backend) writeValue(stream uintptr, c counter, v uint32) {
-	if b.err == nil {
-		b.fail(b.drv.StreamWriteValue32(stream, c.ptr, v, "peer counter"))
 	}
 }
 

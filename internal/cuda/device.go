@@ -27,9 +27,10 @@ func (d *Driver) DeviceCount() (int, error) {
 // Device returns the handle of device index.
 func (d *Driver) Device(index int) (int32, error) {
 	var dev int32
-	err := d.check(d.call(d.deviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(index)),
-		fmt.Sprintf("cuDeviceGet(%d)", index))
-	return dev, err
+	if res := d.call(d.deviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(index)); res != success {
+		return dev, d.failure(res, fmt.Sprintf("cuDeviceGet(%d)", index))
+	}
+	return dev, nil
 }
 
 // DeviceName returns the device's name, e.g. "NVIDIA H100 80GB HBM3".
@@ -45,9 +46,10 @@ func (d *Driver) DeviceName(dev int32) (string, error) {
 // DeviceAttribute returns attribute attr (one of the Attr constants).
 func (d *Driver) DeviceAttribute(dev int32, attr int) (int, error) {
 	var v int32
-	err := d.check(d.call(d.deviceGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(attr), uintptr(dev)),
-		fmt.Sprintf("cuDeviceGetAttribute(%d)", attr))
-	return int(v), err
+	if res := d.call(d.deviceGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(attr), uintptr(dev)); res != success {
+		return 0, d.failure(res, fmt.Sprintf("cuDeviceGetAttribute(%d)", attr))
+	}
+	return int(v), nil
 }
 
 // DeviceTotalMem returns the device's memory in bytes.

@@ -71,8 +71,8 @@ type Driver struct {
 	deviceGetUUID, memGetAddressRange                    uintptr
 	ipcGetMemHandle, ipcOpenMemHandle, ipcCloseMemHandle uintptr
 	// stream memory operations (CUDA 11.7 and later); 0 when the driver
-	// lacks them (HasStreamValues)
-	streamWaitValue32, streamWriteValue32 uintptr
+	// lacks them (HasStreamValues, HasStreamBatch)
+	streamWaitValue32, streamWriteValue32, streamBatchMemOp uintptr
 }
 
 var (
@@ -133,6 +133,7 @@ func open() (*Driver, error) {
 	}
 	d.streamWaitValue32, _ = purego.Dlsym(lib, "cuStreamWaitValue32_v2")
 	d.streamWriteValue32, _ = purego.Dlsym(lib, "cuStreamWriteValue32_v2")
+	d.streamBatchMemOp, _ = purego.Dlsym(lib, "cuStreamBatchMemOp_v2")
 	if err := d.check(d.call(d.init, 0), "cuInit"); err != nil {
 		return nil, err
 	}
@@ -153,6 +154,21 @@ func (d *Driver) check(res uintptr, call string) error {
 	if res == success {
 		return nil
 	}
+	return d.failure(res, call)
+}
+
+// checkNamed is check for a call named with what in parentheses (named):
+// the name is built only when the call failed, so that the calls queued
+// for every product build no strings.
+func (d *Driver) checkNamed(res uintptr, call, what string) error {
+	if res == success {
+		return nil
+	}
+	return d.failure(res, named(call, what))
+}
+
+// failure is the error of a failed call, CUresult res.
+func (d *Driver) failure(res uintptr, call string) *Error {
 	return &Error{Call: call, Code: int(res), Name: d.errorText(d.getErrorName, res),
 		Detail: d.errorText(d.getErrorString, res)}
 }

@@ -10,31 +10,35 @@ import (
 // When the device is full the error's Detail tells the free memory.
 func (d *Driver) MemAlloc(bytes int, what string) (uintptr, error) {
 	var p uintptr
-	err := d.check(d.call(d.memAlloc, uintptr(unsafe.Pointer(&p)), uintptr(bytes)),
-		fmt.Sprintf("cuMemAlloc(%d bytes for %s)", bytes, what))
-	if e, ok := err.(*Error); ok && e.Code == OutOfMemory {
+	res := d.call(d.memAlloc, uintptr(unsafe.Pointer(&p)), uintptr(bytes))
+	if res == success {
+		return p, nil
+	}
+	e := d.failure(res, fmt.Sprintf("cuMemAlloc(%d bytes for %s)", bytes, what))
+	if e.Code == OutOfMemory {
 		e.Detail = d.MemInfo()
 	}
-	return p, err
+	return p, e
 }
 
 // MemFree frees device memory; what names the use in errors.
 func (d *Driver) MemFree(p uintptr, what string) error {
-	return d.check(d.call(d.memFree, p), "cuMemFree("+what+")")
+	return d.checkNamed(d.call(d.memFree, p), "cuMemFree", what)
 }
 
 // MemAllocHost allocates bytes of page-locked host memory; what names the
 // use in errors.
 func (d *Driver) MemAllocHost(bytes int, what string) (unsafe.Pointer, error) {
 	var p unsafe.Pointer
-	err := d.check(d.call(d.memAllocHost, uintptr(unsafe.Pointer(&p)), uintptr(bytes)),
-		fmt.Sprintf("cuMemAllocHost(%d bytes for %s)", bytes, what))
-	return p, err
+	if res := d.call(d.memAllocHost, uintptr(unsafe.Pointer(&p)), uintptr(bytes)); res != success {
+		return p, d.failure(res, fmt.Sprintf("cuMemAllocHost(%d bytes for %s)", bytes, what))
+	}
+	return p, nil
 }
 
 // MemFreeHost frees memory from MemAllocHost; what names the use in errors.
 func (d *Driver) MemFreeHost(p unsafe.Pointer, what string) error {
-	return d.check(d.call(d.memFreeHost, uintptr(p)), "cuMemFreeHost("+what+")")
+	return d.checkNamed(d.call(d.memFreeHost, uintptr(p)), "cuMemFreeHost", what)
 }
 
 // MemGetInfo returns the free and the total memory of the current
@@ -57,8 +61,10 @@ func (d *Driver) MemInfo() string {
 // MemHostRegister page-locks bytes of host memory from p
 // (cuMemHostRegister with no flags).
 func (d *Driver) MemHostRegister(p unsafe.Pointer, bytes int) error {
-	return d.check(d.call(d.memHostRegister, uintptr(p), uintptr(bytes), 0),
-		fmt.Sprintf("cuMemHostRegister(%d bytes)", bytes))
+	if res := d.call(d.memHostRegister, uintptr(p), uintptr(bytes), 0); res != success {
+		return d.failure(res, fmt.Sprintf("cuMemHostRegister(%d bytes)", bytes))
+	}
+	return nil
 }
 
 // MemHostUnregister unlocks the host memory registered from p.
@@ -69,37 +75,37 @@ func (d *Driver) MemHostUnregister(p unsafe.Pointer) error {
 // MemcpyHtoDAsync queues on stream a copy of bytes from host memory at src
 // to device memory at dst; what, if not empty, names the data in errors.
 func (d *Driver) MemcpyHtoDAsync(dst uintptr, src unsafe.Pointer, bytes int, stream uintptr, what string) error {
-	return d.check(d.call(d.memcpyHtoDAsync, dst, uintptr(src), uintptr(bytes), stream), copyCall("HtoD", bytes, what))
+	return d.checkCopy(d.call(d.memcpyHtoDAsync, dst, uintptr(src), uintptr(bytes), stream), "HtoD", bytes, what)
 }
 
 // MemcpyDtoHAsync queues on stream a copy of bytes from device memory at
 // src to host memory at dst; what, if not empty, names the data in errors.
 func (d *Driver) MemcpyDtoHAsync(dst unsafe.Pointer, src uintptr, bytes int, stream uintptr, what string) error {
-	return d.check(d.call(d.memcpyDtoHAsync, uintptr(dst), src, uintptr(bytes), stream), copyCall("DtoH", bytes, what))
+	return d.checkCopy(d.call(d.memcpyDtoHAsync, uintptr(dst), src, uintptr(bytes), stream), "DtoH", bytes, what)
 }
 
 // MemcpyDtoDAsync queues on stream a copy of bytes of device memory from
 // src to dst.
 func (d *Driver) MemcpyDtoDAsync(dst, src uintptr, bytes int, stream uintptr) error {
-	return d.check(d.call(d.memcpyDtoDAsync, dst, src, uintptr(bytes), stream), copyCall("DtoD", bytes, ""))
+	return d.checkCopy(d.call(d.memcpyDtoDAsync, dst, src, uintptr(bytes), stream), "DtoD", bytes, "")
 }
 
-// copyCall names a copy in errors, e.g. "cuMemcpyDtoHAsync(64 bytes of halo)".
-func copyCall(dir string, bytes int, what string) string {
+// checkCopy is check for a copy, named in errors like
+// "cuMemcpyDtoHAsync(64 bytes of halo)" (the name built only on failure).
+func (d *Driver) checkCopy(res uintptr, dir string, bytes int, what string) error {
+	if res == success {
+		return nil
+	}
 	if what != "" {
 		what = " of " + what
 	}
-	return fmt.Sprintf("cuMemcpy%sAsync(%d bytes%s)", dir, bytes, what)
+	return d.failure(res, fmt.Sprintf("cuMemcpy%sAsync(%d bytes%s)", dir, bytes, what))
 }
 
 // MemsetD32Async queues on stream the setting of n 32-bit words from p to
 // v; what, if not empty, names the memory in errors.
 func (d *Driver) MemsetD32Async(p uintptr, v uint32, n int, stream uintptr, what string) error {
-	call := "cuMemsetD32Async"
-	if what != "" {
-		call += "(" + what + ")"
-	}
-	return d.check(d.call(d.memsetD32Async, p, uintptr(v), uintptr(n), stream), call)
+	return d.checkNamed(d.call(d.memsetD32Async, p, uintptr(v), uintptr(n), stream), "cuMemsetD32Async", what)
 }
 
 // MemAddressRange returns the base and the size of the allocation that
@@ -144,11 +150,7 @@ func (d *Driver) IPCOpenMemHandle(handle []byte) (uintptr, error) {
 // IPCCloseMemHandle unmaps memory mapped by IPCOpenMemHandle; what names it
 // in errors.
 func (d *Driver) IPCCloseMemHandle(p uintptr, what string) error {
-	call := "cuIpcCloseMemHandle"
-	if what != "" {
-		call += "(" + what + ")"
-	}
-	return d.check(d.call(d.ipcCloseMemHandle, p), call)
+	return d.checkNamed(d.call(d.ipcCloseMemHandle, p), "cuIpcCloseMemHandle", what)
 }
 
 // handleWords splits an IPC handle into the eight words that carry it.

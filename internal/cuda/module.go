@@ -6,8 +6,8 @@ import "unsafe"
 // cubin) into the current context; what names it in errors.
 func (d *Driver) ModuleLoad(image []byte, what string) (uintptr, error) {
 	var m uintptr
-	err := d.check(d.call(d.moduleLoadData, uintptr(unsafe.Pointer(&m)), uintptr(unsafe.Pointer(&image[0]))),
-		"cuModuleLoadData("+what+")")
+	err := d.checkNamed(d.call(d.moduleLoadData, uintptr(unsafe.Pointer(&m)), uintptr(unsafe.Pointer(&image[0]))),
+		"cuModuleLoadData", what)
 	return m, err
 }
 
@@ -26,8 +26,8 @@ type Function struct {
 func (d *Driver) Function(m uintptr, name string) (Function, error) {
 	f := Function{name: name}
 	c := cString(name)
-	err := d.check(d.call(d.moduleGetFunction, uintptr(unsafe.Pointer(&f.h)), m, uintptr(unsafe.Pointer(&c[0]))),
-		"cuModuleGetFunction("+name+")")
+	err := d.checkNamed(d.call(d.moduleGetFunction, uintptr(unsafe.Pointer(&f.h)), m, uintptr(unsafe.Pointer(&c[0]))),
+		"cuModuleGetFunction", name)
 	return f, err
 }
 
@@ -35,8 +35,8 @@ func (d *Driver) Function(m uintptr, name string) (Function, error) {
 // multiprocessor at once, with no dynamic shared memory.
 func (d *Driver) Resident(f Function, block int) (int, error) {
 	var n int32
-	err := d.check(d.call(d.occupancyMaxActiveBlocksPerMultiprocessor, uintptr(unsafe.Pointer(&n)), f.h, uintptr(block), 0),
-		"cuOccupancyMaxActiveBlocksPerMultiprocessor("+f.name+")")
+	err := d.checkNamed(d.call(d.occupancyMaxActiveBlocksPerMultiprocessor, uintptr(unsafe.Pointer(&n)), f.h, uintptr(block), 0),
+		"cuOccupancyMaxActiveBlocksPerMultiprocessor", f.name)
 	return int(n), err
 }
 

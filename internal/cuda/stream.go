@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"unsafe"
 )
 
@@ -28,53 +29,128 @@ func (d *Driver) StreamDestroy(s uintptr) error {
 // StreamSynchronize waits for the work queued on s; what, if not empty,
 // names the stream in errors.
 func (d *Driver) StreamSynchronize(s uintptr, what string) error {
-	return d.check(d.call(d.streamSynchronize, s), named("cuStreamSynchronize", what))
+	return d.checkNamed(d.call(d.streamSynchronize, s), "cuStreamSynchronize", what)
 }
 
 // StreamWaitEvent makes the work queued on s from now on wait for event e.
 func (d *Driver) StreamWaitEvent(s, e uintptr, what string) error {
-	return d.check(d.call(d.streamWaitEvent, s, e, 0), named("cuStreamWaitEvent", what))
+	return d.checkNamed(d.call(d.streamWaitEvent, s, e, 0), "cuStreamWaitEvent", what)
 }
 
 // HasStreamValues reports whether the driver has the stream memory
-// operations (CUDA 11.7 and later) of StreamWaitValue32 and
-// StreamWriteValue32.
+// operations (CUDA 11.7 and later) that StreamBatch queues:
+// cuStreamWaitValue32_v2 and cuStreamWriteValue32_v2.
 func (d *Driver) HasStreamValues() bool {
 	return d.streamWaitValue32 != 0 && d.streamWriteValue32 != 0
 }
 
-// StreamWaitValue32 queues on s a wait until the 32-bit word at device
-// address p equals v.
-func (d *Driver) StreamWaitValue32(s, p uintptr, v uint32, what string) error {
-	return d.check(d.call(d.streamWaitValue32, s, p, uintptr(v), streamWaitValueEq), named("cuStreamWaitValue32", what))
+// MemOp is one stream memory operation of StreamBatch: a
+// CUstreamBatchMemOpParams of the driver API, the union of 48 bytes whose
+// waitValue and writeValue members both lay out the operation (a
+// CUstreamBatchMemOpType) at offset 0, the address at 8, the value (a
+// union of 32 and 64 bits, the 32 low ones on little-endian machines) at
+// 16, the flags at 24 and alias, for the driver's use, at 32.
+type MemOp struct {
+	op      uint32
+	_       uint32
+	address uint64
+	value   uint32
+	_       uint32
+	flags   uint32
+	_       uint32
+	alias   uint64
+	_       uint64
 }
 
-// StreamWriteValue32 queues on s the write of v into the 32-bit word at
-// device address p, after the writes of the work queued before it.
-func (d *Driver) StreamWriteValue32(s, p uintptr, v uint32, what string) error {
-	return d.check(d.call(d.streamWriteValue32, s, p, uintptr(v), streamWriteValueDef), named("cuStreamWriteValue32", what))
+// Operations of MemOp (CUstreamBatchMemOpType).
+const (
+	memOpWaitValue32  = 1 // CU_STREAM_MEM_OP_WAIT_VALUE_32
+	memOpWriteValue32 = 2 // CU_STREAM_MEM_OP_WRITE_VALUE_32
+)
+
+// batchMost is the most operations one cuStreamBatchMemOp takes (its count
+// must be below 256).
+const batchMost = 255
+
+// WaitOp is the operation of cuStreamWaitValue32 (CU_STREAM_WAIT_VALUE_EQ):
+// wait until the 32-bit word at device address p equals v.
+func WaitOp(p uintptr, v uint32) MemOp {
+	return MemOp{op: memOpWaitValue32, address: uint64(p), value: v, flags: streamWaitValueEq}
+}
+
+// WriteOp is the operation of cuStreamWriteValue32 (default flags): write
+// v into the 32-bit word at device address p, after a fence that makes
+// the writes of the work queued before it visible first.
+func WriteOp(p uintptr, v uint32) MemOp {
+	return MemOp{op: memOpWriteValue32, address: uint64(p), value: v, flags: streamWriteValueDef}
+}
+
+// HasStreamBatch reports whether the driver has cuStreamBatchMemOp_v2
+// (CUDA 11.7 and later, the cuStreamBatchMemOp of CUDA 12's cuda.h).
+// StreamBatch works without it, one call per operation.
+func (d *Driver) HasStreamBatch() bool { return d.streamBatchMemOp != 0 }
+
+// StreamBatch queues ops on s, in their order: in one driver call for up
+// to 255 operations (cuStreamBatchMemOp), or, where the driver lacks it,
+// one cuStreamWaitValue32 or cuStreamWriteValue32 per operation. The
+// stream memory operations must be there (HasStreamValues); what names
+// the operations in errors.
+func (d *Driver) StreamBatch(s uintptr, ops []MemOp, what string) error {
+	if d.streamBatchMemOp == 0 {
+		return d.streamSingles(s, ops, what)
+	}
+	for len(ops) > 0 {
+		n := min(len(ops), batchMost)
+		res := d.call(d.streamBatchMemOp, s, uintptr(n), uintptr(unsafe.Pointer(&ops[0])), 0)
+		if err := d.checkNamed(res, "cuStreamBatchMemOp", what); err != nil {
+			return err
+		}
+		ops = ops[n:]
+	}
+	return nil
+}
+
+// streamSingles queues ops on s one driver call each.
+func (d *Driver) streamSingles(s uintptr, ops []MemOp, what string) error {
+	for _, op := range ops {
+		var err error
+		switch op.op {
+		case memOpWaitValue32:
+			err = d.checkNamed(d.call(d.streamWaitValue32, s, uintptr(op.address), uintptr(op.value), uintptr(op.flags)),
+				"cuStreamWaitValue32", what)
+		case memOpWriteValue32:
+			err = d.checkNamed(d.call(d.streamWriteValue32, s, uintptr(op.address), uintptr(op.value), uintptr(op.flags)),
+				"cuStreamWriteValue32", what)
+		default:
+			err = fmt.Errorf("gpu: stream memory operation %d has no single call", op.op)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // EventCreate creates an event with flags (0 or EventDisableTiming).
 func (d *Driver) EventCreate(flags int, what string) (uintptr, error) {
 	var e uintptr
-	err := d.check(d.call(d.eventCreate, uintptr(unsafe.Pointer(&e)), uintptr(flags)), named("cuEventCreate", what))
+	err := d.checkNamed(d.call(d.eventCreate, uintptr(unsafe.Pointer(&e)), uintptr(flags)), "cuEventCreate", what)
 	return e, err
 }
 
 // EventDestroy destroys an event.
 func (d *Driver) EventDestroy(e uintptr, what string) error {
-	return d.check(d.call(d.eventDestroy, e), named("cuEventDestroy", what))
+	return d.checkNamed(d.call(d.eventDestroy, e), "cuEventDestroy", what)
 }
 
 // EventRecord records e on stream s.
 func (d *Driver) EventRecord(e, s uintptr, what string) error {
-	return d.check(d.call(d.eventRecord, e, s), named("cuEventRecord", what))
+	return d.checkNamed(d.call(d.eventRecord, e, s), "cuEventRecord", what)
 }
 
 // EventSynchronize waits for e.
 func (d *Driver) EventSynchronize(e uintptr, what string) error {
-	return d.check(d.call(d.eventSynchronize, e), named("cuEventSynchronize", what))
+	return d.checkNamed(d.call(d.eventSynchronize, e), "cuEventSynchronize", what)
 }
 
 // EventElapsed returns the milliseconds between two recorded events.
