@@ -18,8 +18,7 @@ import (
 //
 // where each bracketed group is one batch: 3 launches, 4 batches and 4
 // event calls, against 4 launches, 8 batches of one operation and 4 event
-// calls through the calls link by link (Put, Await, Release). Where the driver lacks cuStreamBatchMemOp_v2 a batch is
-// one call per operation (cuda.Driver.StreamBatch).
+// calls through the calls link by link (Put, Await, Release).
 
 var _ backend.PeerBatches = (*Backend)(nil)
 

@@ -70,9 +70,9 @@ type Driver struct {
 	// interprocess memory
 	deviceGetUUID, memGetAddressRange                    uintptr
 	ipcGetMemHandle, ipcOpenMemHandle, ipcCloseMemHandle uintptr
-	// stream memory operations (CUDA 11.7 and later); 0 when the driver
-	// lacks them (HasStreamValues, HasStreamBatch)
-	streamWaitValue32, streamWriteValue32, streamBatchMemOp uintptr
+	// stream memory operations in batches (CUDA 11.7 and later); 0 when
+	// the driver lacks them (HasStreamValues)
+	streamBatchMemOp uintptr
 }
 
 var (
@@ -131,8 +131,6 @@ func open() (*Driver, error) {
 			return nil, fmt.Errorf("gpu: libcuda.so.1 lacks %s (driver too old?): %v", s.name, err)
 		}
 	}
-	d.streamWaitValue32, _ = purego.Dlsym(lib, "cuStreamWaitValue32_v2")
-	d.streamWriteValue32, _ = purego.Dlsym(lib, "cuStreamWriteValue32_v2")
 	d.streamBatchMemOp, _ = purego.Dlsym(lib, "cuStreamBatchMemOp_v2")
 	if err := d.check(d.call(d.init, 0), "cuInit"); err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"fmt"
 	"unsafe"
 )
 
@@ -38,11 +37,10 @@ func (d *Driver) StreamWaitEvent(s, e uintptr, what string) error {
 }
 
 // HasStreamValues reports whether the driver has the stream memory
-// operations (CUDA 11.7 and later) that StreamBatch queues:
-// cuStreamWaitValue32_v2 and cuStreamWriteValue32_v2.
-func (d *Driver) HasStreamValues() bool {
-	return d.streamWaitValue32 != 0 && d.streamWriteValue32 != 0
-}
+// operations that StreamBatch queues (cuStreamBatchMemOp_v2, CUDA 11.7
+// and later: the cuStreamBatchMemOp of CUDA 12's cuda.h, which came with
+// cuStreamWaitValue32_v2 and cuStreamWriteValue32_v2).
+func (d *Driver) HasStreamValues() bool { return d.streamBatchMemOp != 0 }
 
 // MemOp is one stream memory operation of StreamBatch: a
 // CUstreamBatchMemOpParams of the driver API, the union of 48 bytes whose
@@ -85,20 +83,10 @@ func WriteOp(p uintptr, v uint32) MemOp {
 	return MemOp{op: memOpWriteValue32, address: uint64(p), value: v, flags: streamWriteValueDef}
 }
 
-// HasStreamBatch reports whether the driver has cuStreamBatchMemOp_v2
-// (CUDA 11.7 and later, the cuStreamBatchMemOp of CUDA 12's cuda.h).
-// StreamBatch works without it, one call per operation.
-func (d *Driver) HasStreamBatch() bool { return d.streamBatchMemOp != 0 }
-
-// StreamBatch queues ops on s, in their order: in one driver call for up
-// to 255 operations (cuStreamBatchMemOp), or, where the driver lacks it,
-// one cuStreamWaitValue32 or cuStreamWriteValue32 per operation. The
-// stream memory operations must be there (HasStreamValues); what names
-// the operations in errors.
+// StreamBatch queues ops on s, in their order, in one driver call for up
+// to 255 operations (cuStreamBatchMemOp). The driver must have them
+// (HasStreamValues); what names the operations in errors.
 func (d *Driver) StreamBatch(s uintptr, ops []MemOp, what string) error {
-	if d.streamBatchMemOp == 0 {
-		return d.streamSingles(s, ops, what)
-	}
 	for len(ops) > 0 {
 		n := min(len(ops), batchMost)
 		res := d.call(d.streamBatchMemOp, s, uintptr(n), uintptr(unsafe.Pointer(&ops[0])), 0)
@@ -106,27 +94,6 @@ func (d *Driver) StreamBatch(s uintptr, ops []MemOp, what string) error {
 			return err
 		}
 		ops = ops[n:]
-	}
-	return nil
-}
-
-// streamSingles queues ops on s one driver call each.
-func (d *Driver) streamSingles(s uintptr, ops []MemOp, what string) error {
-	for _, op := range ops {
-		var err error
-		switch op.op {
-		case memOpWaitValue32:
-			err = d.checkNamed(d.call(d.streamWaitValue32, s, uintptr(op.address), uintptr(op.value), uintptr(op.flags)),
-				"cuStreamWaitValue32", what)
-		case memOpWriteValue32:
-			err = d.checkNamed(d.call(d.streamWriteValue32, s, uintptr(op.address), uintptr(op.value), uintptr(op.flags)),
-				"cuStreamWriteValue32", what)
-		default:
-			err = fmt.Errorf("gpu: stream memory operation %d has no single call", op.op)
-		}
-		if err != nil {
-			return err
-		}
 	}
 	return nil
 }

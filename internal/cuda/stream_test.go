@@ -71,9 +71,8 @@ func TestChecksBuildNoName(t *testing.T) {
 
 // TestStreamBatchOnGPU queues a batch of writes and waits whose waits are
 // met (a wait that is not would hang the stream), more than one
-// cuStreamBatchMemOp takes, and checks the words written; then the same
-// through the single calls, as where the driver lacks the batch. Skips
-// without a GPU.
+// cuStreamBatchMemOp takes, and checks the words written. Skips without a
+// GPU.
 func TestStreamBatchOnGPU(t *testing.T) {
 	d, err := Load()
 	if errors.Is(err, ErrNoDriver) {
@@ -117,31 +116,25 @@ func TestStreamBatchOnGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.MemFreeHost(host, "test words")
-
-	singles := *d
-	singles.streamBatchMemOp = 0
-	t.Logf("cuStreamBatchMemOp_v2 found: %v", d.HasStreamBatch())
-	for name, drv := range map[string]*Driver{"batch": d, "single calls": &singles} {
-		if err := drv.MemsetD32Async(p, 0, 4, s, ""); err != nil {
-			t.Fatal(err)
-		}
-		ops := []MemOp{WriteOp(p, 1), WriteOp(p+4, 2), WaitOp(p, 1), WaitOp(p+4, 2), WriteOp(p+8, 3)}
-		const counts = 300
-		for i := range uint32(counts) {
-			ops = append(ops, WriteOp(p+12, i+1), WaitOp(p+12, i+1))
-		}
-		if err := drv.StreamBatch(s, ops, "test words"); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if err := drv.MemcpyDtoHAsync(host, p, 16, s, ""); err != nil {
-			t.Fatal(err)
-		}
-		if err := drv.StreamSynchronize(s, ""); err != nil {
-			t.Fatal(err)
-		}
-		got := unsafe.Slice((*uint32)(host), 4)
-		if want := [4]uint32{1, 2, 3, counts}; [4]uint32(got) != want {
-			t.Errorf("%s: words %v, want %v", name, got, want)
-		}
+	if err := d.MemsetD32Async(p, 0, 4, s, ""); err != nil {
+		t.Fatal(err)
+	}
+	ops := []MemOp{WriteOp(p, 1), WriteOp(p+4, 2), WaitOp(p, 1), WaitOp(p+4, 2), WriteOp(p+8, 3)}
+	const counts = 300
+	for i := range uint32(counts) {
+		ops = append(ops, WriteOp(p+12, i+1), WaitOp(p+12, i+1))
+	}
+	if err := d.StreamBatch(s, ops, "test words"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.MemcpyDtoHAsync(host, p, 16, s, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.StreamSynchronize(s, ""); err != nil {
+		t.Fatal(err)
+	}
+	got := unsafe.Slice((*uint32)(host), 4)
+	if want := [4]uint32{1, 2, 3, counts}; [4]uint32(got) != want {
+		t.Errorf("words %v, want %v", got, want)
 	}
 }
