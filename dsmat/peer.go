@@ -23,8 +23,6 @@ type peerLinks struct {
 	in     []backend.Inbox     // per off-diagonal block; nil: through the host
 	out    []backend.Outbox    // per send; nil: through the host
 	outIdx []backend.Index     // per send with an outbox: its list for k columns
-	n      int                 // links that go device to device
-	nOut   int                 // of which sends
 	// the inboxes, outboxes and outboxes' lists of in, out and outIdx
 	// that are not nil, in order: the links that a product queues
 	inboxes  []backend.Inbox
@@ -95,7 +93,7 @@ func connectPeers(m *Matrix, be backend.Backend, x *haloBuffers) (*peerLinks, er
 		l.free()
 		return nil, err
 	}
-	if l.list(); l.n == 0 {
+	if l.list(); l.count() == 0 {
 		l.free()
 		return nil, nil
 	}
@@ -103,8 +101,8 @@ func connectPeers(m *Matrix, be backend.Backend, x *haloBuffers) (*peerLinks, er
 }
 
 // list lists the links that go device to device (the inboxes, outboxes
-// and lists of in, out and outIdx that are not nil, in order), counts
-// them, and takes the backend's batches of links if it has them.
+// and lists of in, out and outIdx that are not nil, in order) and takes
+// the backend's batches of links if it has them.
 func (l *peerLinks) list() {
 	for _, in := range l.in {
 		if in != nil {
@@ -117,9 +115,15 @@ func (l *peerLinks) list() {
 			l.lists = append(l.lists, l.outIdx[k])
 		}
 	}
-	l.nOut = len(l.outboxes)
-	l.n = len(l.inboxes) + l.nOut
 	l.batch, _ = l.be.(backend.PeerBatches)
+}
+
+// count is the number of links that go device to device (0 for nil).
+func (l *peerLinks) count() int {
+	if l == nil {
+		return 0
+	}
+	return len(l.inboxes) + len(l.outboxes)
 }
 
 // handshake sends msg(i) to rank to[i] and receives a message from each
@@ -191,7 +195,7 @@ func (m *Matrix) sendRanks() []int {
 // work queued after it (the diagonal product). It does nothing without
 // outboxes.
 func (l *peerLinks) begin() {
-	if l != nil && l.nOut > 0 {
+	if l != nil && len(l.outboxes) > 0 {
 		l.be.BeginPuts()
 	}
 }
@@ -199,7 +203,7 @@ func (l *peerLinks) begin() {
 // put queues the halos of the outboxes, in one go where the backend
 // batches them; the work queued after it waits for them to leave.
 func (l *peerLinks) put(x backend.Vector) {
-	if l == nil || l.nOut == 0 {
+	if l == nil || len(l.outboxes) == 0 {
 		return
 	}
 	if l.batch != nil {

@@ -94,8 +94,8 @@ func TestPeerLinksBatches(t *testing.T) {
 			outIdx: []backend.Index{nil, fakeIndex("i1"), nil, fakeIndex("i3")},
 		}
 		l.list()
-		if l.n != 4 || l.nOut != 2 || (l.batch != nil) != batched {
-			t.Errorf("batched %v: %d links, %d sends, batches %v", batched, l.n, l.nOut, l.batch != nil)
+		if l.count() != 4 || len(l.outboxes) != 2 || (l.batch != nil) != batched {
+			t.Errorf("batched %v: %d links, %d sends, batches %v", batched, l.count(), len(l.outboxes), l.batch != nil)
 		}
 		l.begin()
 		l.put(nil)

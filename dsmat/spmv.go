@@ -468,10 +468,7 @@ func (op *Operator) pack(ex *haloBuffers, x backend.Vector) func() error {
 // throughHost reports whether any of the nOff halos received or the nSend
 // sent goes through the host.
 func (ex *haloBuffers) throughHost(nOff, nSend int) bool {
-	if ex.links == nil {
-		return nOff+nSend > 0
-	}
-	return ex.links.n < nOff+nSend
+	return ex.links.count() < nOff+nSend
 }
 
 // post posts the receive of every halo that comes through the host (nil
@@ -512,11 +509,8 @@ func (op *Operator) PeerLinks() (device, host int) {
 	if ex == nil {
 		return 0, 0
 	}
-	total := len(ex.recvs) + len(ex.sends)
-	if ex.links != nil {
-		device = ex.links.n
-	}
-	return device, total - device
+	device = ex.links.count()
+	return device, len(ex.recvs) + len(ex.sends) - device
 }
 
 // Backend returns the backend the operator computes on.
