@@ -62,6 +62,8 @@ type single struct {
 	fused SingleFused  // nil: the block operations and host dots
 	op    SumOperator  // nil: ApplyDots
 	sum   backend.Sum  // the 3k sums of the fused steps; nil without them
+	// ones and -alpha of the k columns, for the steps without fused ones
+	ones, negAlpha []float64
 }
 
 func (sr *single) free() {
@@ -86,7 +88,10 @@ func NewSingleReductionWorkspace(A krylov.Operator, b *ddmat.Dense) (*Workspace,
 	if err != nil {
 		return nil, err
 	}
-	sr := &single{}
+	sr := &single{ones: make([]float64, b.Cols), negAlpha: make([]float64, b.Cols)}
+	for c := range sr.ones {
+		sr.ones[c] = 1
+	}
 	s.single = sr
 	if sr.s, err = ddmat.New(b.Comm, b.BE, b.Rows, b.Cols); err != nil {
 		s.Free()
@@ -202,10 +207,9 @@ func (s *Workspace) stepSingle(M Preconditioner, x *ddmat.Dense, alpha, beta, lo
 		sr.fused.UpdateSRCols(x.V, r.V, p.V, sr.s.V, u.V, w.V, dv, alpha, beta, sr.sum)
 		return s.products(M, local, diagonal)
 	}
-	k := len(alpha)
-	ones, negAlpha := make([]float64, k), make([]float64, k)
+	ones, negAlpha := sr.ones, sr.negAlpha
 	for c, a := range alpha {
-		ones[c], negAlpha[c] = 1, -a
+		negAlpha[c] = -a
 	}
 	ddmat.AxpbyCols(p, ones, u, beta)
 	ddmat.AxpbyCols(sr.s, ones, w, beta)
