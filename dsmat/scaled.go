@@ -22,7 +22,7 @@ func (m *Matrix) ScaledSymmetric(s []float64) (*Matrix, error) {
 	if err := m.Comm.Agree(err); err != nil {
 		return nil, err
 	}
-	halo, err := m.haloValues(s)
+	halo, err := m.HaloValues(s)
 	if err != nil {
 		return nil, err
 	}
@@ -53,11 +53,11 @@ func scaleBlock(a *csr.Matrix[float64], rows []int32, s, col []float64) *csr.Mat
 	return out
 }
 
-// haloValues returns, for each off-diagonal block, the entries of the
+// HaloValues returns, for each off-diagonal block, the entries of the
 // distributed vector whose part on this rank is v at the block's columns
 // (Block.Cols), sent by their owners along the halo plan in one
 // Alltoallv. Collective.
-func (m *Matrix) haloValues(v []float64) ([][]float64, error) {
+func (m *Matrix) HaloValues(v []float64) ([][]float64, error) {
 	np := m.Comm.Size()
 	sendCounts, recvCounts := make([]int, np), make([]int, np)
 	var send []float64

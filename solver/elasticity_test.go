@@ -2,10 +2,12 @@ package solver_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
+	"github.com/fsai-dist/fsai-dist/solver"
 )
 
 // TestElasticity: on 1 and 3 ranks each rank's stripe of elasticity,
@@ -40,6 +42,82 @@ func TestElasticity(t *testing.T) {
 			t.Logf("%s on %d ranks: Jacobi %d iterations, aFSAI %d", spec, np, its["jacobi"], its["afsai"])
 			if its["afsai"] >= its["jacobi"] {
 				t.Errorf("aFSAI %d iterations, Jacobi %d", its["afsai"], its["jacobi"])
+			}
+		})
+	}
+}
+
+// TestCoarseSpace: on elasticity with its geometry, the default options
+// (coarse auto) give aFSAI and static FSAI the rigid-body coarse space and
+// Jacobi none; the coarse space cuts aFSAI's iterations against -coarse
+// off; -coarse on gives it to Jacobi too; a matrix without a geometry gets
+// none under auto and an error under on; UpdateValues refreshes it (D A D
+// solved to the tolerance). On 1 and 3 ranks; the counts are logged.
+func TestCoarseSpace(t *testing.T) {
+	const spec = "elasticity:6:1e3:0.45"
+	for _, np := range []int{1, 3} {
+		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
+			s, _ := stripe(t, c, spec)
+			sys := newSystem(t, c, spec)
+			coords, bs, ok := s.Geometry(sys.first, sys.first+int64(len(sys.rowPtr)-1))
+			if !ok || bs != 3 {
+				t.Fatalf("%s: geometry %v, block size %d", spec, ok, bs)
+			}
+			withGeometry := func() *solver.Matrix {
+				A := sys.matrix(t, c, sys.vals)
+				if err := A.SetGeometry(coords, bs); err != nil {
+					t.Fatal(err)
+				}
+				return A
+			}
+			its := map[string]int{}
+			for _, tc := range []struct {
+				prec, coarse string
+				want         bool
+			}{
+				{"afsai", "auto", true}, {"afsai", "off", false}, {"fsai", "auto", true},
+				{"jacobi", "auto", false}, {"jacobi", "on", true},
+			} {
+				opt := solver.DefaultOptions()
+				opt.Prec, opt.Coarse, opt.Backend, opt.Threads = tc.prec, tc.coarse, "cpu", 1
+				sol, err := solver.New(withGeometry(), nil, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := sol.CoarseInfo() != nil; got != tc.want {
+					t.Errorf("%s with -coarse %s: coarse space %v, want %v", tc.prec, tc.coarse, got, tc.want)
+				}
+				if tc.prec != "jacobi" && sol.FSAIInfo() == nil {
+					t.Errorf("%s with -coarse %s: no FSAIInfo", tc.prec, tc.coarse)
+				}
+				its[tc.prec+" "+tc.coarse] = solve(t, c, sys, sol, sys.vals, wave)
+				if tc.prec == "afsai" && tc.coarse == "auto" {
+					vals := sys.scaled(weight)
+					if err := sol.UpdateValues(vals); err != nil {
+						t.Fatal(err)
+					}
+					its["afsai auto, updated"] = solve(t, c, sys, sol, vals, wave)
+				}
+				sol.Free()
+			}
+			t.Logf("%s on %d ranks: %v", spec, np, its)
+			if its["afsai auto"] >= its["afsai off"] || its["jacobi on"] >= its["jacobi auto"] {
+				t.Errorf("the coarse space does not cut the iterations: %v", its)
+			}
+
+			opt := solver.DefaultOptions()
+			opt.Backend, opt.Threads = "cpu", 1
+			sol, err := solver.New(sys.matrix(t, c, sys.vals), nil, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sol.CoarseInfo() != nil {
+				t.Error("a coarse space without a geometry")
+			}
+			sol.Free()
+			opt.Coarse = "on"
+			if _, err := solver.New(sys.matrix(t, c, sys.vals), nil, opt); err == nil || !strings.Contains(err.Error(), "no geometry") {
+				t.Errorf("-coarse on without a geometry: %v", err)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 	"github.com/fsai-dist/fsai-dist/krylov"
+	"github.com/fsai-dist/fsai-dist/twolevel"
 )
 
 // Matrix is a distributed sparse symmetric positive definite matrix: each
@@ -26,6 +27,28 @@ type Matrix struct {
 	// -1 where the row has none
 	diag     []int
 	localNNZ int
+	// geom places the rows in space for a coarse space (SetGeometry), or
+	// is nil
+	geom *twolevel.Geometry
+}
+
+// SetGeometry places this rank's rows in space, for the coarse space
+// (Options.Coarse): coords holds x, y and z of each local row's node (three
+// values a row, the same for the rows of one node), blockSize the unknowns
+// per node, numbered node by node: 3 for displacements, whose coarse space
+// is the rigid-body modes, 1 for a scalar field, whose coarse space is the
+// constant. The slice is copied. It takes effect at the next set-up.
+// Collective: on bad input every rank returns an error.
+func (m *Matrix) SetGeometry(coords []float64, blockSize int) error {
+	if !m.valid() {
+		return errors.New("solver: set geometry: the matrix is nil, or not made by NewMatrix")
+	}
+	g := twolevel.Geometry{Coords: slices.Clone(coords), BlockSize: blockSize}
+	if err := m.Comm().Agree(g.Check(m.LocalRows())); err != nil {
+		return err
+	}
+	m.geom = &g
+	return nil
 }
 
 // NewMatrix builds a distributed n x n matrix from this rank's rows, in CSR

@@ -35,6 +35,16 @@ type Options struct {
 	// default), "fsai" (static FSAI), "spai" (static sparse approximate
 	// inverse, not symmetric: with bicgstab or gmres), "jacobi" or "none".
 	Prec string
+	// Coarse adds a coarse space to the preconditioner (package
+	// twolevel: rigid-body modes, or constants, on a grid of boxes over the
+	// matrix's geometry, Matrix.SetGeometry): "auto", the default, adds it
+	// to afsai and fsai on a matrix with a geometry; "on" to any
+	// preconditioner of a method that assumes an SPD matrix (an error
+	// without a geometry); "off" never.
+	Coarse string
+	// CoarseBoxes is the coarse grid's boxes along each axis; 0 chooses
+	// them from the problem's size (twolevel.AutoBoxes).
+	CoarseBoxes int
 	// FSAI configures afsai and fsai (its Static field is set from Prec,
 	// its Wide from Wide); a zero Power means afsai.DefaultConfig().
 	FSAI FSAIConfig
@@ -90,11 +100,15 @@ type Options struct {
 	ShareGPU, HostHalos bool
 }
 
-// DefaultOptions are CG with aFSAI (afsai.DefaultConfig), tolerance 1e-8,
+// CoarseModes lists the values Options.Coarse takes.
+var CoarseModes = []string{"auto", "off", "on"}
+
+// DefaultOptions are CG with aFSAI (afsai.DefaultConfig) and, on a matrix
+// with a geometry, its coarse space, tolerance 1e-8,
 // at most 10000 iterations, GMRES restart 30, no stagnation test,
 // the method's divergence test, backend auto.
 func DefaultOptions() Options {
-	return Options{Method: "cg", Prec: "afsai", FSAI: afsai.DefaultConfig(), SPAI: spai.DefaultParams(), Tol: 1e-8, MaxIt: 10000, GMRESRestart: gmres.DefaultRestart,
+	return Options{Method: "cg", Prec: "afsai", Coarse: "auto", FSAI: afsai.DefaultConfig(), SPAI: spai.DefaultParams(), Tol: 1e-8, MaxIt: 10000, GMRESRestart: gmres.DefaultRestart,
 		Stagnation: krylov.DefaultStagnation, Backend: "auto"}
 }
 
@@ -106,6 +120,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Prec == "" {
 		o.Prec = def.Prec
+	}
+	if o.Coarse == "" {
+		o.Coarse = def.Coarse
 	}
 	if o.FSAI.Power == 0 {
 		o.FSAI = def.FSAI
@@ -140,6 +157,10 @@ func (o Options) check() (Options, error) {
 		return o, fmt.Errorf("solver: preconditioner %q is not one of %v", o.Prec, Precs)
 	case CheckPair(o.Method, o.Prec) != nil:
 		return o, CheckPair(o.Method, o.Prec)
+	case !slices.Contains(CoarseModes, o.Coarse):
+		return o, fmt.Errorf("solver: coarse space %q is not one of %v", o.Coarse, CoarseModes)
+	case o.CoarseBoxes < 0:
+		return o, fmt.Errorf("solver: %d coarse boxes", o.CoarseBoxes)
 	case o.Prec == "spai" && o.SPAI.Check() != nil:
 		return o, o.SPAI.Check()
 	case !(o.Tol > 0 && o.Tol < 1) || math.IsInf(o.Tol, 0):

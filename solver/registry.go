@@ -16,6 +16,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/pcg"
 	"github.com/fsai-dist/fsai-dist/precond"
 	"github.com/fsai-dist/fsai-dist/spai"
+	"github.com/fsai-dist/fsai-dist/twolevel"
 )
 
 // The registries below are the one place where names meet packages: the
@@ -86,6 +87,9 @@ type prec struct {
 	// anyDiagonal: the set-up takes any diagonal, zeros included, so
 	// UpdateValues does not check it.
 	anyDiagonal bool
+	// coarseAuto: the coarse space joins the preconditioner under
+	// Options.Coarse "auto", where the matrix has a geometry.
+	coarseAuto bool
 }
 
 // precs maps a preconditioner name to its entry.
@@ -97,8 +101,8 @@ var precs = map[string]prec{
 		}
 		return precond.NewJacobi(op.Matrix(), op.Backend())
 	}},
-	"afsai": {new: newFSAI, spd: true},
-	"fsai":  {new: newFSAI, spd: true},
+	"afsai": {new: newFSAI, spd: true, coarseAuto: true},
+	"fsai":  {new: newFSAI, spd: true, coarseAuto: true},
 	"spai": {new: func(op *dsmat.Operator, opt Options) (krylov.Preconditioner, error) {
 		return spai.NewFor(op, spaiConfig(op.Backend(), opt.SPAI, opt.SPAIOnDevice))
 	}, unsymmetric: true, anyDiagonal: true},
@@ -152,6 +156,9 @@ type FSAIInfo = afsai.Info
 
 // SPAIInfo describes a SPAI preconditioner's set-up (Solver.SPAIInfo).
 type SPAIInfo = spai.Info
+
+// CoarseInfo describes a coarse space (Solver.CoarseInfo).
+type CoarseInfo = twolevel.Info
 
 // SPAIParams are the a priori pattern of the SPAI preconditioner
 // (Options.SPAI).

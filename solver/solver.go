@@ -12,6 +12,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/internal/parallel"
 	"github.com/fsai-dist/fsai-dist/krylov"
 	"github.com/fsai-dist/fsai-dist/spai"
+	"github.com/fsai-dist/fsai-dist/twolevel"
 )
 
 // Solver solves A x = b by a Krylov method (Options.Method) with a
@@ -467,13 +468,14 @@ func (s *Solver) Backend() backend.Backend { return s.be }
 
 // Preconditioner returns the preconditioner; for afsai and fsai it is an
 // *afsai.Preconditioner, whose Info describes it (FSAIInfo), for spai an
-// *spai.Preconditioner (SPAIInfo).
+// *spai.Preconditioner (SPAIInfo); with a coarse space a
+// *twolevel.Preconditioner around one of them (CoarseInfo).
 func (s *Solver) Preconditioner() krylov.Preconditioner { return s.prec }
 
 // FSAIInfo describes the set-up of an FSAI preconditioner, and is nil for
 // the others.
 func (s *Solver) FSAIInfo() *FSAIInfo {
-	if p, ok := s.prec.(*afsai.Preconditioner); ok {
+	if p, ok := s.inner().(*afsai.Preconditioner); ok {
 		return &p.Info
 	}
 	return nil
@@ -482,8 +484,17 @@ func (s *Solver) FSAIInfo() *FSAIInfo {
 // SPAIInfo describes the set-up of a SPAI preconditioner, and is nil for
 // the others.
 func (s *Solver) SPAIInfo() *SPAIInfo {
-	if p, ok := s.prec.(*spai.Preconditioner); ok {
+	if p, ok := s.inner().(*spai.Preconditioner); ok {
 		return &p.Info
+	}
+	return nil
+}
+
+// CoarseInfo describes the coarse space, and is nil without one.
+func (s *Solver) CoarseInfo() *CoarseInfo {
+	if p, ok := s.prec.(*twolevel.Preconditioner); ok {
+		info := p.Info()
+		return &info
 	}
 	return nil
 }

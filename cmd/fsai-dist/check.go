@@ -109,7 +109,7 @@ func spdUsers(o *options) string {
 func checkPaths(c *comm.Comm, o *options) error {
 	var err error
 	if c.Rank() == 0 {
-		inputs := []iopath.Path{{Flag: "-matrix", Name: o.matrix}, {Flag: "-rhs", Name: o.rhs}, {Flag: "-x0", Name: o.x0}}
+		inputs := []iopath.Path{{Flag: "-matrix", Name: o.matrix}, {Flag: "-rhs", Name: o.rhs}, {Flag: "-x0", Name: o.x0}, {Flag: "-coordinates", Name: o.coordinates}}
 		outputs := []iopath.Path{{Flag: "-out", Name: o.out}, {Flag: "-report", Name: o.report}, {Flag: "-write-matrix", Name: o.writeMatrix}}
 		for _, p := range []iopath.Path{{Flag: "-cpuprofile", Name: o.cpuProfile}, {Flag: "-trace", Name: o.trace}} {
 			if p.Name != "" {

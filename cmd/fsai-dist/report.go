@@ -83,6 +83,10 @@ type report struct {
 	PrecNNZ     int64   `json:"prec_nnz,omitempty"`
 	PrecDensity float64 `json:"prec_density,omitempty"`
 	PrecInfo    any     `json:"prec_info,omitempty"`
+	// with a coarse space (-coarse): its boxes along each axis, coarse
+	// unknowns, modes dropped as dependent and set-up seconds (part of
+	// prec_setup_s)
+	Coarse *solver.CoarseInfo `json:"coarse,omitempty"`
 	// the number of right-hand sides; with more than one, each one's
 	// outcome (the fields above are then the worst column's)
 	NRHS    int      `json:"nrhs"`

@@ -61,6 +61,9 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	if err != nil {
 		return 0, badInput(err)
 	}
+	if err := setGeometry(c, o, A, part); err != nil {
+		return 0, badInput(err)
+	}
 	rep.N, rep.NNZ = A.N(), A.NNZ()
 	rep.ReadS = time.Since(start).Seconds()
 	log.Info("matrix", zap.Int64("n", rep.N), zap.Int64("nnz", rep.NNZ), zap.Float64("read_s", rep.ReadS))
@@ -110,6 +113,7 @@ func solve(c *comm.Comm, o *options, log *zap.Logger, stop *interrupt, start tim
 	if info := s.SPAIInfo(); info != nil {
 		rep.PrecNNZ, rep.PrecDensity, rep.PrecInfo = info.NNZ, info.Density, info
 	}
+	rep.Coarse = s.CoarseInfo()
 	rep.PrecSetupS = time.Since(precStart).Seconds()
 	rep.SetupS = time.Since(setup).Seconds()
 	log.Info("setup", zap.String("prec", s.Preconditioner().Name()), zap.Float64("setup_s", rep.SetupS),
@@ -283,6 +287,37 @@ func load(c *comm.Comm, o *options, rep *report, log *zap.Logger, mem memory) (*
 	}
 	rows, err := spec.Generate(lo, hi)
 	return rows, part, c.Agree(err)
+}
+
+// setGeometry places A's rows in space for the coarse space: the
+// -coordinates file's points, or a generated problem's (elasticity's). A
+// matrix file without -coordinates has none. Collective.
+func setGeometry(c *comm.Comm, o *options, A *solver.Matrix, part dsmat.Partition) error {
+	if o.coordinates != "" {
+		coords, k, err := matfile.ReadVectors(c, o.coordinates, part)
+		if err != nil {
+			return err
+		}
+		if k != 3 {
+			return c.Agree(fmt.Errorf("flag -coordinates: %s has %d columns: need 3, the x, y and z of each row's node", o.coordinates, k))
+		}
+		if err := A.SetGeometry(coords, o.blockSize); err != nil {
+			return fmt.Errorf("flag -coordinates: %w", err)
+		}
+		return nil
+	}
+	if o.matrix != "" {
+		return nil
+	}
+	spec, err := problem.Parse(o.problem)
+	if err != nil {
+		return c.Agree(err)
+	}
+	lo := A.First()
+	if coords, bs, ok := spec.Geometry(lo, lo+int64(A.LocalRows())); ok {
+		return A.SetGeometry(coords, bs)
+	}
+	return nil
 }
 
 // vectors sets up the solver's right-hand sides b (read, or A*1 and A*u

@@ -1,0 +1,141 @@
+package twolevel
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/fsai-dist/fsai-dist/backend"
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/csr"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+	"gonum.org/v1/gonum/mat"
+)
+
+// timesA returns the rank's rows of A Z: row i sums a_ij times Z's row j
+// over the row's entries, the halo's included.
+func (s *space) timesA(A *dsmat.Matrix) rows {
+	n := A.LocalRows()
+	out := newRows(n)
+	acc := make([]float64, s.size)
+	var touched []int32
+	add := func(zr rows, j int, a float64) {
+		cols, vals := zr.row(j)
+		for t, c := range cols {
+			if acc[c] == 0 {
+				touched = append(touched, c)
+			}
+			acc[c] += a * vals[t]
+		}
+	}
+	for i := 0; i < n; i++ {
+		cols, vals := A.Diag.Row(i)
+		for e, j := range cols {
+			add(s.own, int(j), vals[e])
+		}
+		for k := range A.Off {
+			cols, vals := A.Off[k].Row(i)
+			for e, j := range cols {
+				add(s.halo[k], int(j), vals[e])
+			}
+		}
+		slices.Sort(touched)
+		touched = slices.Compact(touched)
+		val := make([]float64, len(touched))
+		for t, c := range touched {
+			val[t], acc[c] = acc[c], 0
+		}
+		out.add(touched, val)
+		touched = touched[:0]
+	}
+	return out
+}
+
+// coarseInverse sums E = Z' A Z over the ranks, inverts it and returns the
+// coarse unknowns near the rank (the columns of its rows of A Z, which hold
+// those of its rows of Z) with their rows of E^-1, row-major. Every rank
+// inverts the same E. Collective.
+func (s *space) coarseInverse(c *comm.Comm, az rows) (near []int32, inv []float64, err error) {
+	k := s.size
+	e := make([]float64, k*k)
+	for i := 0; i+1 < len(s.own.ptr); i++ {
+		zc, zv := s.own.row(i)
+		ac, av := az.row(i)
+		for t, a := range zc {
+			row := e[int(a)*k:]
+			for u, b := range ac {
+				row[b] += zv[t] * av[u]
+			}
+		}
+	}
+	if err := comm.Allreduce(c, comm.Sum, e); err != nil {
+		return nil, nil, err
+	}
+	if err := comm.Bcast(c, e, 0); err != nil {
+		return nil, nil, err
+	}
+	sym := mat.NewSymDense(k, nil)
+	for i := 0; i < k; i++ {
+		for j := i; j < k; j++ {
+			sym.SetSym(i, j, (e[i*k+j]+e[j*k+i])/2)
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(sym) {
+		return nil, nil, fmt.Errorf("twolevel: the coarse matrix Z'AZ (%d unknowns) is not positive definite: the matrix is not SPD", k)
+	}
+	var full mat.SymDense
+	if err := ch.InverseTo(&full); err != nil {
+		return nil, nil, fmt.Errorf("twolevel: invert the coarse matrix: %w", err)
+	}
+	near = slices.Clone(az.col)
+	slices.Sort(near)
+	near = slices.Compact(near)
+	inv = make([]float64, len(near)*k)
+	for r, g := range near {
+		for j := 0; j < k; j++ {
+			inv[r*k+j] = full.At(int(g), j)
+		}
+	}
+	return near, inv, nil
+}
+
+// upload puts Z, -A Z, their transposes and the rows of E^-1 on the
+// backend, with the coarse unknowns near the rank numbered compactly.
+func (b *Preconditioner) upload(s *space, az rows, near []int32, inv []float64) error {
+	at := make(map[int32]int32, len(near))
+	for i, g := range near {
+		at[g] = int32(i)
+	}
+	block := func(r rows, sign float64) *csr.Matrix[float64] {
+		m := &csr.Matrix[float64]{Rows: len(r.ptr) - 1, Cols: len(near), RowPtr: r.ptr,
+			ColIdx: make([]int32, len(r.col)), Val: make([]float64, len(r.val))}
+		for e, g := range r.col {
+			m.ColIdx[e], m.Val[e] = at[g], sign*r.val[e]
+		}
+		return m
+	}
+	z, negAZ := block(s.own, 1), block(az, -1)
+	dense := &csr.Matrix[float64]{Rows: len(near), Cols: s.size, RowPtr: make([]int32, len(near)+1),
+		ColIdx: make([]int32, len(inv)), Val: inv}
+	for r := range near {
+		dense.RowPtr[r+1] = int32((r + 1) * s.size)
+		for j := 0; j < s.size; j++ {
+			dense.ColIdx[r*s.size+j] = int32(j)
+		}
+	}
+	var err error
+	put := func(dst *backend.Matrix, m *csr.Matrix[float64], rowMap []int32) {
+		if err == nil {
+			*dst, err = b.be.NewMatrix(m, rowMap, backend.Double)
+		}
+	}
+	put(&b.z, z, nil)
+	put(&b.negAZ, negAZ, nil)
+	put(&b.zt, csr.Transpose(z), near)
+	put(&b.negAZt, csr.Transpose(negAZ), near)
+	put(&b.einv, dense, nil)
+	if err != nil {
+		return fmt.Errorf("twolevel: upload the coarse blocks: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,239 @@
+package twolevel
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fsai-dist/fsai-dist/comm"
+	"github.com/fsai-dist/fsai-dist/dsmat"
+	"gonum.org/v1/gonum/mat"
+)
+
+// dependent is the smallest eigenvalue of a box's Gram matrix, relative to
+// its largest, whose mode the box keeps: below it a mode is (numerically)
+// a combination of the others, as the rotations of a box with one node.
+const dependent = 1e-10
+
+// space is the coarse space: the rows of Z at the rank's rows and at its
+// halo, in the global numbering of the coarse unknowns.
+type space struct {
+	boxes   int
+	size    int // coarse unknowns over all boxes
+	dropped int
+	modes   int // raw modes per box: 6 or 1
+	lo, ext [3]float64
+	// basis[box] turns a row's raw modes into its values on the box's
+	// kept, orthonormal columns, first[box] onward: entry m*t + j is raw
+	// mode j's weight in column t.
+	basis [][]float64
+	first []int
+	bs    int
+
+	own  rows   // Z at the local rows
+	halo []rows // Z at each off-diagonal block's columns
+}
+
+// rows are rows of a sparse block over the coarse unknowns.
+type rows struct {
+	ptr []int32
+	col []int32
+	val []float64
+}
+
+func (r *rows) add(col []int32, val []float64) {
+	r.col = append(r.col, col...)
+	r.val = append(r.val, val...)
+	r.ptr = append(r.ptr, int32(len(r.col)))
+}
+
+func (r *rows) row(i int) ([]int32, []float64) {
+	return r.col[r.ptr[i]:r.ptr[i+1]], r.val[r.ptr[i]:r.ptr[i+1]]
+}
+
+func newRows(n int) rows { return rows{ptr: make([]int32, 1, n+1)} }
+
+// newSpace lays a grid of boxes^3 boxes over the bounding box of every
+// rank's coordinates and builds Z's rows. Collective.
+func newSpace(A *dsmat.Matrix, g Geometry, boxes int) (*space, error) {
+	s := &space{boxes: boxes, bs: g.BlockSize, modes: 1}
+	if g.BlockSize == 3 {
+		s.modes = 6
+	}
+	if err := s.bound(A.Comm, g.Coords); err != nil {
+		return nil, err
+	}
+	first := A.First()
+	if err := s.orthonormalize(A.Comm, first, g.Coords); err != nil {
+		return nil, err
+	}
+	s.own = s.zRows(func(i int) int64 { return first + int64(i) }, g.Coords, A.LocalRows())
+	for d := 0; d < 3; d++ {
+		// The halo's coordinates, one axis at a time.
+		axis := make([]float64, A.LocalRows())
+		for i := range axis {
+			axis[i] = g.Coords[3*i+d]
+		}
+		h, err := A.HaloValues(axis)
+		if err != nil {
+			return nil, err
+		}
+		if d == 0 {
+			s.halo = make([]rows, len(h))
+		}
+		for k, v := range h {
+			if d == 0 {
+				s.halo[k].val = make([]float64, 3*len(v)) // coordinates until zRows below
+			}
+			for j, x := range v {
+				s.halo[k].val[3*j+d] = x
+			}
+		}
+	}
+	for k, b := range A.Off {
+		s.halo[k] = s.zRows(func(j int) int64 { return b.Cols[j] }, s.halo[k].val, len(b.Cols))
+	}
+	return s, nil
+}
+
+// bound sets the grid's corner and extent from the coordinates of every
+// rank. Collective.
+func (s *space) bound(c *comm.Comm, coords []float64) error {
+	lo := []float64{math.Inf(1), math.Inf(1), math.Inf(1)}
+	hi := []float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
+	for i, x := range coords {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return c.Agree(fmt.Errorf("twolevel: coordinate %d of row %d is %g", i%3, i/3, x))
+		}
+		lo[i%3] = min(lo[i%3], x)
+		hi[i%3] = max(hi[i%3], x)
+	}
+	if err := c.Agree(nil); err != nil {
+		return err
+	}
+	if err := comm.Allreduce(c, comm.Min, lo); err != nil {
+		return err
+	}
+	if err := comm.Allreduce(c, comm.Max, hi); err != nil {
+		return err
+	}
+	for d := range lo {
+		s.lo[d], s.ext[d] = lo[d], hi[d]-lo[d]
+	}
+	return nil
+}
+
+// box returns the box of a point and the point relative to the box's
+// centre.
+func (s *space) box(p []float64) (int, [3]float64) {
+	b, scale := 0, 1
+	var rel [3]float64
+	for d := 0; d < 3; d++ {
+		k, h := 0, s.ext[d]/float64(s.boxes)
+		if s.ext[d] > 0 {
+			k = min(s.boxes-1, max(0, int(math.Floor((p[d]-s.lo[d])/h))))
+		}
+		rel[d] = p[d] - (s.lo[d] + (float64(k)+0.5)*h)
+		b += k * scale
+		scale *= s.boxes
+	}
+	return b, rel
+}
+
+// raw sets m to the raw modes of global row i at point p and returns its
+// box: for displacements the translation along i's component and the
+// rotations about the box's centre, for a scalar the constant.
+func (s *space) raw(i int64, p []float64, m *[6]float64) int {
+	b, x := s.box(p)
+	if s.bs == 1 {
+		m[0] = 1
+		return b
+	}
+	*m = [6]float64{}
+	switch i % 3 {
+	case 0:
+		m[0], m[4], m[5] = 1, x[2], -x[1]
+	case 1:
+		m[1], m[3], m[5] = 1, -x[2], x[0]
+	default:
+		m[2], m[3], m[4] = 1, x[1], -x[0]
+	}
+	return b
+}
+
+// orthonormalize sums each box's Gram matrix of raw modes over the ranks
+// and keeps, per box, an orthonormal basis of their span: the eigenvectors
+// of the Gram matrix above dependent, scaled. Every rank computes the same
+// bases from rank 0's sums. Collective.
+func (s *space) orthonormalize(c *comm.Comm, first int64, coords []float64) error {
+	m, nb := s.modes, s.boxes*s.boxes*s.boxes
+	gram := make([]float64, nb*m*m)
+	var v [6]float64
+	for i := 0; 3*i < len(coords); i++ {
+		b := s.raw(first+int64(i), coords[3*i:3*i+3], &v)
+		g := gram[b*m*m:]
+		for a := 0; a < m; a++ {
+			for e := 0; e < m; e++ {
+				g[a*m+e] += v[a] * v[e]
+			}
+		}
+	}
+	if err := comm.Allreduce(c, comm.Sum, gram); err != nil {
+		return err
+	}
+	if err := comm.Bcast(c, gram, 0); err != nil {
+		return err
+	}
+	s.basis, s.first = make([][]float64, nb), make([]int, nb+1)
+	for b := 0; b < nb; b++ {
+		var eig mat.EigenSym
+		if !eig.Factorize(mat.NewSymDense(m, gram[b*m*m:(b+1)*m*m]), true) {
+			return fmt.Errorf("twolevel: box %d: eigenvalues of its modes' Gram matrix did not converge", b)
+		}
+		vals := eig.Values(nil)
+		var vecs mat.Dense
+		eig.VectorsTo(&vecs)
+		top := vals[len(vals)-1]
+		for t, l := range vals {
+			if !(l > dependent*top) {
+				if top > 0 {
+					s.dropped++
+				}
+				continue
+			}
+			for j := 0; j < m; j++ {
+				s.basis[b] = append(s.basis[b], vecs.At(j, t)/math.Sqrt(l))
+			}
+		}
+		s.first[b+1] = s.first[b] + len(s.basis[b])/m
+	}
+	s.size = s.first[nb]
+	if s.size == 0 {
+		return fmt.Errorf("twolevel: no coarse unknowns: the matrix has no rows")
+	}
+	return nil
+}
+
+// zRows returns Z's rows for count rows whose global indices global gives
+// and whose points are coords (three values a row).
+func (s *space) zRows(global func(int) int64, coords []float64, count int) rows {
+	out := newRows(count)
+	m := s.modes
+	var v [6]float64
+	col := make([]int32, 0, m)
+	val := make([]float64, 0, m)
+	for i := 0; i < count; i++ {
+		b := s.raw(global(i), coords[3*i:3*i+3], &v)
+		col, val = col[:0], val[:0]
+		basis := s.basis[b]
+		for t := 0; t*m < len(basis); t++ {
+			z := 0.0
+			for j := 0; j < m; j++ {
+				z += v[j] * basis[t*m+j]
+			}
+			col = append(col, int32(s.first[b]+t))
+			val = append(val, z)
+		}
+		out.add(col, val)
+	}
+	return out
+}
