@@ -168,45 +168,57 @@ func TestRigidModesSolved(t *testing.T) {
 			s := newSystem(t, c, be, "elasticity:4:1e3:0.3")
 			for _, boxes := range []int{2, 5} {
 				B := s.newB(t, boxes)
-				info := B.Info()
-				if boxes == 5 && info.Dropped == 0 {
+				if info := B.Info(); boxes == 5 && info.Dropped == 0 {
 					t.Errorf("%d boxes: no mode dropped, want the rotations of the one-node boxes", boxes)
 				}
-				v := s.rigid()
-				got := apply(t, c, be, B, s.times(t, c, v, 6), 6)
-				var errs, norms [6]float64
-				for i, x := range v {
-					errs[i%6] += (got[i] - x) * (got[i] - x)
-					norms[i%6] += x * x
-				}
-				all := sum(t, c, append(errs[:], norms[:]...)...)
-				for m := 0; m < 6; m++ {
-					if e := math.Sqrt(all[m] / all[6+m]); !(e < 1e-9) {
-						t.Errorf("%d boxes: rigid mode %d: ||B A v - v||/||v|| = %.3g", boxes, m, e)
-					}
-				}
-
-				rng := rand.New(rand.NewPCG(uint64(c.Rank()), 7))
-				x := make([]float64, 2*len(s.coords)/3)
-				for i := range x {
-					x[i] = rng.Float64() - 0.5
-				}
-				bx := apply(t, c, be, B, x, 2)
-				var xby, ybx, xbx float64
-				for i := 0; i < len(x); i += 2 {
-					xby += x[i] * bx[i+1]
-					ybx += x[i+1] * bx[i]
-					xbx += x[i] * bx[i]
-				}
-				d := sum(t, c, xby, ybx, xbx)
-				if math.Abs(d[0]-d[1]) > 1e-12*math.Abs(d[2]) || !(d[2] > 0) {
-					t.Errorf("%d boxes: x'By %.17g, y'Bx %.17g, x'Bx %g: want symmetric positive definite", boxes, d[0], d[1], d[2])
-				}
-				t.Logf("%d ranks, %d boxes: %d coarse unknowns, %d dropped", np, boxes, info.Size, info.Dropped)
+				s.check(t, c, B)
 				B.Free()
 			}
 		})
 	}
+}
+
+// check verifies that B A v = v for the rigid-body modes v and that B is
+// symmetric positive definite.
+func (s system) check(t *testing.T, c *comm.Comm, B *twolevel.Preconditioner) {
+	t.Helper()
+	be := s.op.Backend()
+	boxes := B.Info().Boxes
+	v := s.rigid()
+	got := apply(t, c, be, B, s.times(t, c, v, 6), 6)
+	var errs, norms [6]float64
+	for i, x := range v {
+		errs[i%6] += (got[i] - x) * (got[i] - x)
+		norms[i%6] += x * x
+	}
+	all := sum(t, c, append(errs[:], norms[:]...)...)
+	for m := 0; m < 6; m++ {
+		if e := math.Sqrt(all[m] / all[6+m]); !(e < 1e-9) {
+			t.Errorf("%d boxes: rigid mode %d: ||B A v - v||/||v|| = %.3g", boxes, m, e)
+		}
+	}
+	x := random(c, 2*len(s.coords)/3)
+	bx := apply(t, c, be, B, x, 2)
+	var xby, ybx, xbx float64
+	for i := 0; i < len(x); i += 2 {
+		xby += x[i] * bx[i+1]
+		ybx += x[i+1] * bx[i]
+		xbx += x[i] * bx[i]
+	}
+	d := sum(t, c, xby, ybx, xbx)
+	if math.Abs(d[0]-d[1]) > 1e-12*math.Abs(d[2]) || !(d[2] > 0) {
+		t.Errorf("%d boxes: x'By %.17g, y'Bx %.17g, x'Bx %g: want symmetric positive definite", boxes, d[0], d[1], d[2])
+	}
+}
+
+// random returns n values in [-0.5, 0.5), drawn per rank.
+func random(c *comm.Comm, n int) []float64 {
+	rng := rand.New(rand.NewPCG(uint64(c.Rank()), 7))
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = rng.Float64() - 0.5
+	}
+	return x
 }
 
 // TestBadGeometry: a geometry of the wrong length or block size is refused
