@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fsai-dist/fsai-dist/internal/testbin"
+	"github.com/fsai-dist/fsai-dist/problem"
 	"github.com/fsai-dist/fsai-dist/solver"
 )
 
@@ -344,5 +346,54 @@ func TestSingleReduction(t *testing.T) {
 	}
 	if d := iterations[1] - iterations[0]; d < -3 || d > 3 {
 		t.Errorf("%v iterations with -pcg.single-reduction, %v without", iterations[1], iterations[0])
+	}
+}
+
+// TestCoarseSpace: -problem elasticity carries its geometry, so the default
+// aFSAI gets the coarse space (the report's coarse field) and cuts the
+// iterations of -coarse off; the same matrix written with -write-matrix
+// and read back with -coordinates and -block-size 3 gets the same coarse
+// space and iterations. The second right-hand side (-nrhs 2, A*u with u
+// random) is the one that counts: the first, A*1, is a rigid translation,
+// which the coarse space solves in one iteration.
+func TestCoarseSpace(t *testing.T) {
+	dir := t.TempDir()
+	const spec = "elasticity:5:1e3:0.3"
+	s, err := problem.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	coords, _, _ := s.Geometry(0, s.Rows())
+	var file strings.Builder
+	fmt.Fprintf(&file, "%%%%MatrixMarket matrix array real general\n%d 3\n", s.Rows())
+	for d := 0; d < 3; d++ { // column by column, as the format orders an array
+		for i := 0; i < len(coords); i += 3 {
+			fmt.Fprintf(&file, "%g\n", coords[i+d])
+		}
+	}
+	coordFile, matrix, rep := filepath.Join(dir, "xyz.mtx"), filepath.Join(dir, "a.petsc"), filepath.Join(dir, "r.json")
+	if err := os.WriteFile(coordFile, []byte(file.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"-nrhs", "2", "-backend", "cpu", "-progress", "0", "-report", rep}
+	run := func(args ...string) (iterations float64, coarse map[string]any) {
+		t.Helper()
+		res := mpirun(t, 2, append(args, common...)...)
+		r := readReport(t, rep)
+		if res.code != 0 || r["converged"] != true {
+			t.Fatalf("%v: exit %d, report %v\n%s", args, res.code, r, res.stderr)
+		}
+		coarse, _ = r["coarse"].(map[string]any)
+		return r["iterations"].(float64), coarse
+	}
+	withCoarse, info := run("-problem", spec, "-write-matrix", matrix)
+	without, none := run("-problem", spec, "-coarse", "off")
+	fromFile, infoFile := run("-matrix", matrix, "-coordinates", coordFile, "-block-size", "3")
+	if info == nil || none != nil || infoFile == nil {
+		t.Fatalf("coarse field: %v by default, %v with -coarse off, %v from the files", info, none, infoFile)
+	}
+	if !(withCoarse < without) || fromFile != withCoarse || info["size"] != infoFile["size"] {
+		t.Errorf("iterations %v with the coarse space (%v unknowns), %v without, %v from the files (%v unknowns)",
+			withCoarse, info["size"], without, fromFile, infoFile["size"])
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -291,8 +292,12 @@ func load(c *comm.Comm, o *options, rep *report, log *zap.Logger, mem memory) (*
 
 // setGeometry places A's rows in space for the coarse space: the
 // -coordinates file's points, or a generated problem's (elasticity's). A
-// matrix file without -coordinates has none. Collective.
+// matrix file without -coordinates has none, which -coarse on refuses.
+// Collective.
 func setGeometry(c *comm.Comm, o *options, A *solver.Matrix, part dsmat.Partition) error {
+	if o.solver.Coarse == "on" && !solver.NeedsSPD(o.solver.Method, o.solver.Prec) {
+		return c.Agree(fmt.Errorf("flag -coarse on: the coarse space needs an SPD matrix, which -solver %s with -prec %s does not assume", o.solver.Method, o.solver.Prec))
+	}
 	if o.coordinates != "" {
 		coords, k, err := matfile.ReadVectors(c, o.coordinates, part)
 		if err != nil {
@@ -306,16 +311,21 @@ func setGeometry(c *comm.Comm, o *options, A *solver.Matrix, part dsmat.Partitio
 		}
 		return nil
 	}
-	if o.matrix != "" {
-		return nil
+	var coords []float64
+	bs, ok := 0, false
+	if o.matrix == "" {
+		spec, err := problem.Parse(o.problem)
+		if err != nil {
+			return c.Agree(err)
+		}
+		lo := A.First()
+		coords, bs, ok = spec.Geometry(lo, lo+int64(A.LocalRows()))
 	}
-	spec, err := problem.Parse(o.problem)
-	if err != nil {
-		return c.Agree(err)
-	}
-	lo := A.First()
-	if coords, bs, ok := spec.Geometry(lo, lo+int64(A.LocalRows())); ok {
+	switch {
+	case ok:
 		return A.SetGeometry(coords, bs)
+	case o.solver.Coarse == "on":
+		return c.Agree(errors.New("flag -coarse on: the matrix has no geometry: give -coordinates (-problem elasticity carries its own)"))
 	}
 	return nil
 }
