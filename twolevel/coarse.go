@@ -8,46 +8,45 @@ import (
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/csr"
 	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 	"gonum.org/v1/gonum/mat"
 )
 
 // timesA returns the rank's rows of A Z: row i sums a_ij times Z's row j
 // over the row's entries, the halo's included.
 func (s *space) timesA(A *dsmat.Matrix) rows {
-	n := A.LocalRows()
-	out := newRows(n)
-	acc := make([]float64, s.size)
-	var touched []int32
-	add := func(zr rows, j int, a float64) {
-		cols, vals := zr.row(j)
-		for t, c := range cols {
-			if acc[c] == 0 {
-				touched = append(touched, c)
+	return build(A.LocalRows(), 2*s.modes, func() rowFunc {
+		acc := make([]float64, s.size)
+		var touched []int32
+		add := func(zr rows, j int, a float64) {
+			cols, vals := zr.row(j)
+			for t, c := range cols {
+				if acc[c] == 0 {
+					touched = append(touched, c)
+				}
+				acc[c] += a * vals[t]
 			}
-			acc[c] += a * vals[t]
 		}
-	}
-	for i := 0; i < n; i++ {
-		cols, vals := A.Diag.Row(i)
-		for e, j := range cols {
-			add(s.own, int(j), vals[e])
-		}
-		for k := range A.Off {
-			cols, vals := A.Off[k].Row(i)
+		return func(i int, col []int32, val []float64) ([]int32, []float64) {
+			cols, vals := A.Diag.Row(i)
 			for e, j := range cols {
-				add(s.halo[k], int(j), vals[e])
+				add(s.own, int(j), vals[e])
 			}
+			for k := range A.Off {
+				cols, vals := A.Off[k].Row(i)
+				for e, j := range cols {
+					add(s.halo[k], int(j), vals[e])
+				}
+			}
+			slices.Sort(touched)
+			for _, c := range slices.Compact(touched) {
+				col, val = append(col, c), append(val, acc[c])
+				acc[c] = 0
+			}
+			touched = touched[:0]
+			return col, val
 		}
-		slices.Sort(touched)
-		touched = slices.Compact(touched)
-		val := make([]float64, len(touched))
-		for t, c := range touched {
-			val[t], acc[c] = acc[c], 0
-		}
-		out.add(touched, val)
-		touched = touched[:0]
-	}
-	return out
+	})
 }
 
 // coarseInverse sums E = Z' A Z over the ranks, inverts it and returns the
@@ -56,15 +55,25 @@ func (s *space) timesA(A *dsmat.Matrix) rows {
 // inverts the same E. Collective.
 func (s *space) coarseInverse(c *comm.Comm, az rows) (near []int32, inv []float64, err error) {
 	k := s.size
-	e := make([]float64, k*k)
-	for i := 0; i+1 < len(s.own.ptr); i++ {
-		zc, zv := s.own.row(i)
-		ac, av := az.row(i)
-		for t, a := range zc {
-			row := e[int(a)*k:]
-			for u, b := range ac {
-				row[b] += zv[t] * av[u]
+	parts := make([][]float64, parallel.Chunks(len(s.own.ptr)-1))
+	parallel.For(len(s.own.ptr)-1, func(p, lo, hi int) {
+		e := make([]float64, k*k)
+		for i := lo; i < hi; i++ {
+			zc, zv := s.own.row(i)
+			ac, av := az.row(i)
+			for t, a := range zc {
+				row := e[int(a)*k:]
+				for u, b := range ac {
+					row[b] += zv[t] * av[u]
+				}
 			}
+		}
+		parts[p] = e
+	})
+	e := parts[0]
+	for _, q := range parts[1:] {
+		for i, v := range q {
+			e[i] += v
 		}
 	}
 	if err := comm.Allreduce(c, comm.Sum, e); err != nil {
@@ -87,9 +96,15 @@ func (s *space) coarseInverse(c *comm.Comm, az rows) (near []int32, inv []float6
 	if err := ch.InverseTo(&full); err != nil {
 		return nil, nil, fmt.Errorf("twolevel: invert the coarse matrix: %w", err)
 	}
-	near = slices.Clone(az.col)
-	slices.Sort(near)
-	near = slices.Compact(near)
+	used := make([]bool, k)
+	for _, c := range az.col {
+		used[c] = true
+	}
+	for c, u := range used {
+		if u {
+			near = append(near, int32(c))
+		}
+	}
 	inv = make([]float64, len(near)*k)
 	for r, g := range near {
 		for j := 0; j < k; j++ {
@@ -102,16 +117,18 @@ func (s *space) coarseInverse(c *comm.Comm, az rows) (near []int32, inv []float6
 // upload puts Z, -A Z, their transposes and the rows of E^-1 on the
 // backend, with the coarse unknowns near the rank numbered compactly.
 func (b *Preconditioner) upload(s *space, az rows, near []int32, inv []float64) error {
-	at := make(map[int32]int32, len(near))
+	at := make([]int32, s.size) // compact number of each coarse unknown near the rank
 	for i, g := range near {
 		at[g] = int32(i)
 	}
 	block := func(r rows, sign float64) *csr.Matrix[float64] {
 		m := &csr.Matrix[float64]{Rows: len(r.ptr) - 1, Cols: len(near), RowPtr: r.ptr,
 			ColIdx: make([]int32, len(r.col)), Val: make([]float64, len(r.val))}
-		for e, g := range r.col {
-			m.ColIdx[e], m.Val[e] = at[g], sign*r.val[e]
-		}
+		parallel.For(len(r.col), func(_, lo, hi int) {
+			for e := lo; e < hi; e++ {
+				m.ColIdx[e], m.Val[e] = at[r.col[e]], sign*r.val[e]
+			}
+		})
 		return m
 	}
 	z, negAZ := block(s.own, 1), block(az, -1)
@@ -131,9 +148,13 @@ func (b *Preconditioner) upload(s *space, az rows, near []int32, inv []float64) 
 	}
 	put(&b.z, z, nil)
 	put(&b.negAZ, negAZ, nil)
-	put(&b.zt, csr.Transpose(z), near)
-	put(&b.negAZt, csr.Transpose(negAZ), near)
 	put(&b.einv, dense, nil)
+	if err == nil {
+		b.zt, err = newTransposed(b.be, z, near)
+	}
+	if err == nil {
+		b.negAZt, err = newTransposed(b.be, negAZ, near)
+	}
 	if err != nil {
 		return fmt.Errorf("twolevel: upload the coarse blocks: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -40,17 +41,47 @@ type rows struct {
 	val []float64
 }
 
-func (r *rows) add(col []int32, val []float64) {
-	r.col = append(r.col, col...)
-	r.val = append(r.val, val...)
-	r.ptr = append(r.ptr, int32(len(r.col)))
-}
-
 func (r *rows) row(i int) ([]int32, []float64) {
 	return r.col[r.ptr[i]:r.ptr[i+1]], r.val[r.ptr[i]:r.ptr[i+1]]
 }
 
-func newRows(n int) rows { return rows{ptr: make([]int32, 1, n+1)} }
+// rowFunc appends the entries of row i to col and val.
+type rowFunc func(i int, col []int32, val []float64) ([]int32, []float64)
+
+// build returns count rows whose entries a rowFunc appends, computed in
+// chunks on all cores and joined in row order: newRow makes each chunk's
+// rowFunc, with its own scratch. perRow is the entries a row is expected to
+// have, room for which each chunk makes at once.
+func build(count, perRow int, newRow func() rowFunc) rows {
+	type part struct {
+		lens []int32
+		col  []int32
+		val  []float64
+	}
+	parts := make([]part, parallel.Chunks(count))
+	parallel.For(count, func(c, lo, hi int) {
+		row, p := newRow(), part{lens: make([]int32, hi-lo), col: make([]int32, 0, (hi-lo)*perRow), val: make([]float64, 0, (hi-lo)*perRow)}
+		for i := lo; i < hi; i++ {
+			n := len(p.col)
+			p.col, p.val = row(i, p.col, p.val)
+			p.lens[i-lo] = int32(len(p.col) - n)
+		}
+		parts[c] = p
+	})
+	total := 0
+	for _, p := range parts {
+		total += len(p.col)
+	}
+	out := rows{ptr: make([]int32, 1, count+1), col: make([]int32, 0, total), val: make([]float64, 0, total)}
+	for _, p := range parts {
+		for _, l := range p.lens {
+			out.ptr = append(out.ptr, out.ptr[len(out.ptr)-1]+l)
+		}
+		out.col = append(out.col, p.col...)
+		out.val = append(out.val, p.val...)
+	}
+	return out
+}
 
 // newSpace lays a grid of boxes^3 boxes over the bounding box of every
 // rank's coordinates and builds Z's rows. Collective.
@@ -216,24 +247,20 @@ func (s *space) orthonormalize(c *comm.Comm, first int64, coords []float64) erro
 // zRows returns Z's rows for count rows whose global indices global gives
 // and whose points are coords (three values a row).
 func (s *space) zRows(global func(int) int64, coords []float64, count int) rows {
-	out := newRows(count)
-	m := s.modes
-	var v [6]float64
-	col := make([]int32, 0, m)
-	val := make([]float64, 0, m)
-	for i := 0; i < count; i++ {
-		b := s.raw(global(i), coords[3*i:3*i+3], &v)
-		col, val = col[:0], val[:0]
-		basis := s.basis[b]
-		for t := 0; t*m < len(basis); t++ {
-			z := 0.0
-			for j := 0; j < m; j++ {
-				z += v[j] * basis[t*m+j]
+	return build(count, s.modes, func() rowFunc {
+		return func(i int, col []int32, val []float64) ([]int32, []float64) {
+			var v [6]float64
+			b := s.raw(global(i), coords[3*i:3*i+3], &v)
+			basis, m := s.basis[b], s.modes
+			for t := 0; t*m < len(basis); t++ {
+				z := 0.0
+				for j := 0; j < m; j++ {
+					z += v[j] * basis[t*m+j]
+				}
+				col = append(col, int32(s.first[b]+t))
+				val = append(val, z)
 			}
-			col = append(col, int32(s.first[b]+t))
-			val = append(val, z)
+			return col, val
 		}
-		out.add(col, val)
-	}
-	return out
+	})
 }

@@ -98,10 +98,9 @@ type Preconditioner struct {
 	size  int // coarse unknowns
 	space *space
 
-	z, negAZ backend.Matrix // n x len(near): Z and -A Z on the coarse unknowns near the rank
-	zt       backend.Matrix // Z' (rows mapped to the coarse numbering)
-	negAZt   backend.Matrix // -(A Z)' (rows mapped)
-	einv     backend.Matrix // the rows of E^-1 of the coarse unknowns near the rank
+	z, negAZ   backend.Matrix // n x len(near): Z and -A Z on the coarse unknowns near the rank
+	zt, negAZt transposed     // Z' and -(A Z)', rows mapped to the coarse numbering
+	einv       backend.Matrix // the rows of E^-1 of the coarse unknowns near the rank
 
 	work map[int]*work // per column count
 	info Info
@@ -111,6 +110,7 @@ type Preconditioner struct {
 type work struct {
 	t      *ddmat.Dense   // r - A Q r
 	w, c   backend.Vector // coarse vectors: size x k and len(near) x k
+	part   backend.Vector // the slab rows of a transposed product
 	wh, wr []float64      // host copies: the sum in flight, Z'r summed
 }
 
@@ -154,6 +154,7 @@ func New(op *dsmat.Operator, inner krylov.Preconditioner, g Geometry, p Params) 
 func (b *Preconditioner) Refresh(op *dsmat.Operator) error {
 	start := time.Now()
 	b.freeBlocks()
+	b.freeWork() // sized for the blocks just freed
 	if err := b.assemble(op.Matrix()); err != nil {
 		return err
 	}
@@ -195,7 +196,7 @@ func (b *Preconditioner) Apply(z, r *ddmat.Dense) error {
 	be := b.be
 	// w = Z'r over all ranks; t = r - A E^-1 w.
 	be.Fill(w.w, 0)
-	be.SpMM(w.w, b.zt, r.V, k, 0)
+	b.zt.apply(be, w.w, w.part, r.V, k)
 	if err := b.sum(w, w.wr); err != nil {
 		return err
 	}
@@ -209,7 +210,7 @@ func (b *Preconditioner) Apply(z, r *ddmat.Dense) error {
 	}
 	// z = u + Z E^-1 (Z'r - (A Z)'u).
 	be.Fill(w.w, 0)
-	be.SpMM(w.w, b.negAZt, z.V, k, 0)
+	b.negAZt.apply(be, w.w, w.part, z.V, k)
 	if err := b.sum(w, w.wh); err != nil {
 		return err
 	}
@@ -247,6 +248,9 @@ func (b *Preconditioner) scratch(k int) (*work, error) {
 	if w.w, err = b.be.NewVector(b.size * k); err == nil {
 		w.c, err = b.be.NewVector(b.z.Cols() * k)
 	}
+	if err == nil {
+		w.part, err = b.be.NewVector(max(b.zt.rows(), b.negAZt.rows()) * k)
+	}
 	if err != nil {
 		w.free()
 		return nil, fmt.Errorf("twolevel: coarse vectors: %w", err)
@@ -257,7 +261,7 @@ func (b *Preconditioner) scratch(k int) (*work, error) {
 
 func (w *work) free() {
 	w.t.Free()
-	for _, v := range []backend.Vector{w.w, w.c} {
+	for _, v := range []backend.Vector{w.w, w.c, w.part} {
 		if v != nil {
 			v.Free()
 		}
@@ -267,19 +271,28 @@ func (w *work) free() {
 // Free releases B's memory and M's.
 func (b *Preconditioner) Free() {
 	b.freeBlocks()
-	for _, w := range b.work {
-		w.free()
-	}
-	b.work = nil
+	b.freeWork()
 	b.inner.Free()
+}
+
+// freeWork releases the applications' scratch.
+func (b *Preconditioner) freeWork() {
+	for k, w := range b.work {
+		w.free()
+		delete(b.work, k)
+	}
 }
 
 // freeBlocks releases the blocks on the backend.
 func (b *Preconditioner) freeBlocks() {
-	for _, m := range []*backend.Matrix{&b.z, &b.negAZ, &b.zt, &b.negAZt, &b.einv} {
+	for _, m := range []*backend.Matrix{&b.z, &b.negAZ, &b.einv} {
 		if *m != nil {
 			(*m).Free()
 			*m = nil
 		}
+	}
+	for _, t := range []*transposed{&b.zt, &b.negAZt} {
+		t.free()
+		*t = transposed{}
 	}
 }
