@@ -69,6 +69,11 @@ var misuseCases = []misuseC{
 	{"matrix_create", ok, every, ""},
 	{"matrix_create_base1", ok, every, ""},
 	{"matrix_free_base1", ok, every, ""},
+	{"geometry_matrix_freed", errHandle, every, "is not a matrix handle: not made by this library, or freed"},
+	{"geometry_block_2", errInput, every, "twolevel: block size 2: the coarse space knows 1 (a scalar field) and 3 (displacements)"},
+	{"geometry_coords_null", errInput, every, "fsai: coords is NULL"},
+	{"geometry_null_rank0", errInput, rank0, "fsai: coords is NULL"},
+	{"geometry_none_coarse_on", errInput, every, "solver: coarse space: the matrix has no geometry"},
 	{"solver_matrix_0", errHandle, every, "fsai: 0 is not a matrix handle: not made by this library, or freed"},
 	{"solver_matrix_freed", errHandle, every, "is not a matrix handle: not made by this library, or freed"},
 	{"solver_prec_ilu", errInput, every, `solver: preconditioner "ilu" is not one of [afsai fsai jacobi none spai]`},
@@ -125,9 +130,10 @@ type outcome struct {
 // rank's return code and message of every case against misuseCases: bad
 // CSR arrays (row_ptr[nlocal] = 1e12, negative or decreasing row
 // pointers, columns out of range, sizes that do not match), NULL and freed
-// handles, a matrix the set-up refuses, failed updates that leave the
-// solver solving the old system, and calls before fsai_init and after
-// fsai_finalize. None may abort the program, hang or return
+// handles, geometries refused (block size 2, NULL coordinates) that leave
+// the matrix without one, a matrix the set-up refuses, failed updates that
+// leave the solver solving the old system, and calls before fsai_init and
+// after fsai_finalize. None may abort the program, hang or return
 // FSAI_ERR_FAILURE.
 func TestMisuseC(t *testing.T) {
 	dir := t.TempDir()

@@ -135,6 +135,32 @@ func memoryBytes() uint64 {
 //export fsai_matrix_free
 func fsai_matrix_free(m C.int64_t) C.int { return freeHandle[*solver.Matrix](m, "matrix") }
 
+// fsai_matrix_set_geometry places matrix m's rows in space for the coarse
+// space (solver.Matrix.SetGeometry): coords holds x, y and z of the node of
+// each of this rank's rows (3*nlocal values), blockSize the unknowns per
+// node, numbered node by node: 3 for displacements (rigid-body modes) or 1
+// for a scalar field (the constant). The coordinates are copied; they take
+// effect at the next set-up of a solver of m. Collective.
+//
+//export fsai_matrix_set_geometry
+func fsai_matrix_set_geometry(m C.int64_t, coords *C.double, blockSize C.int) C.int {
+	return call(func() error {
+		c, err := world()
+		if err != nil {
+			return err
+		}
+		A, err := lookup[*solver.Matrix](m, "matrix")
+		var xyz []float64
+		if err == nil {
+			xyz, err = slice[float64](coords, 3*A.LocalRows(), "coords")
+		}
+		if err := c.Agree(err); err != nil {
+			return err
+		}
+		return A.SetGeometry(xyz, int(blockSize))
+	})
+}
+
 // freeHandle drops handle h, which must be a live handle of a T (what
 // names its kind in the error).
 func freeHandle[T any](h C.int64_t, what string) C.int {

@@ -42,6 +42,14 @@ module fsai
        integer(c_int64_t), intent(out) :: matrix
      end function fsai_matrix_create
 
+     integer(c_int) function fsai_matrix_set_geometry(matrix, coords, block_size) &
+          bind(C, name="fsai_matrix_set_geometry")
+       import :: c_int, c_int64_t, c_double
+       integer(c_int64_t), value :: matrix
+       real(c_double), dimension(*), intent(in) :: coords
+       integer(c_int), value :: block_size
+     end function fsai_matrix_set_geometry
+
      integer(c_int) function fsai_matrix_free(matrix) bind(C, name="fsai_matrix_free")
        import :: c_int, c_int64_t
        integer(c_int64_t), value :: matrix

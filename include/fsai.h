@@ -8,13 +8,13 @@
  * and a program with
  *     mpicc prog.c -Iinclude -Llib -lfsai -Wl,-rpath,$PWD/lib
  *
- * Lifecycle: fsai_init once; fsai_matrix_create from each rank's rows;
- * fsai_solver_create (set-up: backend, preconditioner), or
- * fsai_options_create, fsai_options_set and fsai_solver_create_opts for
- * any of the solver's options; fsai_solve as often
- * as needed; fsai_update_values (or fsai_set_values, fsai_rebuild) when the
- * values change on the same pattern; fsai_solver_free, fsai_matrix_free;
- * fsai_finalize.
+ * Lifecycle: fsai_init once; fsai_matrix_create from each rank's rows
+ * (and fsai_matrix_set_geometry, for a coarse space); fsai_solver_create
+ * (set-up: backend, preconditioner), or fsai_options_create,
+ * fsai_options_set and fsai_solver_create_opts for any of the solver's
+ * options; fsai_solve as often as needed; fsai_update_values (or
+ * fsai_set_values, fsai_rebuild) when the values change on the same
+ * pattern; fsai_solver_free, fsai_matrix_free; fsai_finalize.
  *
  * MPI: the library works on a duplicate of the communicator given to
  * fsai_init, so its messages never meet the program's. It uses the
@@ -118,6 +118,20 @@ int fsai_last_error(char *buf, int len);
  * offending entry in the message. */
 int fsai_matrix_create(int64_t n, int64_t first, int64_t nlocal, const int64_t *row_ptr,
                        const int64_t *cols, const double *vals, int base, fsai_matrix *matrix);
+
+/* Places this rank's rows of matrix in space for the coarse space of a
+ * two-level preconditioner (docs/coarse.md): coords holds x, y and z of the
+ * node of each local row, 3*nlocal values, row by row (rows of one node
+ * repeat its coordinates); block_size is the unknowns per node, numbered
+ * node by node: 3 for displacements, whose coarse space is the rigid-body
+ * modes, or 1 for a scalar field, whose coarse space is the constant. The
+ * coordinates are copied. They take effect at the next set-up of a solver
+ * of this matrix (fsai_solver_create, fsai_solver_create_opts,
+ * fsai_rebuild): with the default option coarse "auto", afsai and fsai then
+ * get the coarse space; "off" leaves it out. A block size other than 1 or
+ * 3, or a NULL coords, returns FSAI_ERR_INPUT and leaves the matrix as it
+ * was. Collective. */
+int fsai_matrix_set_geometry(fsai_matrix matrix, const double *coords, int block_size);
 
 /* Releases a matrix handle; its solvers stay usable, the handle is then
  * refused (FSAI_ERR_HANDLE). Not collective. */

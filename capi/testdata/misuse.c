@@ -128,6 +128,24 @@ int main(int argc, char **argv) {
 	report("matrix_create_base1", fsai_matrix_create(N, first + 1, nlocal, rp1, cols1, vals, 1, &m1));
 	report("matrix_free_base1", fsai_matrix_free(m1));
 
+	/* fsai_matrix_set_geometry: a freed handle, a block size the coarse
+	 * space does not know, NULL coordinates (on one rank only: the others
+	 * return FSAI_ERR_PEER); each leaves m without a geometry */
+	double *coords = calloc(3 * nlocal, sizeof *coords);
+	for (int64_t r = 0; r < nlocal; r++)
+		coords[3 * r] = first + r;
+	report("geometry_matrix_freed", fsai_matrix_set_geometry(m1, coords, 1));
+	report("geometry_block_2", fsai_matrix_set_geometry(m, coords, 2));
+	report("geometry_coords_null", fsai_matrix_set_geometry(m, NULL, 3));
+	report("geometry_null_rank0", fsai_matrix_set_geometry(m, rank == 0 ? NULL : coords, 1));
+	free(coords);
+	fsai_options coarse_on;
+	fsai_options_create(&coarse_on);
+	fsai_options_set(coarse_on, "coarse", "on");
+	fsai_options_set(coarse_on, "backend", "cpu");
+	report("geometry_none_coarse_on", fsai_solver_create_opts(m, coarse_on, &scratch_s));
+	fsai_options_free(coarse_on);
+
 	/* fsai_solver_create: bad handles and options, a matrix the set-up
 	 * refuses: the diagonal entry of global row 5 (A(6,6)) is -1 */
 	report("solver_matrix_0", fsai_solver_create(0, "afsai", 0, 0, "cpu", &scratch_s));

@@ -3,8 +3,11 @@
 ! indices, sets aFSAI's steps through an options handle, solves (checking
 ! the stop reason code), doubles the matrix on the same pattern, updates and
 ! solves again, then solves for two right-hand sides at once (b(:, 1) and
-! b(:, 2) of one array), checking every solution. Rank 0 prints "ok" when
-! all passed.
+! b(:, 2) of one array); last it gives the rows' coordinates for the coarse
+! space (x = i on a line: block size 1, the constant on each box), rebuilds
+! the preconditioner and solves 2A x = 2A 1 again, in at most two
+! iterations since 1 is in the coarse space. It checks every solution.
+! Rank 0 prints "ok" when all passed.
 !
 !     mpirun -np 2 ./solve_f
 program solve_f
@@ -16,8 +19,9 @@ program solve_f
   integer :: ierr, rank, size
   integer(c_int64_t) :: first, last, nlocal, i, k, matrix, solver, options
   integer(c_int64_t), allocatable :: row_ptr(:), cols(:)
-  real(c_double), allocatable :: vals(:), b(:), x(:)
-  logical :: good
+  real(c_double), allocatable :: vals(:), b(:), x(:), coords(:, :)
+  integer(c_int) :: its
+  logical :: good, coarse
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -49,6 +53,13 @@ program solve_f
   call check(fsai_update_values(solver, vals), "fsai_update_values")
   good = solve("2A x = 2A 1") .and. good
   good = solve_two() .and. good
+  allocate(coords(3, nlocal))
+  coords = 0
+  coords(1, :) = [(real(i, c_double), i = first, last)]
+  call check(fsai_matrix_set_geometry(matrix, coords, 1_c_int), "fsai_matrix_set_geometry")
+  call check(fsai_rebuild(solver), "fsai_rebuild")
+  coarse = solve("coarse space")
+  good = good .and. coarse .and. its <= 2
 
   call check(fsai_solver_free(solver), "fsai_solver_free")
   call check(fsai_matrix_free(matrix), "fsai_matrix_free")
@@ -74,10 +85,11 @@ contains
     vals(k) = val
   end subroutine put
 
-  ! solve solves A x = A*1 from a zero guess and checks x = 1.
+  ! solve solves A x = A*1 from a zero guess, leaves the iterations in its
+  ! and checks x = 1.
   logical function solve(name)
     character(*), intent(in) :: name
-    integer(c_int) :: its, reason
+    integer(c_int) :: reason
     real(c_double) :: relres, err
     integer(c_int64_t) :: r
     do r = 1, nlocal
