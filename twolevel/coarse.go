@@ -13,21 +13,37 @@ import (
 )
 
 // timesA returns the rank's rows of A Z: row i sums a_ij times Z's row j
-// over the row's entries, the halo's included.
+// over the row's entries, the halo's included. A row of Z holds the
+// consecutive columns of one box (zRows), so a row of A Z adds up whole
+// boxes: a handful per row, looked up by their first column.
 func (s *space) timesA(A *dsmat.Matrix) rows {
+	type box struct {
+		first int32
+		n     int
+		sum   [6]float64
+	}
 	return build(A.LocalRows(), 2*s.modes, func() rowFunc {
-		acc := make([]float64, s.size)
-		var touched []int32
+		var boxes []box
+		last := 0 // the box the previous entry added to
 		add := func(zr rows, j int, a float64) {
 			cols, vals := zr.row(j)
-			for t, c := range cols {
-				if acc[c] == 0 {
-					touched = append(touched, c)
+			if len(cols) == 0 {
+				return
+			}
+			if last >= len(boxes) || boxes[last].first != cols[0] {
+				last = slices.IndexFunc(boxes, func(b box) bool { return b.first == cols[0] })
+				if last < 0 {
+					last = len(boxes)
+					boxes = append(boxes, box{first: cols[0], n: len(cols)})
 				}
-				acc[c] += a * vals[t]
+			}
+			sum := &boxes[last].sum
+			for t, v := range vals {
+				sum[t] += a * v
 			}
 		}
 		return func(i int, col []int32, val []float64) ([]int32, []float64) {
+			boxes, last = boxes[:0], 0
 			cols, vals := A.Diag.Row(i)
 			for e, j := range cols {
 				add(s.own, int(j), vals[e])
@@ -38,12 +54,12 @@ func (s *space) timesA(A *dsmat.Matrix) rows {
 					add(s.halo[k], int(j), vals[e])
 				}
 			}
-			slices.Sort(touched)
-			for _, c := range slices.Compact(touched) {
-				col, val = append(col, c), append(val, acc[c])
-				acc[c] = 0
+			slices.SortFunc(boxes, func(a, b box) int { return int(a.first - b.first) })
+			for _, b := range boxes {
+				for t := 0; t < b.n; t++ {
+					col, val = append(col, b.first+int32(t)), append(val, b.sum[t])
+				}
 			}
-			touched = touched[:0]
 			return col, val
 		}
 	})

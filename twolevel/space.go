@@ -54,13 +54,14 @@ type rowFunc func(i int, col []int32, val []float64) ([]int32, []float64)
 // have, room for which each chunk makes at once.
 func build(count, perRow int, newRow func() rowFunc) rows {
 	type part struct {
-		lens []int32
-		col  []int32
-		val  []float64
+		first int // the chunk's first row
+		lens  []int32
+		col   []int32
+		val   []float64
 	}
 	parts := make([]part, parallel.Chunks(count))
 	parallel.For(count, func(c, lo, hi int) {
-		row, p := newRow(), part{lens: make([]int32, hi-lo), col: make([]int32, 0, (hi-lo)*perRow), val: make([]float64, 0, (hi-lo)*perRow)}
+		row, p := newRow(), part{first: lo, lens: make([]int32, hi-lo), col: make([]int32, 0, (hi-lo)*perRow), val: make([]float64, 0, (hi-lo)*perRow)}
 		for i := lo; i < hi; i++ {
 			n := len(p.col)
 			p.col, p.val = row(i, p.col, p.val)
@@ -68,18 +69,22 @@ func build(count, perRow int, newRow func() rowFunc) rows {
 		}
 		parts[c] = p
 	})
-	total := 0
-	for _, p := range parts {
-		total += len(p.col)
+	at := make([]int32, len(parts)+1) // each chunk's first entry
+	for c, p := range parts {
+		at[c+1] = at[c] + int32(len(p.col))
 	}
-	out := rows{ptr: make([]int32, 1, count+1), col: make([]int32, 0, total), val: make([]float64, 0, total)}
-	for _, p := range parts {
-		for _, l := range p.lens {
-			out.ptr = append(out.ptr, out.ptr[len(out.ptr)-1]+l)
+	out := rows{ptr: make([]int32, count+1), col: make([]int32, at[len(parts)]), val: make([]float64, at[len(parts)])}
+	parallel.For(len(parts), func(_, lo, hi int) {
+		for c := lo; c < hi; c++ {
+			p, e := parts[c], at[c]
+			copy(out.col[e:], p.col)
+			copy(out.val[e:], p.val)
+			for i, l := range p.lens {
+				e += l
+				out.ptr[p.first+i+1] = e
+			}
 		}
-		out.col = append(out.col, p.col...)
-		out.val = append(out.val, p.val...)
-	}
+	})
 	return out
 }
 
@@ -129,14 +134,36 @@ func newSpace(A *dsmat.Matrix, g Geometry, boxes int) (*space, error) {
 // bound sets the grid's corner and extent from the coordinates of every
 // rank. Collective.
 func (s *space) bound(c *comm.Comm, coords []float64) error {
+	type extent struct {
+		lo, hi [3]float64
+		bad    int // the first coordinate that is not a number, or -1
+	}
+	rows := len(coords) / 3
+	parts := make([]extent, parallel.Chunks(rows))
+	parallel.For(rows, func(k, lo, hi int) {
+		e := extent{bad: -1}
+		for d := 0; d < 3; d++ {
+			e.lo[d], e.hi[d] = math.Inf(1), math.Inf(-1)
+		}
+		for i := 3 * lo; i < 3*hi; i++ {
+			x := coords[i]
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				e.bad = i
+				break
+			}
+			e.lo[i%3], e.hi[i%3] = min(e.lo[i%3], x), max(e.hi[i%3], x)
+		}
+		parts[k] = e
+	})
 	lo := []float64{math.Inf(1), math.Inf(1), math.Inf(1)}
 	hi := []float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
-	for i, x := range coords {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return c.Agree(fmt.Errorf("twolevel: coordinate %d of row %d is %g", i%3, i/3, x))
+	for _, e := range parts {
+		if e.bad >= 0 {
+			return c.Agree(fmt.Errorf("twolevel: coordinate %d of row %d is %g", e.bad%3, e.bad/3, coords[e.bad]))
 		}
-		lo[i%3] = min(lo[i%3], x)
-		hi[i%3] = max(hi[i%3], x)
+		for d := 0; d < 3; d++ {
+			lo[d], hi[d] = min(lo[d], e.lo[d]), max(hi[d], e.hi[d])
+		}
 	}
 	if err := c.Agree(nil); err != nil {
 		return err
@@ -197,15 +224,25 @@ func (s *space) raw(i int64, p []float64, m *[6]float64) int {
 // bases from rank 0's sums. Collective.
 func (s *space) orthonormalize(c *comm.Comm, first int64, coords []float64) error {
 	m, nb := s.modes, s.boxes*s.boxes*s.boxes
-	gram := make([]float64, nb*m*m)
-	var v [6]float64
-	for i := 0; 3*i < len(coords); i++ {
-		b := s.raw(first+int64(i), coords[3*i:3*i+3], &v)
-		g := gram[b*m*m:]
-		for a := 0; a < m; a++ {
-			for e := 0; e < m; e++ {
-				g[a*m+e] += v[a] * v[e]
+	parts := make([][]float64, parallel.Chunks(len(coords)/3))
+	parallel.For(len(coords)/3, func(k, lo, hi int) {
+		gram := make([]float64, nb*m*m)
+		var v [6]float64
+		for i := lo; i < hi; i++ {
+			b := s.raw(first+int64(i), coords[3*i:3*i+3], &v)
+			g := gram[b*m*m:]
+			for a := 0; a < m; a++ {
+				for e := 0; e < m; e++ {
+					g[a*m+e] += v[a] * v[e]
+				}
 			}
+		}
+		parts[k] = gram
+	})
+	gram := parts[0]
+	for _, p := range parts[1:] {
+		for i, v := range p {
+			gram[i] += v
 		}
 	}
 	if err := comm.Allreduce(c, comm.Sum, gram); err != nil {

@@ -42,9 +42,11 @@ func newTransposed(be backend.Backend, m *csr.Matrix[float64], rowMap []int32) (
 // of a product.
 func (t transposed) rows() int { return t.slabs.Rows() }
 
-// apply sets y = M' x for blocks of k columns, through part (rows() x k):
-// y's rows that no column of M maps to are left as they are.
+// apply sets y = M' x for blocks of k columns, through the first rows() x
+// k entries of part: y's rows that no column of M maps to are left as they
+// are.
 func (t transposed) apply(be backend.Backend, y, part, x backend.Vector, k int) {
+	part = part.Slice(0, t.rows()*k)
 	be.SpMM(part, t.slabs, x, k, 0)
 	be.SpMM(y, t.sum, part, k, 0)
 }
@@ -104,17 +106,28 @@ func slabTranspose(m *csr.Matrix[float64]) (slabs, sum *csr.Matrix[float64]) {
 			parts[q] = p
 		}
 	})
-	slabs = &csr.Matrix[float64]{Cols: m.Rows, RowPtr: []int32{0}, ColIdx: make([]int32, 0, m.NNZ()), Val: make([]float64, 0, m.NNZ())}
+	// Each slab's first row and entry, then the slabs copied in parallel.
+	row, entry := make([]int32, count+1), make([]int32, count+1)
 	perCol := make([][]int32, m.Cols) // the slab rows of each column
-	for _, p := range parts {
+	for q, p := range parts {
 		for t, c := range p.cols {
-			perCol[c] = append(perCol[c], int32(slabs.Rows))
-			slabs.Rows++
-			slabs.RowPtr = append(slabs.RowPtr, slabs.RowPtr[len(slabs.RowPtr)-1]+p.lens[t])
+			perCol[c] = append(perCol[c], row[q]+int32(t))
 		}
-		slabs.ColIdx = append(slabs.ColIdx, p.idx...)
-		slabs.Val = append(slabs.Val, p.val...)
+		row[q+1], entry[q+1] = row[q]+int32(len(p.cols)), entry[q]+int32(len(p.idx))
 	}
+	slabs = &csr.Matrix[float64]{Rows: int(row[count]), Cols: m.Rows, RowPtr: make([]int32, row[count]+1),
+		ColIdx: make([]int32, entry[count]), Val: make([]float64, entry[count])}
+	parallel.For(count, func(_, lo, hi int) {
+		for q := lo; q < hi; q++ {
+			p, e := parts[q], entry[q]
+			copy(slabs.ColIdx[e:], p.idx)
+			copy(slabs.Val[e:], p.val)
+			for t, l := range p.lens {
+				e += l
+				slabs.RowPtr[int(row[q])+t+1] = e
+			}
+		}
+	})
 	sum = &csr.Matrix[float64]{Rows: m.Cols, Cols: slabs.Rows, RowPtr: make([]int32, m.Cols+1)}
 	for c, rs := range perCol {
 		sum.RowPtr[c+1] = sum.RowPtr[c] + int32(len(rs))

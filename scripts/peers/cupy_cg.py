@@ -6,7 +6,9 @@ GMRES with Jacobi on the same matrix fsai-dist solves, on one GPU.
   python3 scripts/peers/cupy_cg.py -matrix A.petsc     (fsai-dist -write-matrix A.petsc)
   python3 scripts/peers/cupy_cg.py -matrix A.petsc -method gmres [-restart 30]
 
-b = A*1, x0 = 0, stop at ||r||/||b|| <= tol (CuPy's rtol, atol 0): fsai-dist's test.
+b = A*1 (with -random-rhs A*u, u uniform in (0,1], as fsai-dist's second
+right-hand side of -nrhs 2), x0 = 0, stop at ||r||/||b|| <= tol (CuPy's
+rtol, atol 0): fsai-dist's test.
 CuPy's gmres preconditions on the right (x = M y) with classical Gram-Schmidt,
 no reorthogonalization, and tests the true residual only at each restart, so
 its iteration count is a multiple of the restart length: restarts x restart.
@@ -95,6 +97,8 @@ def main():
     p.add_argument("-maxit", type=int, default=20000)
     p.add_argument("-method", choices=("cg", "gmres"), default="cg")
     p.add_argument("-restart", type=int, default=30, help="GMRES restart length")
+    p.add_argument("-random-rhs", action="store_true", help="b = A*u, u uniform in (0,1] (A*1 is a rigid translation of elasticity)")
+    p.add_argument("-write-rhs", help="also write b here, Matrix Market array, for fsai-dist's -rhs")
     p.add_argument("-spmv-reps", type=int, default=100)
     p.add_argument("-json")
     o = p.parse_args()
@@ -105,7 +109,14 @@ def main():
     else:
         sys.exit("cupy_cg: give -problem poisson7:N or -matrix FILE.petsc")
     spmv_s, spmv_gbs = time_spmv(a, o.spmv_reps)
-    b = a @ cp.ones(a.shape[0])
+    u = cp.ones(a.shape[0])
+    if o.random_rhs:
+        u = 1.0 - cp.random.default_rng(1).random(a.shape[0])
+    b = a @ u
+    if o.write_rhs:
+        with open(o.write_rhs, "w") as f:
+            f.write("%%%%MatrixMarket matrix array real general\n%d 1\n" % a.shape[0])
+            np.savetxt(f, cp.asnumpy(b), fmt="%.17g")
     solve(a, b, o.tol, 2 * o.restart, o.method, o.restart)  # warm-up: kernels compiled and cached
     cp.cuda.Device().synchronize()
     t = time.perf_counter()
@@ -116,7 +127,7 @@ def main():
     out = {
         "peer": "cupy", "cupy": cp.__version__, "method": o.method, "matrix": name,
         "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
-        "n": a.shape[0], "nnz": int(a.nnz), "ranks": 1, "tol": o.tol,
+        "n": a.shape[0], "nnz": int(a.nnz), "ranks": 1, "tol": o.tol, "rhs": "A*u, u random" if o.random_rhs else "A*1",
         "converged": info == 0, "iterations": its, "relres": relres,
         "solve_s": solve_s, "time_per_iter_s": solve_s / max(its, 1),
         "spmv_s": spmv_s, "spmv_gbs": spmv_gbs,
