@@ -272,6 +272,7 @@ func TestFailures(t *testing.T) {
 		{name: "out is rhs", args: []string{"-matrix", lap, "-rhs", in("alt.vec"), "-out", in("alt.vec")}, code: 2, want: "flag -out: " + in("alt.vec") + " is the same file as -rhs"},
 		{name: "out is coordinates", args: []string{"-matrix", lap, "-coordinates", in("alt.vec"), "-out", in("alt.vec")}, code: 2, want: "flag -out: " + in("alt.vec") + " is the same file as -coordinates"},
 		{name: "coordinates not 3 columns", args: []string{"-matrix", lap, "-coordinates", in("alt.vec")}, code: 2, want: "flag -coordinates: " + in("alt.vec") + " has 1 columns: need 3"},
+		{name: "random-rhs with rhs", args: []string{"-matrix", lap, "-rhs", in("alt.vec"), "-random-rhs"}, code: 2, want: "flag -random-rhs with -rhs"},
 		{name: "coarse without geometry", args: []string{"-matrix", lap, "-coarse", "on"}, code: 2, want: "flag -coarse on: the matrix has no geometry"},
 		{name: "coarse with gmres", args: []string{"-problem", "elasticity:2", "-coarse", "on", "-solver", "gmres", "-prec", "jacobi"}, code: 2, want: "flag -coarse on: the coarse space needs an SPD matrix"},
 		{name: "write-matrix is matrix", args: []string{"-matrix", lap, "-write-matrix", lap}, code: 2, want: "flag -write-matrix: " + lap + " is the same file as -matrix"},

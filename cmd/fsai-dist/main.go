@@ -62,6 +62,7 @@ type options struct {
 	benchSpMV       int
 	writeMatrix     string
 	coordinates     string
+	randomRHS       bool
 	blockSize       int
 	checkSymmetry   bool
 	view            bool
@@ -76,6 +77,7 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.StringVar(&o.matrix, "matrix", "", "matrix file: Matrix Market coordinate or PETSc binary (detected by content)")
 	fs.StringVar(&o.problem, "problem", "poisson7:64", "built-in problem when no -matrix: poisson7:N, poisson27:N, diffusion:N[:seed], aniso:N, convdiff:N[:peclet] (nonsymmetric), elasticity:N[:contrast[:nu]] (3 N (N+1)^2 rows)")
 	fs.StringVar(&o.rhs, "rhs", "", "right-hand side, Matrix Market array; several columns are several right-hand sides, solved together (default b = A*1)")
+	fs.BoolVar(&o.randomRHS, "random-rhs", false, "without -rhs: make every right-hand side A*u with u random in (0,1], none A*1 (on elasticity A*1 is a rigid translation, which the coarse space solves in one iteration); one is -nrhs 2's second")
 	fs.IntVar(&o.nrhs, "nrhs", 1, "without -rhs: solve this many right-hand sides together, A*1 and A*u with random u in (0,1]")
 	fs.StringVar(&o.coordinates, "coordinates", "", "the coordinates of each row's node, Matrix Market array of n rows and 3 columns (x, y, z), for the coarse space (-coarse); a -problem elasticity carries its own")
 	fs.IntVar(&o.blockSize, "block-size", 1, "with -coordinates: unknowns per node, numbered node by node: 3 for displacements (rigid-body coarse space), 1 for a scalar field (constant)")
@@ -117,6 +119,8 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 		return nil, fmt.Errorf("flag -nrhs: %d is not positive", o.nrhs)
 	case o.nrhs > 1 && o.rhs != "":
 		return nil, fmt.Errorf("flag -nrhs: %d with -rhs: the file's columns are the right-hand sides", o.nrhs)
+	case o.randomRHS && o.rhs != "":
+		return nil, errors.New("flag -random-rhs with -rhs: the file's columns are the right-hand sides")
 	case o.partition != "rows" && o.partition != "nnz":
 		return nil, fmt.Errorf("flag -partition: %q is not rows or nnz", o.partition)
 	}

@@ -355,7 +355,8 @@ func TestSingleReduction(t *testing.T) {
 // and read back with -coordinates and -block-size 3 gets the same coarse
 // space and iterations. The second right-hand side (-nrhs 2, A*u with u
 // random) is the one that counts: the first, A*1, is a rigid translation,
-// which the coarse space solves in one iteration.
+// which the coarse space solves in one iteration. -random-rhs solves that
+// second one alone, in as many iterations.
 func TestCoarseSpace(t *testing.T) {
 	dir := t.TempDir()
 	const spec = "elasticity:5:1e3:0.3"
@@ -389,11 +390,12 @@ func TestCoarseSpace(t *testing.T) {
 	withCoarse, info := run("-problem", spec, "-write-matrix", matrix)
 	without, none := run("-problem", spec, "-coarse", "off")
 	fromFile, infoFile := run("-matrix", matrix, "-coordinates", coordFile, "-block-size", "3")
+	random, _ := run("-problem", spec, "-random-rhs", "-nrhs", "1")
 	if info == nil || none != nil || infoFile == nil {
 		t.Fatalf("coarse field: %v by default, %v with -coarse off, %v from the files", info, none, infoFile)
 	}
-	if !(withCoarse < without) || fromFile != withCoarse || info["size"] != infoFile["size"] {
-		t.Errorf("iterations %v with the coarse space (%v unknowns), %v without, %v from the files (%v unknowns)",
-			withCoarse, info["size"], without, fromFile, infoFile["size"])
+	if !(withCoarse < without) || fromFile != withCoarse || info["size"] != infoFile["size"] || random != withCoarse {
+		t.Errorf("iterations %v with the coarse space (%v unknowns), %v without, %v from the files (%v unknowns), %v with -random-rhs",
+			withCoarse, info["size"], without, fromFile, infoFile["size"], random)
 	}
 }

@@ -353,7 +353,7 @@ func vectors(c *comm.Comm, o *options, s *solver.Solver, part dsmat.Partition) (
 	if rhs != nil {
 		err = b.Set(rhs)
 	} else {
-		err = knownSolutions(op, b, x)
+		err = knownSolutions(op, b, x, o.randomRHS)
 	}
 	if err := c.Agree(err); err != nil {
 		return nil, nil, badInput(err)
@@ -383,22 +383,30 @@ func setFromFile(c *comm.Comm, path string, part dsmat.Partition, v *ddmat.Dense
 
 // knownSolutions sets b = A*u, column 0 of u all ones and column c > 0
 // random in (0,1] (problem.Uniform stream c, the same on any number of
-// ranks), using x as scratch. One right-hand side's u is filled on the
-// device: made on the host, 16M rows took 98 ms of bind_s on each of four
-// H200 GPUs of one node.
-func knownSolutions(op *dsmat.Operator, b, x *ddmat.Dense) error {
+// ranks), using x as scratch; with random, column c is stream c+1, so that
+// no column is A*1 (a rigid translation of elasticity, which a coarse space
+// solves in one iteration) and a lone column is -nrhs 2's second. One
+// right-hand side of ones is filled on the device: made on the host, 16M
+// rows took 98 ms of bind_s on each of four H200 GPUs of one node.
+func knownSolutions(op *dsmat.Operator, b, x *ddmat.Dense, random bool) error {
 	k := b.Cols
-	if k == 1 {
+	if k == 1 && !random {
 		op.Backend().Fill(x.V, 1)
 		return op.ApplyBlock(b.V, x.V, k)
+	}
+	stream := uint64(0)
+	if random {
+		stream = 1
 	}
 	u := make([]float64, b.Rows*k)
 	first := uint64(op.Matrix().First())
 	parallel.For(b.Rows, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			u[i*k] = 1
-			for col := 1; col < k; col++ {
-				u[i*k+col] = problem.Uniform(uint64(col), first+uint64(i))
+			for col := 0; col < k; col++ {
+				u[i*k+col] = 1
+				if s := uint64(col) + stream; s > 0 {
+					u[i*k+col] = problem.Uniform(s, first+uint64(i))
+				}
 			}
 		}
 	})
