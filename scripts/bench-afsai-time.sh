@@ -18,7 +18,9 @@
 # solve, their sum, the sum over Jacobi's solve, and the cost of an
 # iteration over Jacobi's.
 #
-# Environment: OUT (default out/bench-afsai-time).
+# Environment: OUT (default out/bench-afsai-time); FLAGS, flags added to
+# every run (FLAGS=-random-rhs on elasticity, whose default b = A*1 is a
+# rigid translation that the coarse space solves in one iteration).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -46,8 +48,8 @@ for ((k = 1; k <= repeats; k++)); do
 		for mode in full one; do
 			extra=()
 			[[ $mode == one ]] && extra=(-maxit 1)
-			# shellcheck disable=SC2086 # flags are words
-			{ time bin/fsai-dist -problem "$problem" -threads 1 -report "$out/$name.$mode.$k.json" $flags "${extra[@]}" \
+			# shellcheck disable=SC2086 # flags and FLAGS are words
+			{ time bin/fsai-dist -problem "$problem" -threads 1 -report "$out/$name.$mode.$k.json" $flags ${FLAGS:-} "${extra[@]}" \
 				</dev/null >"$out/$name.$mode.log" 2>&1; } 2>"$out/$name.$mode.$k.cpu"
 		done
 		[[ -s $out/$name.full.$k.json ]] || { echo "$name: no report; see $out/$name.full.log" >&2; exit 1; }
