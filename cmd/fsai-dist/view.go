@@ -48,6 +48,9 @@ func writeView(w io.Writer, rep *report) error {
 		}
 		lines = append(lines, [2]string{"", fmt.Sprintf("%s: %d nonzeros, density %.3f of A", name, rep.PrecNNZ, rep.PrecDensity)})
 	}
+	if c := rep.Coarse; c != nil {
+		lines = append(lines, [2]string{"coarse space", fmt.Sprintf("%d unknowns on %d^3 boxes (%d dependent modes dropped), set up in %.3g s", c.Size, c.Boxes, c.Dropped, c.SetupS)})
+	}
 	lines = append(lines, [2]string{"halos", fmt.Sprintf("%d exchanges device to device, %d through the host", rep.HaloDeviceLinks, rep.HaloHostLinks)})
 	var b strings.Builder
 	b.WriteString("fsai-dist view:\n")
