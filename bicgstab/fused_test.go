@@ -9,12 +9,11 @@ import (
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/cpu"
 	"github.com/fsai-dist/fsai-dist/ddmat"
-	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/gpu"
+	"github.com/fsai-dist/fsai-dist/internal/gentest"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 	"github.com/fsai-dist/fsai-dist/krylov"
 	"github.com/fsai-dist/fsai-dist/precond"
-	"github.com/fsai-dist/fsai-dist/problem"
 )
 
 func TestMain(m *testing.M) { mpitest.Main(m) }
@@ -64,24 +63,8 @@ func TestGenericUpdates(t *testing.T) {
 func solveOn(t *testing.T, c *comm.Comm, be backend.Backend, prec string) (krylov.Result, []float64) {
 	t.Helper()
 	defer be.Close()
-	p, err := problem.Parse("convdiff:10:300")
-	if err != nil {
-		t.Fatal(err)
-	}
-	part := dsmat.NewPartition(p.Rows(), c.Size())
-	lo, hi := part.Range(c.Rank())
-	rows, err := p.Generate(lo, hi)
-	if err != nil {
-		t.Fatal(err)
-	}
-	A, err := dsmat.New(c, part, rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	op, err := A.Bind(be, backend.Double)
-	if err != nil {
-		t.Fatal(err)
-	}
+	op, _ := gentest.Operator(t, c, be, "convdiff:10:300")
+	A := op.Matrix()
 	n := A.LocalRows()
 	ones, _ := ddmat.NewVector(c, be, n)
 	b, _ := ddmat.NewVector(c, be, n)

@@ -10,6 +10,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/gpu"
+	"github.com/fsai-dist/fsai-dist/internal/gputest"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 	"github.com/fsai-dist/fsai-dist/pcg"
 )
@@ -148,30 +149,11 @@ func onRankGPUs(t *testing.T, body func(t *testing.T, c *comm.Comm, be *gpu.Back
 	}
 	for _, np := range []int{1, 2, 3} {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
-			be := openRankGPU(t, c)
+			be := gputest.OpenRank(t, c)
 			defer be.Close()
 			body(t, c, be)
 		})
 	}
-}
-
-// openRankGPU opens the GPU of this rank's node-local rank (shared when
-// ranks outnumber GPUs).
-func openRankGPU(t *testing.T, c *comm.Comm) *gpu.Backend {
-	t.Helper()
-	nodeRank, _, err := c.NodeRank()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev, err := gpu.DeviceFor(nodeRank, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	be, err := gpu.Open(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return be
 }
 
 // TestStaticFSAIOnGPU: static FSAI set up on the GPU (setup_device cuda,

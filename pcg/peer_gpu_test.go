@@ -9,6 +9,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
 	"github.com/fsai-dist/fsai-dist/gpu"
+	"github.com/fsai-dist/fsai-dist/internal/gputest"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 )
 
@@ -54,7 +55,7 @@ func onPeerRanks(t *testing.T, body func(t *testing.T, c *comm.Comm, be *gpu.Bac
 	}
 	for _, np := range []int{2, 3} {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
-			be := openRankGPU(t, c)
+			be := gputest.OpenRank(t, c)
 			defer be.Close()
 			body(t, c, be, gpus)
 		})
@@ -103,7 +104,7 @@ func TestPeerHalosExactOnGPU(t *testing.T) {
 
 // directLinks counts the links of rank me that go device to device: with
 // peers on, those to ranks with another GPU of the node (ranks take GPU
-// rank%gpus, openRankGPU), and none with them off.
+// rank%gpus, gputest.OpenRank), and none with them off.
 func directLinks(A *dsmat.Matrix, me, gpus int, peers bool) int {
 	if !peers {
 		return 0

@@ -6,10 +6,9 @@ import (
 	"testing"
 
 	"github.com/fsai-dist/fsai-dist/comm"
-	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/gentest"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 	"github.com/fsai-dist/fsai-dist/krylov"
-	"github.com/fsai-dist/fsai-dist/problem"
 	"github.com/fsai-dist/fsai-dist/solver"
 )
 
@@ -17,16 +16,7 @@ import (
 // default partition, made into a Matrix by NewMatrixRows.
 func rowsMatrix(t *testing.T, c *comm.Comm, spec string) *solver.Matrix {
 	t.Helper()
-	p, err := problem.Parse(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	part := dsmat.NewPartition(p.Rows(), c.Size())
-	lo, hi := part.Range(c.Rank())
-	rows, err := p.Generate(lo, hi)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, part, rows := gentest.Stripe(t, c, spec)
 	A, err := solver.NewMatrixRows(c, part, rows)
 	if err != nil {
 		t.Fatal(err)

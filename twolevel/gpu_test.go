@@ -7,6 +7,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/cpu"
 	"github.com/fsai-dist/fsai-dist/gpu"
+	"github.com/fsai-dist/fsai-dist/internal/gputest"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 )
 
@@ -20,18 +21,7 @@ func TestOnGPU(t *testing.T) {
 	}
 	for _, np := range []int{1, 2} {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
-			nodeRank, _, err := c.NodeRank()
-			if err != nil {
-				t.Fatal(err)
-			}
-			dev, err := gpu.DeviceFor(nodeRank, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, err := gpu.Open(dev)
-			if err != nil {
-				t.Fatal(err)
-			}
+			g := gputest.OpenRank(t, c)
 			defer g.Close()
 			h := cpu.New(1)
 			defer h.Close()

@@ -11,9 +11,9 @@ import (
 	"github.com/fsai-dist/fsai-dist/cpu"
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/gentest"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 	"github.com/fsai-dist/fsai-dist/precond"
-	"github.com/fsai-dist/fsai-dist/problem"
 	"github.com/fsai-dist/fsai-dist/twolevel"
 )
 
@@ -28,29 +28,13 @@ type system struct {
 
 func newSystem(t *testing.T, c *comm.Comm, be backend.Backend, spec string) system {
 	t.Helper()
-	s, err := problem.Parse(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	part := dsmat.NewPartition(s.Rows(), c.Size())
-	lo, hi := part.Range(c.Rank())
-	rows, err := s.Generate(lo, hi)
-	if err != nil {
-		t.Fatal(err)
-	}
-	A, err := dsmat.New(c, part, rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	op, err := A.Bind(be, backend.Double)
-	if err != nil {
-		t.Fatal(err)
-	}
-	coords, _, ok := s.Geometry(lo, hi)
+	op, p := gentest.Operator(t, c, be, spec)
+	first := op.Matrix().First()
+	coords, _, ok := p.Geometry(first, first+int64(op.Matrix().LocalRows()))
 	if !ok {
 		t.Fatalf("%s has no geometry", spec)
 	}
-	return system{op: op, coords: coords, first: lo}
+	return system{op: op, coords: coords, first: first}
 }
 
 // newB is Jacobi with the coarse space of the given boxes.
