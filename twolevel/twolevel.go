@@ -17,9 +17,9 @@
 //
 // The coarse matrix E has six rows per box and is small (Params.Boxes): it
 // is summed on every rank, inverted there once, and each rank keeps the
-// rows of E^-1 its own rows touch. An application is M's plus four products
-// with the thin blocks Z and A Z and two with those rows of E^-1, all on
-// the backend, and two Allreduces of the coarse vector.
+// rows of E^-1 its own rows touch. An application is M's plus products with
+// the thin blocks Z and A Z, their transposes (transposed) and those rows of
+// E^-1, all on the backend, and two Allreduces of the coarse vector.
 package twolevel
 
 import (
