@@ -14,32 +14,28 @@ import (
 
 // timesA returns the rank's rows of A Z: row i sums a_ij times Z's row j
 // over the row's entries, the halo's included. A row of Z holds the
-// consecutive columns of one box (zRows), so a row of A Z adds up whole
-// boxes: a handful per row, looked up by their first column.
+// consecutive columns of one box, so a row of A Z adds up whole boxes: a
+// handful per row.
 func (s *space) timesA(A *dsmat.Matrix) rows {
 	type box struct {
-		first int32
-		n     int
-		sum   [6]float64
+		box int32
+		sum [6]float64
 	}
 	return build(A.LocalRows(), 2*s.modes, func() rowFunc {
 		var boxes []box
 		last := 0 // the box the previous entry added to
-		add := func(zr rows, j int, a float64) {
-			cols, vals := zr.row(j)
-			if len(cols) == 0 {
-				return
-			}
-			if last >= len(boxes) || boxes[last].first != cols[0] {
-				last = slices.IndexFunc(boxes, func(b box) bool { return b.first == cols[0] })
+		add := func(z zRows, j int, a float64) {
+			b := z.box[j]
+			if last >= len(boxes) || boxes[last].box != b {
+				last = slices.IndexFunc(boxes, func(x box) bool { return x.box == b })
 				if last < 0 {
 					last = len(boxes)
-					boxes = append(boxes, box{first: cols[0], n: len(cols)})
+					boxes = append(boxes, box{box: b})
 				}
 			}
-			sum := &boxes[last].sum
-			for t, v := range vals {
-				sum[t] += a * v
+			sum, v := &boxes[last].sum, &z.val[j]
+			for t := range sum {
+				sum[t] += a * v[t]
 			}
 		}
 		return func(i int, col []int32, val []float64) ([]int32, []float64) {
@@ -54,10 +50,10 @@ func (s *space) timesA(A *dsmat.Matrix) rows {
 					add(s.halo[k], int(j), vals[e])
 				}
 			}
-			slices.SortFunc(boxes, func(a, b box) int { return int(a.first - b.first) })
+			slices.SortFunc(boxes, func(a, b box) int { return int(a.box - b.box) })
 			for _, b := range boxes {
-				for t := 0; t < b.n; t++ {
-					col, val = append(col, b.first+int32(t)), append(val, b.sum[t])
+				for t := s.first[b.box]; t < s.first[b.box+1]; t++ {
+					col, val = append(col, int32(t)), append(val, b.sum[t-s.first[b.box]])
 				}
 			}
 			return col, val
@@ -65,28 +61,28 @@ func (s *space) timesA(A *dsmat.Matrix) rows {
 	})
 }
 
-// coarseInverse sums E = Z' A Z over the ranks, inverts it and returns the
-// coarse unknowns near the rank (the columns of its rows of A Z, which hold
-// those of its rows of Z) with their rows of E^-1, row-major. Every rank
-// inverts the same E. Collective.
-func (s *space) coarseInverse(c *comm.Comm, az rows) (near []int32, inv []float64, err error) {
+// coarseMatrix sums E = Z' A Z over the ranks, the same on every rank, and
+// returns it (row-major) with the coarse unknowns near the rank: the
+// columns of its rows of A Z, which hold those of its rows of Z.
+// Collective.
+func (s *space) coarseMatrix(c *comm.Comm, az rows) (near []int32, e []float64, err error) {
 	k := s.size
-	parts := make([][]float64, parallel.Chunks(len(s.own.ptr)-1))
-	parallel.For(len(s.own.ptr)-1, func(p, lo, hi int) {
+	parts := make([][]float64, parallel.Chunks(len(s.own.box)))
+	parallel.For(len(s.own.box), func(p, lo, hi int) {
 		e := make([]float64, k*k)
 		for i := lo; i < hi; i++ {
-			zc, zv := s.own.row(i)
+			first, zv := s.row(s.own, i)
 			ac, av := az.row(i)
-			for t, a := range zc {
-				row := e[int(a)*k:]
+			for t, z := range zv {
+				row := e[(int(first)+t)*k:]
 				for u, b := range ac {
-					row[b] += zv[t] * av[u]
+					row[b] += z * av[u]
 				}
 			}
 		}
 		parts[p] = e
 	})
-	e := parts[0]
+	e = parts[0]
 	for _, q := range parts[1:] {
 		for i, v := range q {
 			e[i] += v
@@ -98,20 +94,6 @@ func (s *space) coarseInverse(c *comm.Comm, az rows) (near []int32, inv []float6
 	if err := comm.Bcast(c, e, 0); err != nil {
 		return nil, nil, err
 	}
-	sym := mat.NewSymDense(k, nil)
-	for i := 0; i < k; i++ {
-		for j := i; j < k; j++ {
-			sym.SetSym(i, j, (e[i*k+j]+e[j*k+i])/2)
-		}
-	}
-	var ch mat.Cholesky
-	if !ch.Factorize(sym) {
-		return nil, nil, fmt.Errorf("twolevel: the coarse matrix Z'AZ (%d unknowns) is not positive definite: the matrix is not SPD", k)
-	}
-	var full mat.SymDense
-	if err := ch.InverseTo(&full); err != nil {
-		return nil, nil, fmt.Errorf("twolevel: invert the coarse matrix: %w", err)
-	}
 	used := make([]bool, k)
 	for _, c := range az.col {
 		used[c] = true
@@ -121,18 +103,51 @@ func (s *space) coarseInverse(c *comm.Comm, az rows) (near []int32, inv []float6
 			near = append(near, int32(c))
 		}
 	}
-	inv = make([]float64, len(near)*k)
+	return near, e, nil
+}
+
+// inverse returns the rows near of E^-1, row-major, for E (row-major, k x
+// k) symmetrized.
+func inverse(e []float64, k int, near []int32) ([]float64, error) {
+	sym := mat.NewSymDense(k, nil)
+	for i := 0; i < k; i++ {
+		for j := i; j < k; j++ {
+			sym.SetSym(i, j, (e[i*k+j]+e[j*k+i])/2)
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(sym) {
+		return nil, fmt.Errorf("twolevel: the coarse matrix Z'AZ (%d unknowns) is not positive definite: the matrix is not SPD", k)
+	}
+	var full mat.SymDense
+	if err := ch.InverseTo(&full); err != nil {
+		return nil, fmt.Errorf("twolevel: invert the coarse matrix: %w", err)
+	}
+	inv := make([]float64, len(near)*k)
 	for r, g := range near {
 		for j := 0; j < k; j++ {
 			inv[r*k+j] = full.At(int(g), j)
 		}
 	}
-	return near, inv, nil
+	return inv, nil
 }
 
-// upload puts Z, -A Z, their transposes and the rows of E^-1 on the
-// backend, with the coarse unknowns near the rank numbered compactly.
-func (b *Preconditioner) upload(s *space, az rows, near []int32, inv []float64) error {
+// sparse returns the rows of z with their columns.
+func (s *space) sparse(z zRows) rows {
+	return build(len(z.box), s.modes, func() rowFunc {
+		return func(i int, col []int32, val []float64) ([]int32, []float64) {
+			first, v := s.row(z, i)
+			for t, x := range v {
+				col, val = append(col, first+int32(t)), append(val, x)
+			}
+			return col, val
+		}
+	})
+}
+
+// upload puts Z, -A Z and their transposes on the backend, with the coarse
+// unknowns near the rank numbered compactly.
+func (b *Preconditioner) upload(s *space, az rows, near []int32) error {
 	at := make([]int32, s.size) // compact number of each coarse unknown near the rank
 	for i, g := range near {
 		at[g] = int32(i)
@@ -147,24 +162,11 @@ func (b *Preconditioner) upload(s *space, az rows, near []int32, inv []float64) 
 		})
 		return m
 	}
-	z, negAZ := block(s.own, 1), block(az, -1)
-	dense := &csr.Matrix[float64]{Rows: len(near), Cols: s.size, RowPtr: make([]int32, len(near)+1),
-		ColIdx: make([]int32, len(inv)), Val: inv}
-	for r := range near {
-		dense.RowPtr[r+1] = int32((r + 1) * s.size)
-		for j := 0; j < s.size; j++ {
-			dense.ColIdx[r*s.size+j] = int32(j)
-		}
-	}
+	z, negAZ := block(s.sparse(s.own), 1), block(az, -1)
 	var err error
-	put := func(dst *backend.Matrix, m *csr.Matrix[float64], rowMap []int32) {
-		if err == nil {
-			*dst, err = b.be.NewMatrix(m, rowMap, backend.Double)
-		}
+	if b.z, err = b.be.NewMatrix(z, nil, backend.Double); err == nil {
+		b.negAZ, err = b.be.NewMatrix(negAZ, nil, backend.Double)
 	}
-	put(&b.z, z, nil)
-	put(&b.negAZ, negAZ, nil)
-	put(&b.einv, dense, nil)
 	if err == nil {
 		b.zt, err = newTransposed(b.be, z, near)
 	}
@@ -173,6 +175,24 @@ func (b *Preconditioner) upload(s *space, az rows, near []int32, inv []float64) 
 	}
 	if err != nil {
 		return fmt.Errorf("twolevel: upload the coarse blocks: %w", err)
+	}
+	return nil
+}
+
+// uploadInverse puts the rows of E^-1 near the rank on the backend, a dense
+// block of len(near) x size.
+func (b *Preconditioner) uploadInverse(near []int32, inv []float64) error {
+	dense := &csr.Matrix[float64]{Rows: len(near), Cols: b.size, RowPtr: make([]int32, len(near)+1),
+		ColIdx: make([]int32, len(inv)), Val: inv}
+	for r := range near {
+		dense.RowPtr[r+1] = int32((r + 1) * b.size)
+		for j := 0; j < b.size; j++ {
+			dense.ColIdx[r*b.size+j] = int32(j)
+		}
+	}
+	var err error
+	if b.einv, err = b.be.NewMatrix(dense, nil, backend.Double); err != nil {
+		return fmt.Errorf("twolevel: upload the coarse inverse: %w", err)
 	}
 	return nil
 }

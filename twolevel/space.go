@@ -30,8 +30,21 @@ type space struct {
 	first []int
 	bs    int
 
-	own  rows   // Z at the local rows
-	halo []rows // Z at each off-diagonal block's columns
+	own  zRows   // Z at the local rows
+	halo []zRows // Z at each off-diagonal block's columns
+}
+
+// zRows are rows of Z. Row i holds the columns of its box box[i], the
+// box's first onward, as many as the box keeps, with the values val[i].
+type zRows struct {
+	box []int32
+	val [][6]float64
+}
+
+// row returns the first column of row i of z and its values.
+func (s *space) row(z zRows, i int) (first int32, val []float64) {
+	b := z.box[i]
+	return int32(s.first[b]), z.val[i][:s.first[b+1]-s.first[b]]
 }
 
 // rows are rows of a sparse block over the coarse unknowns.
@@ -103,8 +116,11 @@ func newSpace(A *dsmat.Matrix, g Geometry, boxes int) (*space, error) {
 		return nil, err
 	}
 	s.own = s.zRows(func(i int) int64 { return first + int64(i) }, g.Coords, A.LocalRows())
+	halo := make([][]float64, len(A.Off)) // the halo's coordinates, three a column
+	for k, b := range A.Off {
+		halo[k] = make([]float64, 3*len(b.Cols))
+	}
 	for d := 0; d < 3; d++ {
-		// The halo's coordinates, one axis at a time.
 		axis := make([]float64, A.LocalRows())
 		for i := range axis {
 			axis[i] = g.Coords[3*i+d]
@@ -113,20 +129,15 @@ func newSpace(A *dsmat.Matrix, g Geometry, boxes int) (*space, error) {
 		if err != nil {
 			return nil, err
 		}
-		if d == 0 {
-			s.halo = make([]rows, len(h))
-		}
 		for k, v := range h {
-			if d == 0 {
-				s.halo[k].val = make([]float64, 3*len(v)) // coordinates until zRows below
-			}
 			for j, x := range v {
-				s.halo[k].val[3*j+d] = x
+				halo[k][3*j+d] = x
 			}
 		}
 	}
+	s.halo = make([]zRows, len(A.Off))
 	for k, b := range A.Off {
-		s.halo[k] = s.zRows(func(j int) int64 { return b.Cols[j] }, s.halo[k].val, len(b.Cols))
+		s.halo[k] = s.zRows(func(j int) int64 { return b.Cols[j] }, halo[k], len(b.Cols))
 	}
 	return s, nil
 }
@@ -283,21 +294,21 @@ func (s *space) orthonormalize(c *comm.Comm, first int64, coords []float64) erro
 
 // zRows returns Z's rows for count rows whose global indices global gives
 // and whose points are coords (three values a row).
-func (s *space) zRows(global func(int) int64, coords []float64, count int) rows {
-	return build(count, s.modes, func() rowFunc {
-		return func(i int, col []int32, val []float64) ([]int32, []float64) {
+func (s *space) zRows(global func(int) int64, coords []float64, count int) zRows {
+	z := zRows{box: make([]int32, count), val: make([][6]float64, count)}
+	parallel.For(count, func(_, lo, hi int) {
+		m := s.modes
+		for i := lo; i < hi; i++ {
 			var v [6]float64
 			b := s.raw(global(i), coords[3*i:3*i+3], &v)
-			basis, m := s.basis[b], s.modes
+			basis := s.basis[b]
 			for t := 0; t*m < len(basis); t++ {
-				z := 0.0
 				for j := 0; j < m; j++ {
-					z += v[j] * basis[t*m+j]
+					z.val[i][t] += v[j] * basis[t*m+j]
 				}
-				col = append(col, int32(s.first[b]+t))
-				val = append(val, z)
 			}
-			return col, val
+			z.box[i] = int32(b)
 		}
 	})
+	return z
 }

@@ -166,9 +166,26 @@ func (b *Preconditioner) Refresh(op *dsmat.Operator) error {
 // Collective.
 func (b *Preconditioner) assemble(A *dsmat.Matrix) error {
 	az := b.space.timesA(A)
-	near, inv, err := b.space.coarseInverse(A.Comm, az)
+	near, e, err := b.space.coarseMatrix(A.Comm, az)
 	if err == nil {
-		err = b.upload(b.space, az, near, inv)
+		// E^-1 is computed while the blocks go to the backend.
+		type rows struct {
+			inv []float64
+			err error
+		}
+		done := make(chan rows, 1)
+		go func() {
+			inv, err := inverse(e, b.size, near)
+			done <- rows{inv, err}
+		}()
+		err = b.upload(b.space, az, near)
+		r := <-done
+		if err == nil {
+			err = r.err
+		}
+		if err == nil {
+			err = b.uploadInverse(near, r.inv)
+		}
 	}
 	if err := A.Comm.Agree(err); err != nil {
 		b.freeBlocks()
