@@ -167,25 +167,15 @@ func (b *Preconditioner) Refresh(op *dsmat.Operator) error {
 func (b *Preconditioner) assemble(A *dsmat.Matrix) error {
 	az := b.space.timesA(A)
 	near, e, err := b.space.coarseMatrix(A.Comm, az)
+	var inv []float64
 	if err == nil {
-		// E^-1 is computed while the blocks go to the backend.
-		type rows struct {
-			inv []float64
-			err error
-		}
-		done := make(chan rows, 1)
-		go func() {
-			inv, err := inverse(e, b.size, near)
-			done <- rows{inv, err}
-		}()
 		err = b.upload(b.space, az, near)
-		r := <-done
-		if err == nil {
-			err = r.err
-		}
-		if err == nil {
-			err = b.uploadInverse(near, r.inv)
-		}
+	}
+	if err == nil {
+		inv, err = inverse(e, b.size, near)
+	}
+	if err == nil {
+		err = b.uploadInverse(near, inv)
 	}
 	if err := A.Comm.Agree(err); err != nil {
 		b.freeBlocks()
