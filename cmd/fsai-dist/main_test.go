@@ -394,6 +394,10 @@ func TestCoarseSpace(t *testing.T) {
 	if info == nil || none != nil || infoFile == nil {
 		t.Fatalf("coarse field: %v by default, %v with -coarse off, %v from the files", info, none, infoFile)
 	}
+	view, err := exec.Command("mpirun", "-np", "1", binary, "-problem", spec, "-backend", "cpu", "-progress", "0", "-view").Output()
+	if want := fmt.Sprintf("coarse space    %v unknowns on %v^3 boxes", info["size"], info["boxes"]); err != nil || !strings.Contains(string(view), want) {
+		t.Errorf("-view: %v, lacks %q:\n%s", err, want, view)
+	}
 	if !(withCoarse < without) || fromFile != withCoarse || info["size"] != infoFile["size"] || random != withCoarse {
 		t.Errorf("iterations %v with the coarse space (%v unknowns), %v without, %v from the files (%v unknowns), %v with -random-rhs",
 			withCoarse, info["size"], without, fromFile, infoFile["size"], random)

@@ -157,7 +157,7 @@ func TestView(t *testing.T) {
 			t.Errorf("the view lacks %q:\n%s", want, view)
 		}
 	}
-	if strings.Count(view, "fsai-dist view:") != 1 || strings.Contains(view, "fsai.tau") {
+	if strings.Count(view, "fsai-dist view:") != 1 || strings.Contains(view, "fsai.tau") || strings.Contains(view, "coarse space") {
 		t.Errorf("want one view without static FSAI's parameters:\n%s", view)
 	}
 	var r struct {
