@@ -62,7 +62,11 @@ int common_flag(common_options *c, const char *flag, const char *val) {
   else if (!strcmp(flag, "-json")) c->json = val;
   else if (!strcmp(flag, "-tol")) c->tol = parse_real(flag, val);
   else if (!strcmp(flag, "-maxit")) c->maxit = parse_int(flag, val, 1);
-  else return 0;
+  else if (!strcmp(flag, "-rhs")) {
+    if (!strcmp(val, "random")) c->random_rhs = 1;
+    else if (!strcmp(val, "ones")) c->random_rhs = 0;
+    else die("-rhs %s: want ones (b = A*1) or random", val);
+  } else return 0;
   return 1;
 }
 
@@ -179,6 +183,22 @@ void system_load(hypre_system *s, const char *problem, const char *matrix) {
   s->ijb = new_vector(lo, hi, 0.0, &s->b);
   s->ijx = new_vector(lo, hi, 0.0, &s->x);
   s->ijr = new_vector(lo, hi, 0.0, &s->r);
+  HYPRE_CALL(HYPRE_ParCSRMatrixMatvec(1.0, s->A, s->ones, 0.0, s->b));
+}
+
+/* uniform is fsai-dist's problem.Uniform(key, i): splitmix64's output i
+ * for seed key, mapped to (0,1]. */
+static double uniform(uint64_t key, uint64_t i) {
+  uint64_t z = key + (i + 1) * 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return (double)((z >> 11) + 1) * 0x1p-53;
+}
+
+void system_random_rhs(hypre_system *s) {
+  HYPRE_Real *u = hypre_VectorData(hypre_ParVectorLocalVector((hypre_ParVector *)s->ones));
+  for (int64_t i = 0; i < s->rows.nrows; i++) u[i] = uniform(1, (uint64_t)(s->rows.first + i));
   HYPRE_CALL(HYPRE_ParCSRMatrixMatvec(1.0, s->A, s->ones, 0.0, s->b));
 }
 

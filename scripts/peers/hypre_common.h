@@ -46,11 +46,13 @@ int parse_int(const char *flag, const char *s, int min);
 double parse_real(const char *flag, const char *s);
 
 /* common_options are the options every hypre driver takes: the matrix
- * (-problem poisson7:N or -matrix PATH.mtx), -json PATH, -tol, -maxit. */
+ * (-problem poisson7:N or -matrix PATH.mtx), -json PATH, -tol, -maxit,
+ * -rhs ones|random. */
 typedef struct {
   const char *problem, *matrix, *json;
   double tol;
   int maxit;
+  int random_rhs; /* -rhs random: b = A*u, u as fsai-dist's -random-rhs */
 } common_options;
 
 /* flag_value returns the value of flag argv[i]: for -h, -help and --help it
@@ -108,6 +110,11 @@ typedef struct {
  * vectors. */
 void system_start(hypre_system *s, const char *name, int *argc, char ***argv);
 void system_load(hypre_system *s, const char *problem, const char *matrix);
+
+/* system_random_rhs makes b = A*u with u_i number i of fsai-dist's random
+ * stream 1 (its -random-rhs, problem.Uniform), in (0,1]: the same b as
+ * fsai-dist's for the same matrix. */
+void system_random_rhs(hypre_system *s);
 
 /* system_relres is the true ||b - A x||_2 / ||b||_2. */
 double system_relres(hypre_system *s);

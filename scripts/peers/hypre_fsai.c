@@ -1,7 +1,11 @@
 /*
- * hypre_fsai.c: the hypre peer of fsai-dist. It solves A x = b with b = A*1 and
- * x0 = 0 by hypre's PCG (ParCSR) preconditioned with hypre's adaptive FSAI or
- * with Jacobi (diagonal scaling), stopping when ||r||_2 / ||b||_2 <= tol (two
+ * hypre_fsai.c: the hypre peer of fsai-dist. It solves A x = b with b = A*1
+ * (-rhs random: A*u, u as fsai-dist's -random-rhs) and x0 = 0 by hypre's PCG
+ * (ParCSR) preconditioned with hypre's adaptive FSAI, with Jacobi (diagonal
+ * scaling) or with one V-cycle of BoomerAMG (-prec amg, -amg.functions 3 for
+ * three unknowns a node, numbered node by node: systems AMG with the
+ * unknown approach; -amg.threshold its strength threshold), stopping when
+ * ||r||_2 / ||b||_2 <= tol (two
  * norm of the unpreconditioned residual, no relative-change test, no absolute
  * tolerance). The result is one JSON object on stdout (and in -json PATH);
  * README.md lists its fields.
@@ -27,10 +31,11 @@
 #include <_hypre_parcsr_ls.h>
 
 static const char usage[] =
-  "usage: hypre_fsai (-problem poisson7:N | -matrix PATH.mtx) [-prec fsai|jacobi]\n"
-  "       [-fsai.steps K] [-fsai.step-size S] [-fsai.eps EPS] [-tol T] [-maxit M] [-json PATH]\n";
+  "usage: hypre_fsai (-problem poisson7:N | -matrix PATH.mtx) [-prec fsai|jacobi|amg] [-rhs ones|random]\n"
+  "       [-fsai.steps K] [-fsai.step-size S] [-fsai.eps EPS] [-amg.functions F] [-amg.threshold T]\n"
+  "       [-tol T] [-maxit M] [-json PATH]\n";
 
-typedef enum { PREC_FSAI, PREC_JACOBI } prec_kind;
+typedef enum { PREC_FSAI, PREC_JACOBI, PREC_AMG } prec_kind;
 
 typedef struct {
   common_options c;    /* the matrix, -json, -tol, -maxit */
@@ -38,12 +43,15 @@ typedef struct {
   int fsai_steps;      /* adaptive steps per row of G */
   int fsai_step_size;  /* entries added per step */
   double fsai_eps;     /* Kaporin reduction factor that stops a row */
+  int amg_functions;   /* unknowns a node for systems AMG */
+  double amg_threshold; /* strength threshold */
 } options;
 
 /* parse_options reads argv; defaults are hypre's own ij driver's FSAI
- * settings (5 steps of 3 entries, eps 1e-3), tol 1e-8, maxit 10000. */
+ * settings (5 steps of 3 entries, eps 1e-3), BoomerAMG's (one function,
+ * threshold 0.25), tol 1e-8, maxit 10000. */
 static options parse_options(int argc, char **argv) {
-  options o = {{NULL, NULL, NULL, 1e-8, 10000}, PREC_FSAI, 5, 3, 1e-3};
+  options o = {{NULL, NULL, NULL, 1e-8, 10000, 0}, PREC_FSAI, 5, 3, 1e-3, 1, 0.25};
 
   for (int i = 1; i < argc; i++) {
     const char *flag = argv[i], *val = flag_value(argc, argv, i, usage);
@@ -52,20 +60,34 @@ static options parse_options(int argc, char **argv) {
     if (!strcmp(flag, "-prec")) {
       if (!strcmp(val, "fsai")) o.prec = PREC_FSAI;
       else if (!strcmp(val, "jacobi")) o.prec = PREC_JACOBI;
-      else die("-prec %s: want fsai or jacobi", val);
+      else if (!strcmp(val, "amg")) o.prec = PREC_AMG;
+      else die("-prec %s: want fsai, jacobi or amg", val);
     } else if (!strcmp(flag, "-fsai.steps")) o.fsai_steps = parse_int(flag, val, 0);
     else if (!strcmp(flag, "-fsai.step-size")) o.fsai_step_size = parse_int(flag, val, 1);
     else if (!strcmp(flag, "-fsai.eps")) o.fsai_eps = parse_real(flag, val);
+    else if (!strcmp(flag, "-amg.functions")) o.amg_functions = parse_int(flag, val, 1);
+    else if (!strcmp(flag, "-amg.threshold")) o.amg_threshold = parse_real(flag, val);
     else die("unknown option %s\n%s", flag, usage);
   }
   check_common(&o.c, usage);
   return o;
 }
 
-/* setup_precond attaches the preconditioner to pcg and returns the FSAI
- * object (NULL for Jacobi). */
+/* setup_precond attaches the preconditioner to pcg and returns the FSAI or
+ * BoomerAMG object (NULL for Jacobi). */
 static HYPRE_Solver setup_precond(HYPRE_Solver pcg, const options *o) {
-  HYPRE_Solver fsai;
+  HYPRE_Solver fsai, amg;
+
+  if (o->prec == PREC_AMG) {
+    HYPRE_CALL(HYPRE_BoomerAMGCreate(&amg));
+    HYPRE_CALL(HYPRE_BoomerAMGSetMaxIter(amg, 1)); /* one V-cycle a preconditioner application */
+    HYPRE_CALL(HYPRE_BoomerAMGSetTol(amg, 0.0));
+    HYPRE_CALL(HYPRE_BoomerAMGSetNumFunctions(amg, o->amg_functions));
+    HYPRE_CALL(HYPRE_BoomerAMGSetStrongThreshold(amg, o->amg_threshold));
+    HYPRE_CALL(HYPRE_BoomerAMGSetPrintLevel(amg, 0));
+    HYPRE_CALL(HYPRE_ParCSRPCGSetPrecond(pcg, HYPRE_BoomerAMGSolve, HYPRE_BoomerAMGSetup, amg));
+    return amg;
+  }
 
   if (o->prec == PREC_JACOBI) {
     HYPRE_CALL(HYPRE_ParCSRPCGSetPrecond(pcg, HYPRE_ParCSRDiagScale, HYPRE_ParCSRDiagScaleSetup, NULL));
@@ -90,7 +112,7 @@ static HYPRE_Solver setup_precond(HYPRE_Solver pcg, const options *o) {
 int main(int argc, char **argv) {
   options o;
   hypre_system s;
-  HYPRE_Solver pcg, fsai;
+  HYPRE_Solver pcg, pc;
   HYPRE_Int its, ierr;
   HYPRE_Real hypre_relres;
   int converged;
@@ -101,6 +123,7 @@ int main(int argc, char **argv) {
   system_start(&s, "hypre_fsai", &argc, &argv);
   o = parse_options(argc, argv);
   system_load(&s, o.c.problem, o.c.matrix);
+  if (o.c.random_rhs) system_random_rhs(&s);
 
   HYPRE_CALL(HYPRE_ParCSRPCGCreate(MPI_COMM_WORLD, &pcg));
   HYPRE_CALL(HYPRE_ParCSRPCGSetTol(pcg, o.c.tol));
@@ -110,7 +133,7 @@ int main(int argc, char **argv) {
   HYPRE_CALL(HYPRE_ParCSRPCGSetRelChange(pcg, 0));
   HYPRE_CALL(HYPRE_ParCSRPCGSetPrintLevel(pcg, 0));
   HYPRE_CALL(HYPRE_ParCSRPCGSetLogging(pcg, 1));
-  fsai = setup_precond(pcg, &o);
+  pc = setup_precond(pcg, &o);
 
   t0 = start_clock();
   HYPRE_CALL(HYPRE_ParCSRPCGSetup(pcg, s.A, s.b, s.x));
@@ -128,17 +151,27 @@ int main(int argc, char **argv) {
   relres = system_relres(&s);
 
   /* nnz of the preconditioner: G for FSAI (lower triangular, diagonal
-   * included; G^T is not counted), the diagonal for Jacobi. */
-  if (fsai)
-    prec_nnz = global_nnz(hypre_ParFSAIDataGmat((hypre_ParFSAIData *)fsai));
-  else
+   * included; G^T is not counted), the diagonal for Jacobi, the operators
+   * of every level for AMG (prec_density is then its operator complexity). */
+  if (o.prec == PREC_FSAI)
+    prec_nnz = global_nnz(hypre_ParFSAIDataGmat((hypre_ParFSAIData *)pc));
+  else if (o.prec == PREC_AMG) {
+    hypre_ParAMGData *d = (hypre_ParAMGData *)pc;
+    prec_nnz = 0;
+    for (int l = 0; l < hypre_ParAMGDataNumLevels(d); l++) prec_nnz += global_nnz(hypre_ParAMGDataAArray(d)[l]);
+  } else
     prec_nnz = (double)s.rows.n;
 
   if (!converged && s.rank == 0)
     fprintf(stderr, "hypre_fsai: warning: not converged after %d iterations\n", (int)its);
   if (s.rank == 0) {
-    system_json_head(&s, &j, o.prec == PREC_FSAI ? "fsai" : "jacobi", o.c.problem ? o.c.problem : o.c.matrix, o.c.tol);
-    if (fsai) {
+    system_json_head(&s, &j, o.prec == PREC_FSAI ? "fsai" : o.prec == PREC_AMG ? "amg" : "jacobi", o.c.problem ? o.c.problem : o.c.matrix, o.c.tol);
+    peer_json_int(&j, "random_rhs", o.c.random_rhs);
+    if (o.prec == PREC_AMG) {
+      peer_json_int(&j, "amg_functions", o.amg_functions);
+      peer_json_num(&j, "amg_threshold", o.amg_threshold);
+    }
+    if (o.prec == PREC_FSAI) {
       peer_json_int(&j, "fsai_steps", o.fsai_steps);
       peer_json_int(&j, "fsai_step_size", o.fsai_step_size);
       peer_json_num(&j, "fsai_eps", o.fsai_eps);
@@ -147,7 +180,8 @@ int main(int argc, char **argv) {
     if (peer_json_finish(&j, o.c.json, err, sizeof err) != 0) die("%s", err);
   }
 
-  if (fsai) HYPRE_CALL(HYPRE_FSAIDestroy(fsai));
+  if (o.prec == PREC_FSAI) HYPRE_CALL(HYPRE_FSAIDestroy(pc));
+  if (o.prec == PREC_AMG) HYPRE_CALL(HYPRE_BoomerAMGDestroy(pc));
   HYPRE_CALL(HYPRE_ParCSRPCGDestroy(pcg));
   system_finish(&s);
   return 0;

@@ -41,7 +41,7 @@ typedef struct {
 /* parse_options reads argv; the ParaSails defaults are hypre's (thresh 0.1,
  * nlevels 1, filter 0.1). */
 static options parse_options(int argc, char **argv) {
-  options o = {{NULL, NULL, NULL, 1e-8, 10000}, 0, 30, 0.1, 1, 0.1};
+  options o = {{NULL, NULL, NULL, 1e-8, 10000, 0}, 0, 30, 0.1, 1, 0.1};
   for (int i = 1; i < argc; i++) {
     const char *flag = argv[i], *val = flag_value(argc, argv, i, usage);
     i++;
@@ -114,6 +114,7 @@ int main(int argc, char **argv) {
   system_start(&s, "hypre_parasails", &argc, &argv);
   o = parse_options(argc, argv);
   system_load(&s, o.c.problem, o.c.matrix);
+  if (o.c.random_rhs) system_random_rhs(&s);
 
   HYPRE_CALL(HYPRE_ParaSailsCreate(MPI_COMM_WORLD, &ps));
   HYPRE_CALL(HYPRE_ParaSailsSetSym(ps, 0));
