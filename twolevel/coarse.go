@@ -132,37 +132,39 @@ func inverse(e []float64, k int, near []int32) ([]float64, error) {
 	return inv, nil
 }
 
-// sparse returns the rows of z with their columns.
-func (s *space) sparse(z zRows) rows {
-	return build(len(z.box), s.modes, func() rowFunc {
-		return func(i int, col []int32, val []float64) ([]int32, []float64) {
+// block returns the rows of z as a CSR block of cols columns, a coarse
+// unknown numbered at[unknown].
+func (s *space) block(z zRows, at []int32, cols int) *csr.Matrix[float64] {
+	m := &csr.Matrix[float64]{Rows: len(z.box), Cols: cols, RowPtr: make([]int32, len(z.box)+1)}
+	parallel.Scan(m.RowPtr, func(i int) int32 { return int32(s.first[z.box[i]+1] - s.first[z.box[i]]) })
+	m.ColIdx, m.Val = make([]int32, m.RowPtr[m.Rows]), make([]float64, m.RowPtr[m.Rows])
+	parallel.For(m.Rows, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
 			first, v := s.row(z, i)
 			for t, x := range v {
-				col, val = append(col, first+int32(t)), append(val, x)
+				e := int(m.RowPtr[i]) + t
+				m.ColIdx[e], m.Val[e] = at[int(first)+t], x
 			}
-			return col, val
 		}
 	})
+	return m
 }
 
 // upload puts Z, -A Z and their transposes on the backend, with the coarse
-// unknowns near the rank numbered compactly.
+// unknowns near the rank numbered compactly. It renumbers az's columns and
+// negates its values in place.
 func (b *Preconditioner) upload(s *space, az rows, near []int32) error {
 	at := make([]int32, s.size) // compact number of each coarse unknown near the rank
 	for i, g := range near {
 		at[g] = int32(i)
 	}
-	block := func(r rows, sign float64) *csr.Matrix[float64] {
-		m := &csr.Matrix[float64]{Rows: len(r.ptr) - 1, Cols: len(near), RowPtr: r.ptr,
-			ColIdx: make([]int32, len(r.col)), Val: make([]float64, len(r.val))}
-		parallel.For(len(r.col), func(_, lo, hi int) {
-			for e := lo; e < hi; e++ {
-				m.ColIdx[e], m.Val[e] = at[r.col[e]], sign*r.val[e]
-			}
-		})
-		return m
-	}
-	z, negAZ := block(s.sparse(s.own), 1), block(az, -1)
+	parallel.For(len(az.col), func(_, lo, hi int) {
+		for e := lo; e < hi; e++ {
+			az.col[e], az.val[e] = at[az.col[e]], -az.val[e]
+		}
+	})
+	z := s.block(s.own, at, len(near))
+	negAZ := &csr.Matrix[float64]{Rows: len(az.ptr) - 1, Cols: len(near), RowPtr: az.ptr, ColIdx: az.col, Val: az.val}
 	var err error
 	if b.z, err = b.be.NewMatrix(z, nil, backend.Double); err == nil {
 		b.negAZ, err = b.be.NewMatrix(negAZ, nil, backend.Double)

@@ -64,39 +64,35 @@ func (t transposed) free() {
 // slab) and the sum: m.Cols x rows, one 1 per slab row in the row of its
 // column.
 func slabTranspose(m *csr.Matrix[float64]) (slabs, sum *csr.Matrix[float64]) {
+	// A slab's entries keep their place in m's arrays: slab q's rows of m'
+	// hold entries RowPtr[first row of q] onward, column by column.
 	type slab struct {
 		cols []int32 // the columns present, ascending
 		lens []int32 // entries of each
-		idx  []int32 // rows of m, column by column
-		val  []float64
 	}
 	count := (m.Rows + slabRows - 1) / slabRows
 	parts := make([]slab, count)
+	slabs = &csr.Matrix[float64]{Cols: m.Rows, ColIdx: make([]int32, m.NNZ()), Val: make([]float64, m.NNZ())}
 	parallel.For(count, func(_, lo, hi int) {
 		n := make([]int32, m.Cols)
 		for q := lo; q < hi; q++ {
 			first, last := q*slabRows, min(m.Rows, (q+1)*slabRows)
-			p := slab{}
 			a, b := m.RowPtr[first], m.RowPtr[last]
 			for _, c := range m.ColIdx[a:b] {
 				n[c]++
 			}
-			at := make([]int32, 0, 16) // the start of each present column's entries
-			total := int32(0)
+			var p slab
+			next := a // the place of each present column's first entry
 			for c, k := range n {
 				if k > 0 {
-					p.cols, p.lens, at = append(p.cols, int32(c)), append(p.lens, k), append(at, total)
-					total += k
+					p.cols, p.lens = append(p.cols, int32(c)), append(p.lens, k)
+					n[c], next = next, next+k // from here on: the next free place of column c
 				}
-			}
-			p.idx, p.val = make([]int32, total), make([]float64, total)
-			for t, c := range p.cols {
-				n[c] = at[t] // from here on: the next free place of column c
 			}
 			for i := first; i < last; i++ {
 				for e := m.RowPtr[i]; e < m.RowPtr[i+1]; e++ {
 					c := m.ColIdx[e]
-					p.idx[n[c]], p.val[n[c]] = int32(i), m.Val[e]
+					slabs.ColIdx[n[c]], slabs.Val[n[c]] = int32(i), m.Val[e]
 					n[c]++
 				}
 			}
@@ -106,28 +102,15 @@ func slabTranspose(m *csr.Matrix[float64]) (slabs, sum *csr.Matrix[float64]) {
 			parts[q] = p
 		}
 	})
-	// Each slab's first row and entry, then the slabs copied in parallel.
-	row, entry := make([]int32, count+1), make([]int32, count+1)
+	slabs.RowPtr = []int32{0}
 	perCol := make([][]int32, m.Cols) // the slab rows of each column
-	for q, p := range parts {
+	for _, p := range parts {
 		for t, c := range p.cols {
-			perCol[c] = append(perCol[c], row[q]+int32(t))
+			perCol[c] = append(perCol[c], int32(slabs.Rows))
+			slabs.Rows++
+			slabs.RowPtr = append(slabs.RowPtr, slabs.RowPtr[len(slabs.RowPtr)-1]+p.lens[t])
 		}
-		row[q+1], entry[q+1] = row[q]+int32(len(p.cols)), entry[q]+int32(len(p.idx))
 	}
-	slabs = &csr.Matrix[float64]{Rows: int(row[count]), Cols: m.Rows, RowPtr: make([]int32, row[count]+1),
-		ColIdx: make([]int32, entry[count]), Val: make([]float64, entry[count])}
-	parallel.For(count, func(_, lo, hi int) {
-		for q := lo; q < hi; q++ {
-			p, e := parts[q], entry[q]
-			copy(slabs.ColIdx[e:], p.idx)
-			copy(slabs.Val[e:], p.val)
-			for t, l := range p.lens {
-				e += l
-				slabs.RowPtr[int(row[q])+t+1] = e
-			}
-		}
-	})
 	sum = &csr.Matrix[float64]{Rows: m.Cols, Cols: slabs.Rows, RowPtr: make([]int32, m.Cols+1)}
 	for c, rs := range perCol {
 		sum.RowPtr[c+1] = sum.RowPtr[c] + int32(len(rs))
