@@ -128,7 +128,8 @@ int fsai_matrix_create(int64_t n, int64_t first, int64_t nlocal, const int64_t *
  * coordinates are copied. They take effect at the next set-up of a solver
  * of this matrix (fsai_solver_create, fsai_solver_create_opts,
  * fsai_rebuild): with the default option coarse "auto", afsai and fsai then
- * get the coarse space; "off" leaves it out. A block size other than 1 or
+ * get the coarse space for a block size of 3, and "on" gives it to any
+ * preconditioner; "off" leaves it out. A block size other than 1 or
  * 3, or a NULL coords, returns FSAI_ERR_INPUT and leaves the matrix as it
  * was. Collective. */
 int fsai_matrix_set_geometry(fsai_matrix matrix, const double *coords, int block_size);

@@ -2,6 +2,7 @@ package problem
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -210,4 +211,42 @@ func maxAbs(v []float64) float64 {
 		m = max(m, math.Abs(x))
 	}
 	return m
+}
+
+// TestGeometry: elasticity's rows 3k, 3k+1 and 3k+2 sit at node k, the free
+// nodes of the clamped box (z from 1 to N), every node once; a grid
+// problem's row sits at its grid point; a range outside the matrix has no
+// geometry.
+func TestGeometry(t *testing.T) {
+	s := elasticity(t, "elasticity:3")
+	coords, bs, ok := s.Geometry(0, s.Rows())
+	if !ok || bs != 3 {
+		t.Fatalf("elasticity:3: ok %v, block size %d", ok, bs)
+	}
+	seen := map[[3]float64]bool{}
+	for k := 0; 9*k < len(coords); k++ {
+		p := [3]float64(coords[9*k : 9*k+3])
+		if [3]float64(coords[9*k+3:9*k+6]) != p || [3]float64(coords[9*k+6:9*k+9]) != p {
+			t.Fatalf("node %d: its three rows sit at %v", k, coords[9*k:9*k+9])
+		}
+		if p[2] < 1 || p[2] > 3 || p[0] < 0 || p[0] > 3 || p[1] < 0 || p[1] > 3 || seen[p] {
+			t.Fatalf("node %d at %v: outside the free nodes, or twice", k, p)
+		}
+		seen[p] = true
+	}
+	if len(seen) != 4*4*3 {
+		t.Errorf("%d nodes, want 48", len(seen))
+	}
+
+	g, err := Parse("poisson7:4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	coords, bs, ok = g.Geometry(21, 23)
+	if !ok || bs != 1 || !slices.Equal(coords, []float64{1, 1, 1, 2, 1, 1}) {
+		t.Errorf("poisson7:4 rows 21 and 22: %v, block size %d, ok %v; want (1,1,1) and (2,1,1)", coords, bs, ok)
+	}
+	if _, _, ok := g.Geometry(60, 65); ok {
+		t.Error("rows 60 to 64 of poisson7:4 (64 rows) have a geometry")
+	}
 }

@@ -51,8 +51,10 @@ func TestElasticity(t *testing.T) {
 // (coarse auto) give aFSAI and static FSAI the rigid-body coarse space and
 // Jacobi none; the coarse space cuts aFSAI's iterations against -coarse
 // off; -coarse on gives it to Jacobi too; a matrix without a geometry gets
-// none under auto and an error under on; UpdateValues refreshes it (D A D
-// solved to the tolerance). On 1 and 3 ranks; the counts are logged.
+// none under auto and an error under on, and one whose geometry has one
+// unknown a node gets the constant (one box, all points at one place) under
+// on only; UpdateValues refreshes it (D A D solved to the tolerance). On 1
+// and 3 ranks; the counts are logged.
 func TestCoarseSpace(t *testing.T) {
 	const spec = "elasticity:6:1e3:0.45"
 	for _, np := range []int{1, 3} {
@@ -115,6 +117,27 @@ func TestCoarseSpace(t *testing.T) {
 				t.Error("a coarse space without a geometry")
 			}
 			sol.Free()
+
+			// A scalar field (one unknown a node) gets the constant only when
+			// asked.
+			scalar := solver.DefaultOptions()
+			scalar.Backend, scalar.Threads = "cpu", 1
+			for _, mode := range []string{"auto", "on"} {
+				A := sys.matrix(t, c, sys.vals)
+				origin := make([]float64, 3*(len(sys.rowPtr)-1)) // every point at the origin
+				if err := A.SetGeometry(origin, 1); err != nil {
+					t.Fatal(err)
+				}
+				scalar.Coarse = mode
+				sol, err := solver.New(A, nil, scalar)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := sol.CoarseInfo(); (got != nil) != (mode == "on") || got != nil && got.Size != 1 {
+					t.Errorf("block size 1, -coarse %s: coarse space %+v", mode, got)
+				}
+				sol.Free()
+			}
 			opt.Coarse = "on"
 			if _, err := solver.New(sys.matrix(t, c, sys.vals), nil, opt); err == nil || !strings.Contains(err.Error(), "no geometry") {
 				t.Errorf("-coarse on without a geometry: %v", err)

@@ -38,9 +38,9 @@ type Options struct {
 	// Coarse adds a coarse space to the preconditioner (package
 	// twolevel: rigid-body modes, or constants, on a grid of boxes over the
 	// matrix's geometry, Matrix.SetGeometry): "auto", the default, adds it
-	// to afsai and fsai on a matrix with a geometry; "on" to any
-	// preconditioner of a method that assumes an SPD matrix (an error
-	// without a geometry); "off" never.
+	// to afsai and fsai on a matrix whose geometry has three unknowns a
+	// node; "on" to any preconditioner of a method that assumes an SPD
+	// matrix (an error without a geometry); "off" never.
 	Coarse string
 	// CoarseBoxes is the coarse grid's boxes along each axis; 0 chooses
 	// them from the problem's size (twolevel.AutoBoxes).
@@ -104,7 +104,7 @@ type Options struct {
 var CoarseModes = []string{"auto", "off", "on"}
 
 // DefaultOptions are CG with aFSAI (afsai.DefaultConfig) and, on a matrix
-// with a geometry, its coarse space, tolerance 1e-8,
+// with a geometry of three unknowns a node, its coarse space, tolerance 1e-8,
 // at most 10000 iterations, GMRES restart 30, no stagnation test,
 // the method's divergence test, backend auto.
 func DefaultOptions() Options {

@@ -170,7 +170,7 @@ var optionTable = []Option{
 		func(o *Options) *bool { return &o.CGSingleReduction }),
 	nameOption("prec", "preconditioner: "+strings.Join(Precs, ", "),
 		func(o *Options) *string { return &o.Prec }, Precs, func(names []string) string { return "one of " + strings.Join(names, ", ") }),
-	nameOption("coarse", "coarse space of rigid-body modes on a grid of boxes over the matrix's geometry (-problem elasticity, -coordinates), which balances the preconditioner (two-level, docs/coarse.md): auto (with afsai and fsai where there is a geometry), on (any preconditioner of cg; needs a geometry), off",
+	nameOption("coarse", "coarse space of rigid-body modes (constants for one unknown a node) on a grid of boxes over the matrix's geometry (-problem, -coordinates), which balances the preconditioner (two-level, docs/coarse.md): auto (with afsai and fsai where the geometry has three unknowns a node), on (any preconditioner of cg; needs a geometry), off",
 		func(o *Options) *string { return &o.Coarse }, CoarseModes, orList),
 	intOption("coarse.boxes", "coarse space: boxes along each axis of the geometry's bounding box (0: from the problem's size, at most 6)",
 		func(o *Options) *int { return &o.CoarseBoxes }, notNegative),

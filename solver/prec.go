@@ -38,8 +38,9 @@ func (s *Solver) newPrec() (krylov.Preconditioner, error) {
 // coarse reports whether the preconditioner gets the coarse space
 // (package twolevel): always with Options.Coarse "on", which needs a
 // matrix with a geometry and a method and preconditioner that assume an
-// SPD matrix; with "auto", where those hold and the preconditioner is afsai
-// or fsai.
+// SPD matrix; with "auto", where those hold, the geometry has three
+// unknowns a node (displacements, whose rigid-body modes pay for
+// themselves; docs/coarse.md) and the preconditioner is afsai or fsai.
 func (s *Solver) coarse() (bool, error) {
 	spd := NeedsSPD(s.opt.Method, s.opt.Prec)
 	switch s.opt.Coarse {
@@ -47,14 +48,14 @@ func (s *Solver) coarse() (bool, error) {
 		return false, nil
 	case "on":
 		if s.m.geom == nil {
-			return false, errors.New("solver: coarse space: the matrix has no geometry (Matrix.SetGeometry; on the command line -problem elasticity or -coordinates)")
+			return false, errors.New("solver: coarse space: the matrix has no geometry (Matrix.SetGeometry; on the command line -problem or -coordinates)")
 		}
 		if !spd {
 			return false, fmt.Errorf("solver: coarse space: it needs a symmetric positive definite matrix, which -solver %s with -prec %s does not assume", s.opt.Method, s.opt.Prec)
 		}
 		return true, nil
 	}
-	return s.m.geom != nil && spd && precs[s.opt.Prec].coarseAuto, nil
+	return s.m.geom != nil && s.m.geom.BlockSize == 3 && spd && precs[s.opt.Prec].coarseAuto, nil
 }
 
 // updatePrec recomputes the preconditioner's values for the matrix's

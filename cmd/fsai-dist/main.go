@@ -79,7 +79,7 @@ func parseFlags(args []string, usage io.Writer) (*options, error) {
 	fs.StringVar(&o.rhs, "rhs", "", "right-hand side, Matrix Market array; several columns are several right-hand sides, solved together (default b = A*1)")
 	fs.BoolVar(&o.randomRHS, "random-rhs", false, "without -rhs: make every right-hand side A*u with u random in (0,1], none A*1 (on elasticity A*1 is a rigid translation, which the coarse space solves in one iteration); one is -nrhs 2's second")
 	fs.IntVar(&o.nrhs, "nrhs", 1, "without -rhs: solve this many right-hand sides together, A*1 and A*u with random u in (0,1]")
-	fs.StringVar(&o.coordinates, "coordinates", "", "the coordinates of each row's node, Matrix Market array of n rows and 3 columns (x, y, z), for the coarse space (-coarse); a -problem elasticity carries its own")
+	fs.StringVar(&o.coordinates, "coordinates", "", "the coordinates of each row's node, Matrix Market array of n rows and 3 columns (x, y, z), for the coarse space (-coarse); a -problem carries its own")
 	fs.IntVar(&o.blockSize, "block-size", 1, "with -coordinates: unknowns per node, numbered node by node: 3 for displacements (rigid-body coarse space), 1 for a scalar field (constant)")
 	fs.StringVar(&o.x0, "x0", "", "initial guess, Matrix Market array with a column per right-hand side (default 0)")
 	fs.StringVar(&o.partition, "partition", "rows", "row partition: rows (equal rows per rank) or nnz (equal nonzeros)")

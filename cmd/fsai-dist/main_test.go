@@ -356,7 +356,8 @@ func TestSingleReduction(t *testing.T) {
 // space and iterations. The second right-hand side (-nrhs 2, A*u with u
 // random) is the one that counts: the first, A*1, is a rigid translation,
 // which the coarse space solves in one iteration. -random-rhs solves that
-// second one alone, in as many iterations.
+// second one alone, in as many iterations. A scalar problem gets the
+// constant with -coarse on only.
 func TestCoarseSpace(t *testing.T) {
 	dir := t.TempDir()
 	const spec = "elasticity:5:1e3:0.3"
@@ -391,6 +392,12 @@ func TestCoarseSpace(t *testing.T) {
 	without, none := run("-problem", spec, "-coarse", "off")
 	fromFile, infoFile := run("-matrix", matrix, "-coordinates", coordFile, "-block-size", "3")
 	random, _ := run("-problem", spec, "-random-rhs", "-nrhs", "1")
+	if _, scalar := run("-problem", "poisson7:6"); scalar != nil {
+		t.Errorf("poisson7 (one unknown a node) has a coarse space by default: %v", scalar)
+	}
+	if _, scalar := run("-problem", "poisson7:6", "-coarse", "on"); scalar == nil || scalar["size"] != 1.0 {
+		t.Errorf("poisson7:6 with -coarse on: coarse space %v, want the constant", scalar)
+	}
 	if info == nil || none != nil || infoFile == nil {
 		t.Fatalf("coarse field: %v by default, %v with -coarse off, %v from the files", info, none, infoFile)
 	}

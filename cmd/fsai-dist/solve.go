@@ -291,7 +291,7 @@ func load(c *comm.Comm, o *options, rep *report, log *zap.Logger, mem memory) (*
 }
 
 // setGeometry places A's rows in space for the coarse space: the
-// -coordinates file's points, or a generated problem's (elasticity's). A
+// -coordinates file's points, or a generated problem's grid points. A
 // matrix file without -coordinates has none, which -coarse on refuses.
 // Collective.
 func setGeometry(c *comm.Comm, o *options, A *solver.Matrix, part dsmat.Partition) error {
@@ -325,7 +325,7 @@ func setGeometry(c *comm.Comm, o *options, A *solver.Matrix, part dsmat.Partitio
 	case ok:
 		return A.SetGeometry(coords, bs)
 	case o.solver.Coarse == "on":
-		return c.Agree(errors.New("flag -coarse on: the matrix has no geometry: give -coordinates (-problem elasticity carries its own)"))
+		return c.Agree(errors.New("flag -coarse on: the matrix has no geometry: give -coordinates (a -problem carries its own)"))
 	}
 	return nil
 }

@@ -4,9 +4,10 @@
 ! the stop reason code), doubles the matrix on the same pattern, updates and
 ! solves again, then solves for two right-hand sides at once (b(:, 1) and
 ! b(:, 2) of one array); last it gives the rows' coordinates for the coarse
-! space (x = i on a line: block size 1, the constant on each box), rebuilds
-! the preconditioner and solves 2A x = 2A 1 again, in at most two
-! iterations since 1 is in the coarse space. It checks every solution.
+! space (x = i on a line: block size 1, the constant on each box), makes a
+! solver with the option coarse "on" (a scalar field gets the coarse space
+! only when asked) and solves 2A x = 2A 1 again, in at most two iterations
+! since 1 is in the coarse space. It checks every solution.
 ! Rank 0 prints "ok" when all passed.
 !
 !     mpirun -np 2 ./solve_f
@@ -57,7 +58,11 @@ program solve_f
   coords = 0
   coords(1, :) = [(real(i, c_double), i = first, last)]
   call check(fsai_matrix_set_geometry(matrix, coords, 1_c_int), "fsai_matrix_set_geometry")
-  call check(fsai_rebuild(solver), "fsai_rebuild")
+  call check(fsai_solver_free(solver), "fsai_solver_free")
+  call check(fsai_options_create(options), "fsai_options_create")
+  call check(fsai_options_set(options, "coarse" // c_null_char, "on" // c_null_char), "coarse")
+  call check(fsai_solver_create_opts(matrix, options, solver), "fsai_solver_create_opts")
+  call check(fsai_options_free(options), "fsai_options_free")
   coarse = solve("coarse space")
   good = good .and. coarse .and. its <= 2
 
