@@ -242,28 +242,3 @@ func (g nodeGrid) row(i int64, mat materials, acc *neighbours, col []int64, val 
 		}
 	}
 }
-
-// Geometry returns the coordinates of the nodes of the rows [lo, hi) (x, y
-// and z of each row's node, three values a row) and the unknowns per node,
-// for the coarse space of a two-level preconditioner (package twolevel):
-// elasticity's nodes at their grid points with three displacements each,
-// the grid points of the other problems with one unknown each. ok is false
-// for rows outside the matrix.
-func (s Spec) Geometry(lo, hi int64) (coords []float64, blockSize int, ok bool) {
-	if lo < 0 || lo > hi || hi > s.Rows() {
-		return nil, 0, false
-	}
-	point, blockSize := grid{n: int64(s.N)}.at, 1
-	if s.Kind == "elasticity" {
-		g := s.nodeGrid()
-		point, blockSize = func(i int64) cell { return g.at(i / 3) }, 3
-	}
-	coords = make([]float64, 3*(hi-lo))
-	parallel.For(int(hi-lo), func(_, a, b int) {
-		for i := a; i < b; i++ {
-			c := point(lo + int64(i))
-			coords[3*i], coords[3*i+1], coords[3*i+2] = float64(c[0]), float64(c[1]), float64(c[2])
-		}
-	})
-	return coords, blockSize, true
-}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/parallel"
 )
 
 // MaxN is the largest grid size a Spec accepts: N^3 = 1e15 rows still fits
@@ -269,4 +270,29 @@ func (s Spec) Generate(lo, hi int64) (*dsmat.Rows, error) {
 	default: // diffusion
 		return g.assemble7(lo, hi, newPermeability(g, uint64(s.Seed), lo, hi)), nil
 	}
+}
+
+// Geometry returns the coordinates of the nodes of the rows [lo, hi) (x, y
+// and z of each row's node, three values a row) and the unknowns per node,
+// for the coarse space of a two-level preconditioner (package twolevel):
+// elasticity's nodes at their grid points with three displacements each,
+// the grid points of the other problems with one unknown each. ok is false
+// for rows outside the matrix.
+func (s Spec) Geometry(lo, hi int64) (coords []float64, blockSize int, ok bool) {
+	if lo < 0 || lo > hi || hi > s.Rows() {
+		return nil, 0, false
+	}
+	point, blockSize := grid{n: int64(s.N)}.at, 1
+	if s.Kind == "elasticity" {
+		g := s.nodeGrid()
+		point, blockSize = func(i int64) cell { return g.at(i / 3) }, 3
+	}
+	coords = make([]float64, 3*(hi-lo))
+	parallel.For(int(hi-lo), func(_, a, b int) {
+		for i := a; i < b; i++ {
+			c := point(lo + int64(i))
+			coords[3*i], coords[3*i+1], coords[3*i+2] = float64(c[0]), float64(c[1]), float64(c[2])
+		}
+	})
+	return coords, blockSize, true
 }
