@@ -147,7 +147,9 @@ type Backend interface {
 	// or 1 (on the mapped rows only, for a matrix with a row map). With
 	// beta 0 it does not read Y, which may then hold anything, NaN
 	// included. A beta other than 0 or 1 is an error: it is recorded (Err)
-	// and nothing is computed.
+	// and nothing is computed; so are an X of other than Cols()*k values
+	// and a Y of other than Rows()*k (with a row map, a Y of any whole
+	// number of k-column rows).
 	SpMM(y Vector, a Matrix, x Vector, k int, beta float64)
 	// SpMMDot is SpMM that also adds w[:,c]'(A*X)[:,c] to sum c of s for
 	// blocks of k columns: the dot product of w (indexed like y) with the

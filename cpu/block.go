@@ -19,7 +19,7 @@ import (
 // SpMM computes Y = A*X + beta*Y for blocks of k columns, reading each row of
 // A once for all k columns.
 func (b *Backend) SpMM(y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64) {
-	if !b.checkBeta("SpMM", beta) {
+	if !b.checkProduct("SpMM", y, a, x, k, beta) {
 		return
 	}
 	if k == 1 {
@@ -32,7 +32,11 @@ func (b *Backend) SpMM(y backend.Vector, a backend.Matrix, x backend.Vector, k i
 // SpMMDot is SpMM that adds w[:,c]'(A*X)[:,c] over the rows it computes to
 // sum c of s, summed in range order like DotCols.
 func (b *Backend) SpMMDot(y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64, w backend.Vector, s backend.Sum) {
-	if !b.checkBeta("SpMMDot", beta) {
+	if !b.checkProduct("SpMMDot", y, a, x, k, beta) {
+		return
+	}
+	if w.Len() != y.Len() {
+		b.fail(fmt.Errorf("cpu: SpMMDot: w of %d for y of %d", w.Len(), y.Len()))
 		return
 	}
 	sum := s.(*Sum)

@@ -112,6 +112,25 @@ func (b *Backend) checkBeta(call string, beta float64) bool {
 	return true
 }
 
+// checkProduct reports whether a product's beta is 0 or 1 and its blocks
+// of k columns fit a, as the products' contract says (the rows of y are
+// a's, or any k-column block when a maps its rows), and records an error
+// naming call when they do not.
+func (b *Backend) checkProduct(call string, y backend.Vector, a backend.Matrix, x backend.Vector, k int, beta float64) bool {
+	m, ok := a.(*Matrix)
+	switch {
+	case !b.checkBeta(call, beta):
+		return false
+	case !ok || m == nil:
+		b.fail(fmt.Errorf("cpu: %s: %T is not a matrix of this backend", call, a))
+	case k < 1 || x.Len() != m.cols*k || y.Len()%k != 0 || (m.rowMap == nil && y.Len() != m.rows*k):
+		b.fail(fmt.Errorf("cpu: %s: %dx%d matrix, %d columns, x of %d, y of %d", call, m.rows, m.cols, k, x.Len(), y.Len()))
+	default:
+		return true
+	}
+	return false
+}
+
 // fail records err if it is the first error.
 func (b *Backend) fail(err error) {
 	if b.err == nil {

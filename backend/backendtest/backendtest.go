@@ -51,10 +51,10 @@ func Run(t *testing.T, open func(t *testing.T) backend.Backend) {
 			c.run(s)
 		})
 	}
-	for _, c := range badBetas {
-		t.Run("BadBeta/"+c.name, func(t *testing.T) {
+	for _, c := range badProducts {
+		t.Run("BadProduct/"+c.name, func(t *testing.T) {
 			s := newSuite(t, open(t), true)
-			s.badBeta(c)
+			s.badProduct(c)
 		})
 	}
 }

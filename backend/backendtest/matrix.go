@@ -302,36 +302,51 @@ func (s *suite) testSetValues() {
 // product is a call of SpMM or SpMMDot.
 type product func(b backend.Backend, y backend.Vector, a backend.Matrix, x backend.Vector, k int, w backend.Vector, s backend.Sum)
 
-// badBetaCase is a product with a beta other than 0 or 1 on blocks of k
-// columns.
-type badBetaCase struct {
-	name string
-	k    int
-	call product
+// badProductCase is a product that breaks the contract, on blocks of k
+// columns whose y and x have yRows and xRows rows (7 fit the 7 x 7 matrix
+// the check multiplies).
+type badProductCase struct {
+	name         string
+	k            int
+	yRows, xRows int
+	call         product
 }
 
-// badBetas are products with a beta other than 0 or 1, which the backend
-// must refuse by recording an error.
-var badBetas = []badBetaCase{
-	{"SpMM1", 1, func(b backend.Backend, y backend.Vector, a backend.Matrix, x backend.Vector, k int, w backend.Vector, s backend.Sum) {
+// badProducts are products with a beta other than 0 or 1, or with blocks
+// that do not fit the matrix, which the backend must refuse by recording an
+// error.
+var badProducts = []badProductCase{
+	{"Beta/SpMM1", 1, 7, 7, func(b backend.Backend, y backend.Vector, a backend.Matrix, x backend.Vector, k int, w backend.Vector, s backend.Sum) {
 		b.SpMM(y, a, x, k, 0.5)
 	}},
-	{"SpMM2", 2, func(b backend.Backend, y backend.Vector, a backend.Matrix, x backend.Vector, k int, w backend.Vector, s backend.Sum) {
+	{"Beta/SpMM2", 2, 7, 7, func(b backend.Backend, y backend.Vector, a backend.Matrix, x backend.Vector, k int, w backend.Vector, s backend.Sum) {
 		b.SpMM(y, a, x, k, 2)
 	}},
-	{"SpMMDot1", 1, func(b backend.Backend, y backend.Vector, a backend.Matrix, x backend.Vector, k int, w backend.Vector, s backend.Sum) {
+	{"Beta/SpMMDot1", 1, 7, 7, func(b backend.Backend, y backend.Vector, a backend.Matrix, x backend.Vector, k int, w backend.Vector, s backend.Sum) {
 		b.SpMMDot(y, a, x, k, -1, w, s)
 	}},
-	{"SpMMDot3", 3, func(b backend.Backend, y backend.Vector, a backend.Matrix, x backend.Vector, k int, w backend.Vector, s backend.Sum) {
+	{"Beta/SpMMDot3", 3, 7, 7, func(b backend.Backend, y backend.Vector, a backend.Matrix, x backend.Vector, k int, w backend.Vector, s backend.Sum) {
 		b.SpMMDot(y, a, x, k, 0.5, w, s)
+	}},
+	{"Shape/SpMMLongY", 1, 8, 7, func(b backend.Backend, y backend.Vector, a backend.Matrix, x backend.Vector, k int, w backend.Vector, s backend.Sum) {
+		b.SpMM(y, a, x, k, 0)
+	}},
+	{"Shape/SpMMShortY", 3, 6, 7, func(b backend.Backend, y backend.Vector, a backend.Matrix, x backend.Vector, k int, w backend.Vector, s backend.Sum) {
+		b.SpMM(y, a, x, k, 1)
+	}},
+	{"Shape/SpMMShortX", 2, 7, 6, func(b backend.Backend, y backend.Vector, a backend.Matrix, x backend.Vector, k int, w backend.Vector, s backend.Sum) {
+		b.SpMM(y, a, x, k, 0)
+	}},
+	{"Shape/SpMMDotLongY", 1, 8, 7, func(b backend.Backend, y backend.Vector, a backend.Matrix, x backend.Vector, k int, w backend.Vector, s backend.Sum) {
+		b.SpMMDot(y, a, x, k, 0, w, s)
 	}},
 }
 
-// badBeta: after call, Err, Download and TakeSum return an error (and
+// badProduct: after call, Err, Download and TakeSum return an error (and
 // Sync and Close, which the subtest's end checks).
-func (s *suite) badBeta(c badBetaCase) {
-	m, h := s.matrix(matrixCase{7, 7, 4, 0}, backend.Double)
-	x, y, w := s.vector(s.random(7*c.k)), s.vector(s.random(7*c.k)), s.vector(s.random(7*c.k))
+func (s *suite) badProduct(c badProductCase) {
+	m, _ := s.matrix(matrixCase{7, 7, 4, 0}, backend.Double)
+	x, y, w := s.vector(s.random(c.xRows*c.k)), s.vector(s.random(c.yRows*c.k)), s.vector(s.random(c.yRows*c.k))
 	sum, err := s.b.NewSum(c.k)
 	if err != nil {
 		s.t.Fatalf("NewSum: %v", err)
@@ -342,12 +357,12 @@ func (s *suite) badBeta(c badBetaCase) {
 	}
 	c.call(s.b, y, m, x, c.k, w, sum)
 	if s.b.Err() == nil {
-		s.t.Errorf("%s: Err is nil after a bad beta", c.name)
+		s.t.Errorf("%s: Err is nil after the product", c.name)
 	}
-	if err := s.b.Download(make([]float64, h.yLen()*c.k), y); err == nil {
-		s.t.Errorf("%s: Download returned no error after a bad beta", c.name)
+	if err := s.b.Download(make([]float64, c.yRows*c.k), y); err == nil {
+		s.t.Errorf("%s: Download returned no error after the product", c.name)
 	}
 	if err := s.b.TakeSum(sum, make([]float64, c.k)); err == nil {
-		s.t.Errorf("%s: TakeSum returned no error after a bad beta", c.name)
+		s.t.Errorf("%s: TakeSum returned no error after the product", c.name)
 	}
 }
