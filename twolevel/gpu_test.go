@@ -11,10 +11,10 @@ import (
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 )
 
-// TestOnGPU: B on the CUDA backend passes TestRigidModesSolved's checks and
-// gives the CPU backend's B r, for a block of three columns, to 1e-11 of
-// its largest entry, on one and two ranks (a GPU each, or sharing one).
-// Skips without a GPU.
+// TestOnGPU: B on the CUDA backend passes TestRigidModesSolved's checks,
+// before and after Refresh, and gives the CPU backend's B r, for a block of
+// three columns, to 1e-11 of its largest entry, on one and two ranks (a GPU
+// each, or sharing one). Skips without a GPU.
 func TestOnGPU(t *testing.T) {
 	if n, err := gpu.Available(); err != nil || n == 0 {
 		t.Skip("no GPU")
@@ -30,6 +30,10 @@ func TestOnGPU(t *testing.T) {
 			Bg, Bh := sg.newB(t, 3), sh.newB(t, 3)
 			defer Bg.Free()
 			defer Bh.Free()
+			sg.check(t, c, Bg)
+			if err := Bg.Refresh(sg.op); err != nil {
+				t.Fatal(err)
+			}
 			sg.check(t, c, Bg)
 			x := random(c, 3*len(sg.coords)/3)
 			got, want := apply(t, c, g, Bg, x, 3), apply(t, c, h, Bh, x, 3)

@@ -142,8 +142,9 @@ func sum(t *testing.T, c *comm.Comm, x ...float64) []float64 {
 // TestRigidModesSolved: B solves A v = b exactly for every v in the coarse
 // space, here the six rigid-body modes of the whole body, all six as one
 // block (B A v = v, whatever the one-level M); B is symmetric and positive
-// definite. On 1 and 3 ranks, and with boxes so small that some hold one
-// node, whose rotations are dropped as dependent on its translations.
+// definite, also after Refresh. On 1 and 3 ranks, and with boxes so small
+// that some hold one node, whose rotations are dropped as dependent on its
+// translations.
 func TestRigidModesSolved(t *testing.T) {
 	for _, np := range []int{1, 3} {
 		mpitest.Run(t, np, func(t *testing.T, c *comm.Comm) {
@@ -154,6 +155,10 @@ func TestRigidModesSolved(t *testing.T) {
 				B := s.newB(t, boxes)
 				if info := B.Info(); boxes == 5 && info.Dropped == 0 {
 					t.Errorf("%d boxes: no mode dropped, want the rotations of the one-node boxes", boxes)
+				}
+				s.check(t, c, B)
+				if err := B.Refresh(s.op); err != nil {
+					t.Fatal(err)
 				}
 				s.check(t, c, B)
 				B.Free()
