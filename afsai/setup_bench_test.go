@@ -7,7 +7,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/cpu"
 	"github.com/fsai-dist/fsai-dist/dsmat"
-	"github.com/fsai-dist/fsai-dist/problem"
+	"github.com/fsai-dist/fsai-dist/internal/gentest"
 )
 
 var setupProblem = flag.String("setup.problem", "diffusion:100", "problem of BenchmarkSetupStages")
@@ -77,15 +77,6 @@ func setupRows(b *testing.B) (*comm.Comm, dsmat.Partition, *dsmat.Rows) {
 		b.Fatal(err)
 	}
 	c := comm.World()
-	s, err := problem.Parse(*setupProblem)
-	if err != nil {
-		b.Fatal(err)
-	}
-	part := dsmat.NewPartition(s.Rows(), c.Size())
-	lo, hi := part.Range(c.Rank())
-	rows, err := s.Generate(lo, hi)
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, part, rows := gentest.Stripe(b, c, *setupProblem)
 	return c, part, rows
 }

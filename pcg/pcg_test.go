@@ -9,6 +9,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/cpu"
 	"github.com/fsai-dist/fsai-dist/ddmat"
 	"github.com/fsai-dist/fsai-dist/dsmat"
+	"github.com/fsai-dist/fsai-dist/internal/gentest"
 	"github.com/fsai-dist/fsai-dist/internal/mpitest"
 	"github.com/fsai-dist/fsai-dist/pcg"
 	"github.com/fsai-dist/fsai-dist/problem"
@@ -62,14 +63,8 @@ func setupOn(t *testing.T, c *comm.Comm, be backend.Backend, spec string, sign f
 // x = 0.
 func bindSystem(t *testing.T, c *comm.Comm, be backend.Backend, part dsmat.Partition, rows *dsmat.Rows) *system {
 	t.Helper()
-	A, err := dsmat.New(c, part, rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	op, err := A.Bind(be, backend.Double)
-	if err != nil {
-		t.Fatal(err)
-	}
+	op := gentest.Bind(t, c, be, part, rows)
+	A := op.Matrix()
 	sys := &system{A: A, op: op}
 	sys.b, _ = ddmat.NewVector(c, be, A.LocalRows())
 	sys.x, _ = ddmat.NewVector(c, be, A.LocalRows())

@@ -10,7 +10,7 @@ import (
 	"github.com/fsai-dist/fsai-dist/afsai"
 	"github.com/fsai-dist/fsai-dist/comm"
 	"github.com/fsai-dist/fsai-dist/dsmat"
-	"github.com/fsai-dist/fsai-dist/problem"
+	"github.com/fsai-dist/fsai-dist/internal/gentest"
 	"github.com/fsai-dist/fsai-dist/solver"
 )
 
@@ -84,17 +84,8 @@ func benchSolver(b *testing.B) (*solver.Solver, *dsmat.Rows, *comm.Comm) {
 		b.Fatal(err)
 	}
 	c := comm.World()
-	spec, err := problem.Parse(*benchProblem)
-	if err != nil {
-		b.Fatal(err)
-	}
-	part := dsmat.NewPartition(spec.Rows(), c.Size())
-	lo, hi := part.Range(c.Rank())
-	rows, err := spec.Generate(lo, hi)
-	if err != nil {
-		b.Fatal(err)
-	}
-	A, err := solver.NewMatrix(c, rows.N, lo, rows.RowPtr, rows.Col, rows.Val)
+	_, _, rows := gentest.Stripe(b, c, *benchProblem)
+	A, err := solver.NewMatrix(c, rows.N, rows.First, rows.RowPtr, rows.Col, rows.Val)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,6 @@
-// Package gentest gives tests a generated problem (package problem)
-// distributed over the ranks: this rank's stripe, or the stripes bound to a
-// backend.
+// Package gentest gives tests and benchmarks a generated problem (package
+// problem) distributed over the ranks: this rank's stripe, or the stripes
+// bound to a backend.
 package gentest
 
 import (
@@ -14,7 +14,7 @@ import (
 
 // Stripe generates this rank's stripe of spec under the partition of
 // equal rows per rank.
-func Stripe(t *testing.T, c *comm.Comm, spec string) (problem.Spec, dsmat.Partition, *dsmat.Rows) {
+func Stripe(t testing.TB, c *comm.Comm, spec string) (problem.Spec, dsmat.Partition, *dsmat.Rows) {
 	t.Helper()
 	p, err := problem.Parse(spec)
 	if err != nil {
@@ -29,11 +29,10 @@ func Stripe(t *testing.T, c *comm.Comm, spec string) (problem.Spec, dsmat.Partit
 	return p, part, rows
 }
 
-// Operator is Stripe's matrix bound to be in double precision, with the
-// parsed spec.
-func Operator(t *testing.T, c *comm.Comm, be backend.Backend, spec string) (*dsmat.Operator, problem.Spec) {
+// Bind splits the stripes rows of part into a distributed matrix and binds
+// it to be in double precision.
+func Bind(t testing.TB, c *comm.Comm, be backend.Backend, part dsmat.Partition, rows *dsmat.Rows) *dsmat.Operator {
 	t.Helper()
-	p, part, rows := Stripe(t, c, spec)
 	A, err := dsmat.New(c, part, rows)
 	if err != nil {
 		t.Fatal(err)
@@ -42,5 +41,12 @@ func Operator(t *testing.T, c *comm.Comm, be backend.Backend, spec string) (*dsm
 	if err != nil {
 		t.Fatal(err)
 	}
-	return op, p
+	return op
+}
+
+// Operator is Stripe's matrix bound to be (Bind), with the parsed spec.
+func Operator(t testing.TB, c *comm.Comm, be backend.Backend, spec string) (*dsmat.Operator, problem.Spec) {
+	t.Helper()
+	p, part, rows := Stripe(t, c, spec)
+	return Bind(t, c, be, part, rows), p
 }
