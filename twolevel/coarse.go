@@ -153,7 +153,8 @@ func (s *space) block(z zRows, at []int32, cols int) *csr.Matrix[float64] {
 // upload puts Z, -A Z and their transposes on the backend, with the coarse
 // unknowns near the rank numbered compactly. It renumbers az's columns and
 // negates its values in place.
-func (b *Preconditioner) upload(s *space, az rows, near []int32) error {
+func (b *Preconditioner) upload(az rows, near []int32) error {
+	s := b.space
 	at := make([]int32, s.size) // compact number of each coarse unknown near the rank
 	for i, g := range near {
 		at[g] = int32(i)
@@ -184,12 +185,13 @@ func (b *Preconditioner) upload(s *space, az rows, near []int32) error {
 // uploadInverse puts the rows of E^-1 near the rank on the backend, a dense
 // block of len(near) x size.
 func (b *Preconditioner) uploadInverse(near []int32, inv []float64) error {
-	dense := &csr.Matrix[float64]{Rows: len(near), Cols: b.size, RowPtr: make([]int32, len(near)+1),
+	k := b.space.size
+	dense := &csr.Matrix[float64]{Rows: len(near), Cols: k, RowPtr: make([]int32, len(near)+1),
 		ColIdx: make([]int32, len(inv)), Val: inv}
 	for r := range near {
-		dense.RowPtr[r+1] = int32((r + 1) * b.size)
-		for j := 0; j < b.size; j++ {
-			dense.ColIdx[r*b.size+j] = int32(j)
+		dense.RowPtr[r+1] = int32((r + 1) * k)
+		for j := 0; j < k; j++ {
+			dense.ColIdx[r*k+j] = int32(j)
 		}
 	}
 	var err error

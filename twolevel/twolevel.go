@@ -95,7 +95,6 @@ type Preconditioner struct {
 	be    backend.Backend
 	c     *comm.Comm
 	n     int // local rows
-	size  int // coarse unknowns
 	space *space
 
 	z, negAZ   backend.Matrix // n x len(near): Z and -A Z on the coarse unknowns near the rank
@@ -140,7 +139,7 @@ func New(op *dsmat.Operator, inner krylov.Preconditioner, g Geometry, p Params) 
 	if err != nil {
 		return nil, err
 	}
-	b := &Preconditioner{inner: inner, be: op.Backend(), c: A.Comm, n: A.LocalRows(), size: s.size, space: s, work: map[int]*work{},
+	b := &Preconditioner{inner: inner, be: op.Backend(), c: A.Comm, n: A.LocalRows(), space: s, work: map[int]*work{},
 		info: Info{Boxes: p.Boxes, Size: s.size, Dropped: s.dropped}}
 	if err := b.assemble(A); err != nil {
 		return nil, err
@@ -169,10 +168,10 @@ func (b *Preconditioner) assemble(A *dsmat.Matrix) error {
 	near, e, err := b.space.coarseMatrix(A.Comm, az)
 	var inv []float64
 	if err == nil {
-		err = b.upload(b.space, az, near)
+		err = b.upload(az, near)
 	}
 	if err == nil {
-		inv, err = inverse(e, b.size, near)
+		inv, err = inverse(e, b.space.size, near)
 	}
 	if err == nil {
 		err = b.uploadInverse(near, inv)
@@ -251,8 +250,8 @@ func (b *Preconditioner) scratch(k int) (*work, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &work{t: t, wh: make([]float64, b.size*k), wr: make([]float64, b.size*k)}
-	if w.w, err = b.be.NewVector(b.size * k); err == nil {
+	w := &work{t: t, wh: make([]float64, b.space.size*k), wr: make([]float64, b.space.size*k)}
+	if w.w, err = b.be.NewVector(b.space.size * k); err == nil {
 		w.c, err = b.be.NewVector(b.z.Cols() * k)
 	}
 	if err == nil {
